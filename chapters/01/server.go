@@ -1,0 +1,118 @@
+package discovery
+
+import (
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"serverlab/tools/lab"
+	"serverlab/tools/users"
+	"serverlab/tools/wire"
+)
+
+// Config configures a Server.
+type Config struct {
+	// UsersPath is the users file (default "users.txt").
+	UsersPath string
+	// Timeout bounds the whole exchange with one client: reading its request
+	// and writing the answer (default 5s). An iterative server serves one
+	// client at a time, so without it one silent client stops the server.
+	Timeout time.Duration
+	// Logger receives the server's log (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Replies to a registration.
+const (
+	replyOK   = "OK"
+	replyFail = "FAIL"
+)
+
+// Server is the iterative discovery server.
+type Server struct {
+	cfg   Config
+	store *Store
+	log   *slog.Logger
+
+	// mu guards the fields below it. Close runs in another goroutine than
+	// Serve, so everything both of them touch needs the lock.
+	mu     sync.Mutex
+	closed bool           // Close has been called
+	ln     net.Listener   // the listener Serve is using, if any
+	conn   net.Conn       // the connection being served, if any
+	serve  sync.WaitGroup // counts the running Serve call, so Close can wait for it
+}
+
+// New opens the user store and returns a server ready to Serve.
+func New(cfg Config) (*Server, error) {
+	if cfg.UsersPath == "" {
+		cfg.UsersPath = "users.txt"
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	store, err := OpenStore(cfg.UsersPath)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{cfg: cfg, store: store, log: cfg.Logger}, nil
+}
+
+// Serve accepts connections on ln and serves them one at a time until Close.
+// It always returns a non-nil error: lab.ErrServerClosed after Close (and at
+// once if Close was called before Serve).
+func (s *Server) Serve(ln net.Listener) error {
+	// TODO(ex 1.4): under s.mu, return lab.ErrServerClosed (closing ln) if the
+	// server is closed already; otherwise remember ln in s.ln and s.serve.Add(1)
+	// (and defer s.serve.Done()). Then loop: Accept, and serve the connection
+	// with s.handle before accepting the next. When Accept fails after Close,
+	// return lab.ErrServerClosed; any other Accept error, return it.
+	// Checked by TestEx1_4_Serve.
+	return lab.NotImplemented("1.4", "Server.Serve")
+}
+
+// handle serves one connection: one request, one answer, close.
+//
+// A REGISTRATION frame is answered with a REGISTRATION frame from
+// wire.ServerName to the user, with payload replyOK or replyFail; anything
+// else (another type, a malformed frame, end of stream) closes the connection
+// without an answer.
+func (s *Server) handle(conn net.Conn) {
+	// TODO(ex 1.4): defer conn.Close(); record conn in s.conn (under s.mu) so
+	// that Close can close it, and clear it when done; read the request with
+	// your ReadFrame; check its type; register userFrom(req, conn.RemoteAddr())
+	// in s.store; write the answer with your WriteFrame.
+	// TODO(ex 1.5): before reading, set ONE deadline for the whole exchange:
+	// conn.SetDeadline(time.Now().Add(s.cfg.Timeout)). Checked by
+	// TestEx1_5_Deadlines.
+	s.log.Error("handle is not implemented yet (ex 1.4)", "remote", conn.RemoteAddr())
+	conn.Close()
+}
+
+// userFrom builds the user a REGISTRATION frame asks for: the name is the
+// sender, the payload the password, and the address the one it came from.
+func userFrom(req wire.Frame, from net.Addr) users.User {
+	u := users.User{Name: req.Sender, Password: string(req.Payload)}
+	if tcp, ok := from.(*net.TCPAddr); ok {
+		u.IP, u.Port = tcp.IP.String(), tcp.Port
+	}
+	return u
+}
+
+// Close stops the server: it closes the listener (which makes Accept return),
+// closes the connection being served (which makes its Read or Write return),
+// waits for Serve to finish, and closes the store. It is safe to call more
+// than once; later calls return nil.
+func (s *Server) Close() error {
+	// TODO(ex 1.4): under s.mu: if already closed, return nil; set s.closed
+	// and close s.ln if Serve has one. Then, outside the lock, s.serve.Wait()
+	// and close the store.
+	// TODO(ex 1.6): also close s.conn, the connection being served, so that a
+	// client in the middle of a request cannot keep Close waiting.
+	// Checked by TestEx1_6_Close.
+	return lab.NotImplemented("1.4", "Server.Close")
+}

@@ -1,0 +1,60 @@
+// Command discovery runs the chapter 01 discovery (registration) server.
+//
+//	go run ./chapters/01/cmd/discovery -addr :5000 -users users.txt
+//
+// Register a user with the course's chat client (tools/chat) or by hand, and
+// stop the server with Ctrl-C.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	discovery "serverlab/solutions/01"
+	"serverlab/tools/lab"
+)
+
+func main() {
+	addr := flag.String("addr", ":5000", "address to listen on")
+	usersPath := flag.String("users", "users.txt", "the users file")
+	timeout := flag.Duration("timeout", 5*time.Second, "time limit for one client's request and answer")
+	flag.Parse()
+
+	if err := run(*addr, discovery.Config{UsersPath: *usersPath, Timeout: *timeout}); err != nil {
+		fmt.Fprintln(os.Stderr, "discovery:", err)
+		os.Exit(1)
+	}
+}
+
+// run serves until SIGINT or SIGTERM, then closes the server gracefully.
+func run(addr string, cfg discovery.Config) error {
+	srv, err := discovery.New(cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		srv.Close()
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		slog.Info("shutting down")
+		srv.Close()
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, lab.ErrServerClosed) {
+		srv.Close()
+		return err
+	}
+	return nil
+}

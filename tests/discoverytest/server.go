@@ -1,0 +1,346 @@
+package discoverytest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"serverlab/tests/testkit"
+	"serverlab/tools/lab"
+	"serverlab/tools/wire"
+)
+
+// newServer builds a server with a fresh users file in a temporary folder.
+func newServer(k *testkit.T, impl Impl, cfg Config) (lab.Server, string) {
+	k.Helper()
+	if cfg.UsersPath == "" {
+		cfg.UsersPath = filepath.Join(k.TempDir(), "users.txt")
+	}
+	srv, err := impl.NewServer(cfg)
+	if errors.Is(err, lab.ErrNotImplemented) {
+		k.Fatalf("building the server needs an earlier exercise (New opens the user store): %v", err)
+	}
+	if err != nil {
+		k.Fatalf("NewServer(%+v): %v", cfg, err)
+	}
+	return srv, cfg.UsersPath
+}
+
+func registration(name, password string) wire.Frame {
+	return wire.Frame{Type: wire.Registration, Sender: name, Payload: []byte(password)}
+}
+
+func answer(name, payload string) wire.Frame {
+	return wire.Frame{Type: wire.Registration, Sender: wire.ServerName, Target: name, Payload: []byte(payload)}
+}
+
+// register sends one registration on a new connection and checks the answer
+// and that the server then closes the connection. It returns the client's
+// port, which the server should have recorded.
+func register(k *testkit.T, srv *testkit.Server, name, password, want string) int {
+	k.Helper()
+	c := k.Dial(srv)
+	c.SendFrame(registration(name, password))
+	c.ExpectFrame(answer(name, want))
+	c.ExpectClosed()
+	return c.NetConn().LocalAddr().(*net.TCPAddr).Port
+}
+
+func readFile(k *testkit.T, path string) string {
+	k.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		k.Fatalf("reading %s: %v", path, err)
+	}
+	return string(b)
+}
+
+// Serve checks exercise 1.4: the iterative Serve loop.
+func Serve(t *testing.T, impl Impl) {
+	k := testkit.New(t, "1.4")
+	raw, path := newServer(k, impl, Config{Timeout: 10 * time.Second})
+	srv := k.Serve(raw)
+
+	port := register(k, srv, "alice", "pass123", "OK")
+	want := fmt.Sprintf("alice pass123 127.0.0.1 %d\n", port)
+	if got := readFile(k, path); got != want {
+		k.Fatalf("users file after alice registered\n  want: %q\n   got: %q", want, got)
+	}
+	register(k, srv, "alice", "pass123", "OK")  // same password: idempotent
+	register(k, srv, "alice", "stolen", "FAIL") // another password: refused
+	register(k, srv, "mallory", "two words", "FAIL")
+	register(k, srv, strings.Repeat("n", wire.MaxName), "pw", "OK")
+	checkClosesSilently(k, srv)
+	checkFragmented(k, srv)
+	checkOneRequestPerConnection(k, srv)
+
+	register(k, srv, "bob", "secret", "OK")
+	var names []string
+	for _, line := range strings.Split(strings.TrimSuffix(readFile(k, path), "\n"), "\n") {
+		names = append(names, strings.Fields(line + " ")[0])
+	}
+	wantNames := []string{"alice", strings.Repeat("n", wire.MaxName), "probe", "frag", "carol", "bob"}
+	if strings.Join(names, " ") != strings.Join(wantNames, " ") {
+		k.Fatalf("users file after the whole exchange: want one line per accepted registration, in order, "+
+			"and none for refused ones\n  want names: %q\n   got names: %q", wantNames, names)
+	}
+}
+
+// checkClosesSilently: requests the discovery server cannot serve are closed
+// without an answer, and the server carries on.
+func checkClosesSilently(k *testkit.T, srv *testkit.Server) {
+	k.Helper()
+	login, _ := wire.Encode(wire.Frame{Type: wire.Login, Sender: "alice", Payload: []byte("pass123")})
+	cases := []struct {
+		what string
+		send []byte
+	}{
+		{"a LOGIN frame (the discovery server only registers)", login},
+		{"payload_length = -1", header(1, -1, []byte("bob"), nil)},
+		{"payload_length = 1<<30", header(1, 1<<30, []byte("bob"), nil)},
+		{"a 32-byte sender with no NUL", header(1, 2, bytes.Repeat([]byte("s"), 32), nil)},
+		{"half a header, then end of stream", login[:30]},
+	}
+	for _, c := range cases {
+		conn := k.Dial(srv)
+		conn.Write(c.send, c.what)
+		conn.CloseWrite()
+		conn.ExpectClosed()
+		register(k, srv, "probe", "pw", "OK") // the server is still serving
+	}
+}
+
+// checkFragmented: a request that arrives in many small segments is still one
+// request.
+func checkFragmented(k *testkit.T, srv *testkit.Server) {
+	k.Helper()
+	f := registration("frag", "mented")
+	b, _ := wire.Encode(f)
+	c := k.Dial(srv)
+	for i, piece := range [][]byte{b[:1], b[1:5], b[5:9], b[9:40], b[40:71], b[71:73], b[73:]} {
+		c.Write(piece, fmt.Sprintf("piece %d of %v (% x)", i+1, f, piece))
+	}
+	c.ExpectFrame(answer("frag", "OK"))
+	c.ExpectClosed()
+}
+
+// checkOneRequestPerConnection: after its answer the server closes the
+// connection; a second request on it gets nothing.
+func checkOneRequestPerConnection(k *testkit.T, srv *testkit.Server) {
+	k.Helper()
+	c := k.Dial(srv)
+	c.SendFrame(registration("carol", "pw"))
+	c.ExpectFrame(answer("carol", "OK"))
+	c.TryWrite(mustEncode(registration("carol2", "pw")), "a second registration on the same connection")
+	c.ExpectClosed()
+}
+
+func mustEncode(f wire.Frame) []byte {
+	b, err := wire.Encode(f)
+	if err != nil {
+		panic(err) // only called with frames the suite builds
+	}
+	return b
+}
+
+// Deadlines checks exercise 1.5: a client that stalls cannot hold the
+// iterative server for longer than the configured timeout.
+func Deadlines(t *testing.T, impl Impl) {
+	k := testkit.New(t, "1.5")
+	const timeout = 300 * time.Millisecond
+	raw, path := newServer(k, impl, Config{Timeout: timeout})
+	srv := k.Serve(raw)
+	register(k, srv, "warmup", "pw", "OK")
+
+	// A client that connects and says nothing; the next client must still be
+	// served, once the silent one's time is up.
+	silent := k.Dial(srv)
+	if _, err := registerFrom(k, srv, "next", "pw"); err != nil {
+		k.Fatalf("a client connected and sent nothing; the next client's registration got %v\n"+
+			"hint: set a deadline on the connection (SetDeadline) so a silent client is dropped after Config.Timeout (%v)",
+			err, timeout)
+	}
+	silent.ExpectClosed()
+
+	// A client that sends half a header and stops.
+	half := k.Dial(srv)
+	half.Write(mustEncode(registration("half", "pw"))[:40], "the first 40 bytes of a registration")
+	if _, err := registerFrom(k, srv, "after-half", "pw"); err != nil {
+		k.Fatalf("a client sent half a header and stalled; the next client's registration got %v", err)
+	}
+	half.ExpectClosed()
+
+	checkTrickle(k, srv, timeout)
+	if got := readFile(k, path); strings.Contains(got, "slowpoke") {
+		k.Errorf("a client that took %v to send its request was registered; the deadline must cover the whole request", 50*time.Millisecond*80)
+	}
+}
+
+// registerFrom is register for checks that want the error instead of a
+// failure.
+func registerFrom(k *testkit.T, srv *testkit.Server, name, password string) (wire.Frame, error) {
+	c, err := k.TryDial(srv)
+	if err != nil {
+		return wire.Frame{}, err
+	}
+	if err := c.TryWrite(mustEncode(registration(name, password)), "registration of "+name); err != nil {
+		return wire.Frame{}, err
+	}
+	got, err := c.TryReadFrame()
+	if err != nil {
+		return got, errors.New(testkit.Describe(err))
+	}
+	if want := answer(name, "OK"); testkit.FrameDiff(want, got) != "" {
+		return got, fmt.Errorf("want %v, got %v", want, got)
+	}
+	return got, nil
+}
+
+// checkTrickle: a client that sends its request one byte every 50 ms keeps
+// each Read short, so a deadline reset on every Read never fires; the
+// deadline must bound the whole exchange.
+func checkTrickle(k *testkit.T, srv *testkit.Server, timeout time.Duration) {
+	k.Helper()
+	c := k.Dial(srv)
+	req := mustEncode(registration("slowpoke", "pw"))
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for _, b := range req {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			if c.NetConn().SetWriteDeadline(time.Now().Add(testkit.IOTimeout)) != nil {
+				return
+			}
+			if _, err := c.NetConn().Write([]byte{b}); err != nil {
+				return // the server closed the connection: what we want
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	// The whole request takes 80 × 50 ms = 4 s to send; the server must give
+	// up long before, without answering.
+	c.NetConn().SetReadDeadline(time.Now().Add(testkit.IOTimeout))
+	var buf [256]byte
+	n, err := c.NetConn().Read(buf[:])
+	switch {
+	case n > 0:
+		k.Fatalf("a client sent its request one byte every 50 ms and was answered (%d bytes): with Config.Timeout = %v "+
+			"the server must give up first. hint: set one deadline for the whole exchange, not one per Read", n, timeout)
+	case !testkit.IsClosed(err):
+		k.Fatalf("a client sent its request one byte every 50 ms: want the server to close the connection within %v, got %s",
+			testkit.IOTimeout, testkit.Describe(err))
+	}
+}
+
+// acceptSignal wraps a listener and reports each accepted connection, so a
+// check knows when the server has a client in hand.
+type acceptSignal struct {
+	net.Listener
+	accepted chan struct{}
+}
+
+func (l *acceptSignal) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		select {
+		case l.accepted <- struct{}{}:
+		default:
+		}
+	}
+	return c, err
+}
+
+// Close checks exercise 1.6: Close stops the server at once, even while a
+// client is connected, waits for it, and can be called twice.
+func Close(t *testing.T, impl Impl) {
+	k := testkit.New(t, "1.6")
+	raw, _ := newServer(k, impl, Config{Timeout: time.Minute})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen: %v", err)
+	}
+	sig := &acceptSignal{Listener: ln, accepted: make(chan struct{}, 1)}
+	srv := k.ServeListener(raw, sig)
+	register(k, srv, "alice", "pw", "OK")
+	<-sig.accepted // alice's connection
+
+	// A client that sends half a header and then waits: the server is blocked
+	// reading it, with a minute left on its deadline.
+	c := k.Dial(srv)
+	c.Write(mustEncode(registration("bob", "pw"))[:10], "the first 10 bytes of a registration")
+	select {
+	case <-sig.accepted:
+	case <-time.After(testkit.IOTimeout):
+		k.Fatalf("the server did not accept a second connection within %v", testkit.IOTimeout)
+	}
+
+	closed := make(chan error, 1)
+	go func() { closed <- raw.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			k.Fatalf("Close with a client connected: %v", err)
+		}
+	case <-time.After(testkit.IOTimeout):
+		k.Fatalf("Close did not return within %v while a client was connected: "+
+			"Close must close the connection being served, so that its Read returns", testkit.IOTimeout)
+	}
+	if err, stopped := srv.Stopped(); !stopped {
+		k.Fatalf("Close returned before Serve did: Close must wait for Serve to finish")
+	} else if !errors.Is(err, lab.ErrServerClosed) {
+		k.Fatalf("after Close, Serve returned %v; want lab.ErrServerClosed", err)
+	}
+	c.ExpectClosed()
+
+	again := make(chan error, 1)
+	go func() { again <- raw.Close() }()
+	select {
+	case err := <-again:
+		if err != nil {
+			k.Errorf("a second Close returned %v; want nil (Close is idempotent)", err)
+		}
+	case <-time.After(testkit.IOTimeout):
+		k.Fatalf("a second Close did not return within %v", testkit.IOTimeout)
+	}
+	checkCloseBeforeServe(k, impl)
+}
+
+// checkCloseBeforeServe: Serve on a server that is already closed returns
+// lab.ErrServerClosed at once, as net/http.Server does.
+func checkCloseBeforeServe(k *testkit.T, impl Impl) {
+	k.Helper()
+	raw, _ := newServer(k, impl, Config{Timeout: time.Minute})
+	if err := raw.Close(); err != nil {
+		k.Fatalf("Close before Serve: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen: %v", err)
+	}
+	defer ln.Close()
+	served := make(chan error, 1)
+	go func() { served <- raw.Serve(ln) }()
+	select {
+	case err := <-served:
+		if !errors.Is(err, lab.ErrServerClosed) {
+			k.Errorf("Serve after Close returned %v; want lab.ErrServerClosed", err)
+		}
+	case <-time.After(testkit.IOTimeout):
+		ln.Close()
+		<-served
+		k.Fatalf("Serve after Close did not return within %v; want lab.ErrServerClosed at once", testkit.IOTimeout)
+	}
+}

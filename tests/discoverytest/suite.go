@@ -1,0 +1,45 @@
+// Package discoverytest is the conformance suite of chapter 01: black-box
+// checks of a discovery server and of the frame codec and user store it is
+// built from. A chapter wires its package in with a few lines:
+//
+//	var impl = discoverytest.Impl{ReadFrame: discovery.ReadFrame, …}
+//	func TestEx1_1_ReadFrame(t *testing.T) { discoverytest.ReadFrame(t, impl) }
+//
+// Each exported check grades one exercise and can run alone. The checks
+// depend only on the protocol (shared/PROTOCOLS.md §1) and on Impl, never on
+// the implementation's internals.
+package discoverytest
+
+import (
+	"io"
+	"time"
+
+	"serverlab/tools/lab"
+	"serverlab/tools/users"
+	"serverlab/tools/wire"
+)
+
+// Impl is what a chapter hands to the suite.
+type Impl struct {
+	// ReadFrame and WriteFrame are the student's codec (exercises 1.1, 1.2);
+	// the suite compares them with tools/wire.
+	ReadFrame  func(io.Reader) (wire.Frame, error)
+	WriteFrame func(io.Writer, wire.Frame) error
+	// OpenStore opens the user store at path (exercise 1.3).
+	OpenStore func(path string) (Store, error)
+	// NewServer builds a server (exercises 1.4–1.6).
+	NewServer func(Config) (lab.Server, error)
+}
+
+// Store is the user store of exercise 1.3.
+type Store interface {
+	Register(users.User) error
+	Lookup(name string) (users.User, bool)
+	Close() error
+}
+
+// Config is what the suite sets when it builds a server.
+type Config struct {
+	UsersPath string
+	Timeout   time.Duration
+}

@@ -1,0 +1,121 @@
+package testkit
+
+import (
+	"errors"
+	"net"
+	"time"
+
+	"serverlab/tools/lab"
+)
+
+// Server is a server under test, running on a fresh 127.0.0.1 port.
+type Server struct {
+	k    *T
+	srv  lab.Server
+	ln   net.Listener
+	Addr string
+
+	errc   chan error // receives Serve's result once
+	result error
+	ended  bool
+}
+
+// Serve listens on 127.0.0.1:0, runs srv.Serve on it in a goroutine and
+// returns at once. At cleanup the server is closed (see Close).
+//
+// If Serve returns by itself, the listener is closed, so that clients get
+// "connection refused" at once instead of waiting for an answer that cannot
+// come; failures then say what Serve returned.
+func (k *T) Serve(srv lab.Server) *Server {
+	k.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen on 127.0.0.1:0: %v", err)
+	}
+	return k.ServeListener(srv, ln)
+}
+
+// ServeListener is Serve with a listener the check made itself (for example
+// one that injects faults).
+func (k *T) ServeListener(srv lab.Server, ln net.Listener) *Server {
+	s := &Server{k: k, srv: srv, ln: ln, Addr: ln.Addr().String(), errc: make(chan error, 1)}
+	go func() {
+		err := srv.Serve(ln)
+		ln.Close() // harmless if Serve closed it already
+		s.errc <- err
+	}()
+	k.OnAbort(func() { srv.Close(); ln.Close() })
+	k.Cleanup(func() { s.Close() })
+	return s
+}
+
+// Stopped reports, without waiting, whether Serve has returned, and with what.
+func (s *Server) Stopped() (err error, stopped bool) {
+	if s.ended {
+		return s.result, true
+	}
+	select {
+	case s.result = <-s.errc:
+		s.ended = true
+		return s.result, true
+	default:
+		return nil, false
+	}
+}
+
+// whyDown adds to a failure message what Serve returned, if it has returned.
+func (s *Server) whyDown() string {
+	if s == nil {
+		return ""
+	}
+	if err, stopped := s.Stopped(); stopped {
+		return "\n(the server is not running: Serve returned " + errString(err) + ")"
+	}
+	return ""
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "nil"
+	}
+	return err.Error()
+}
+
+// Close closes the server and waits, up to IOTimeout, for Serve to return
+// lab.ErrServerClosed; anything else fails the check. It is safe to call more
+// than once (and it is called again at cleanup).
+func (s *Server) Close() {
+	s.k.Helper()
+	if s.ended && s.srv == nil {
+		return
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- s.srv.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			s.k.Errorf("Close returned an error: %v", err)
+		}
+	case <-time.After(IOTimeout):
+		s.k.Errorf("Close did not return within %v: it must unblock Accept (close the listener) "+
+			"and every connection, then wait for the goroutines it started", IOTimeout)
+		s.ln.Close()
+		<-closed
+	}
+	err, stopped := s.Stopped()
+	if !stopped {
+		select {
+		case s.result = <-s.errc:
+			s.ended, err = true, s.result
+		case <-time.After(IOTimeout):
+			s.k.Errorf("Serve did not return within %v after Close", IOTimeout)
+			s.ln.Close()
+			s.result = <-s.errc
+			s.ended, err = true, s.result
+		}
+	}
+	if !errors.Is(err, lab.ErrServerClosed) && !errors.Is(err, lab.ErrNotImplemented) {
+		s.k.Errorf("after Close, Serve returned %s; want lab.ErrServerClosed", errString(err))
+	}
+	s.srv = nil
+}

@@ -1,0 +1,176 @@
+// Package testkit is what every suite in tests/ is built on: a per-test
+// harness that checks for leaked goroutines, fails a hung test with a clear
+// message instead of letting the binary time out, starts servers on
+// 127.0.0.1:0 and dials them with deadlines, and prints sent / want / got when
+// an exchange goes wrong.
+//
+// A suite's check starts with
+//
+//	k := testkit.New(t, "1.4")
+//
+// and from then on uses k for everything that can block. Every failure message
+// ends with the exercise id and the lesson to read, so a student knows where
+// to look.
+package testkit
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// Markers at the start of the failures this package reports. tools/grade reads
+// them to state the cause of a lost point; keep them stable.
+const (
+	LeakMarker     = "serverlab: leak:"
+	WatchdogMarker = "serverlab: watchdog:"
+)
+
+// Defaults for waiting. Generous, because -race slows everything down and CI
+// machines are shared; a correct server answers in microseconds, so these only
+// bound how long a broken one can keep a test waiting.
+var (
+	// IOTimeout bounds every single network wait (a dial, a read, a write).
+	IOTimeout = 5 * time.Second
+	// WatchdogTimeout bounds a whole check.
+	WatchdogTimeout = 30 * time.Second
+)
+
+// T is the per-check harness. It embeds *testing.T, so a suite uses it as it
+// would use t.
+type T struct {
+	*testing.T
+	exercise string
+
+	mu      sync.Mutex
+	done    bool     // the check has finished; the watchdog must stay quiet
+	aborts  []func() // run by the watchdog to unblock a hung check
+	timer   *time.Timer
+	started time.Time
+}
+
+// New prepares t for the check of one exercise (an id such as "1.4"):
+//
+//   - the goroutine-leak check is registered first, so that it runs last,
+//     after the servers and connections the check opens are closed;
+//   - a watchdog fails the check if it runs longer than WatchdogTimeout, and
+//     closes what the check opened so that blocked calls return.
+func New(t *testing.T, exercise string) *T {
+	t.Helper()
+	k := &T{T: t, exercise: exercise, started: time.Now()}
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { k.checkLeaks(ignore) })
+	k.timer = time.AfterFunc(WatchdogTimeout, k.fire)
+	t.Cleanup(k.stopWatchdog)
+	return k
+}
+
+// Exercise is the id of the exercise this check grades.
+func (k *T) Exercise() string { return k.exercise }
+
+// Where says where a student should look; it ends every failure message.
+func (k *T) Where() string {
+	ch, _, _ := strings.Cut(k.exercise, ".")
+	if len(ch) == 1 {
+		ch = "0" + ch
+	}
+	return fmt.Sprintf("(exercise %s: see chapters/%s/README.md)", k.exercise, ch)
+}
+
+// Fatalf fails the check at once, naming the exercise. Like testing.T.Fatalf it
+// must be called from the check's own goroutine.
+func (k *T) Fatalf(format string, args ...any) {
+	k.Helper()
+	k.T.Fatalf("%s\n%s", fmt.Sprintf(format, args...), k.Where())
+}
+
+// Errorf records a failure, naming the exercise, and lets the check go on. It
+// may be called from any goroutine.
+func (k *T) Errorf(format string, args ...any) {
+	k.Helper()
+	k.T.Errorf("%s\n%s", fmt.Sprintf(format, args...), k.Where())
+}
+
+// OnAbort registers f to run if the watchdog fires: it should close whatever a
+// blocked call may be waiting on. Servers and connections opened through k are
+// registered already.
+func (k *T) OnAbort(f func()) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.aborts = append(k.aborts, f)
+}
+
+func (k *T) fire() {
+	k.mu.Lock()
+	if k.done {
+		k.mu.Unlock()
+		return
+	}
+	aborts := k.aborts
+	k.aborts = nil
+	// Report while holding mu: the check cannot finish (stopWatchdog takes mu)
+	// until the report is made, so Errorf is never called on a finished test.
+	k.T.Errorf("%s exercise %s did not finish within %v: a call is blocked "+
+		"(a read without a deadline? a lock never released? Close not returning?).\n"+
+		"Closing its servers and connections to unblock it.\n%s",
+		WatchdogMarker, k.exercise, WatchdogTimeout, k.Where())
+	k.mu.Unlock()
+	for i := len(aborts) - 1; i >= 0; i-- {
+		aborts[i]()
+	}
+}
+
+func (k *T) stopWatchdog() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.done = true
+	k.timer.Stop()
+}
+
+// checkLeaks fails the check if goroutines started during it are still
+// running. goleak retries for a while, so goroutines that are merely on their
+// way out are not reported.
+func (k *T) checkLeaks(ignore goleak.Option) {
+	err := goleak.Find(ignore)
+	if err == nil {
+		return
+	}
+	k.T.Errorf("%s goroutines outlived the check of exercise %s.\n"+
+		"Where they are (frames from this course):\n%s\n"+
+		"Likely cause: Close must stop every goroutine the server started and wait for it "+
+		"(a sync.WaitGroup), and close every connection so that blocked reads return.\n%s\n\n"+
+		"Full report:\n%v",
+		LeakMarker, k.exercise, courseFrames(err.Error()), k.Where(), err)
+}
+
+// courseFrames extracts, from goleak's report, the first function of this
+// module in each leaked goroutine's stack: the place a student recognises.
+func courseFrames(report string) string {
+	var out []string
+	seen := map[string]bool{}
+	inGoroutine := false
+	for _, line := range strings.Split(report, "\n") {
+		switch {
+		case strings.HasPrefix(line, "Goroutine ") || strings.HasPrefix(line, "goroutine "):
+			inGoroutine = true
+		case inGoroutine && strings.HasPrefix(line, "serverlab/") && !strings.Contains(line, "/testkit."):
+			fn := line
+			if i := strings.LastIndexByte(fn, '('); i > 0 && strings.HasSuffix(fn, ")") {
+				fn = fn[:i]
+			}
+			if !seen[fn] {
+				seen[fn] = true
+				out = append(out, "  "+fn)
+			}
+			inGoroutine = false
+		}
+	}
+	if len(out) == 0 {
+		return "  (no frame from this module; see the full report)"
+	}
+	return strings.Join(out, "\n")
+}
