@@ -1,0 +1,233 @@
+//go:build linux
+
+package evloop
+
+import (
+	"errors"
+	"io"
+	"net/netip"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrSlowConsumer closes a connection whose unsent output passed
+// Options.MaxPending: its client does not read what it is sent.
+var ErrSlowConsumer = errors.New("evloop: slow consumer: unsent output over the limit")
+
+// errClosed is returned by Write on a closed connection.
+var errClosed = errors.New("evloop: connection closed")
+
+// Conn is one client connection. Its methods may only be called from the
+// loop's goroutine, that is, from a Handler.
+//
+// An idle connection costs this struct and nothing else: in and out are nil
+// unless a request is half-read or a reply half-sent.
+type Conn struct {
+	loop   *Loop
+	fd     int
+	id     uint32 // tells this connection from an earlier one that had the same fd
+	events uint32 // what the interest list holds for fd
+	remote netip.AddrPort
+
+	in      []byte // unconsumed input: the start of a request that has not fully arrived
+	out     []byte // output the socket has not taken yet
+	paused  bool   // reading stopped until out is sent (Options.HighWater)
+	closing bool   // close once out is sent (CloseWhenFlushed)
+	closed  bool
+
+	// Session is the handler's state for this connection.
+	Session any
+}
+
+// Remote is the client's address.
+func (c *Conn) Remote() netip.AddrPort { return c.remote }
+
+// Congested reports whether the handler should stop consuming requests from
+// c for now: it is closed or closing, or its unsent output is over the high
+// water mark. The loop hands the unconsumed bytes back when the output has
+// been sent.
+func (c *Conn) Congested() bool {
+	return c.closed || c.closing || len(c.out) >= c.loop.opt.HighWater
+}
+
+// Close closes the connection at once; unsent output is lost.
+func (c *Conn) Close() { c.loop.close(c, nil) }
+
+// CloseWhenFlushed closes the connection once its pending output has been
+// sent, and reads nothing more from it meanwhile.
+func (c *Conn) CloseWhenFlushed() {
+	if c.closed {
+		return
+	}
+	if len(c.out) == 0 {
+		c.Close()
+		return
+	}
+	c.closing = true
+	c.loop.watch(c)
+}
+
+// Write sends p to the client. What the socket does not take at once is
+// copied into c's output buffer and sent when epoll reports the socket
+// writable; Write never blocks. Past Options.HighWater the loop stops reading
+// from c; past Options.MaxPending c is closed (ErrSlowConsumer).
+func (c *Conn) Write(p []byte) error {
+	if c.closed || c.closing {
+		return errClosed
+	}
+	if len(c.out) == 0 {
+		n, err := write(c.fd, p)
+		if err != nil {
+			c.loop.close(c, err)
+			return err
+		}
+		p = p[n:]
+		if len(p) == 0 {
+			return nil
+		}
+	}
+	if len(c.out)+len(p) > c.loop.opt.MaxPending {
+		c.loop.close(c, ErrSlowConsumer)
+		return ErrSlowConsumer
+	}
+	c.out = append(c.out, p...)
+	c.paused = len(c.out) >= c.loop.opt.HighWater
+	c.loop.watch(c)
+	return nil
+}
+
+// write writes what the socket takes of p without blocking. A full socket
+// (EAGAIN) is not an error: it has taken 0 bytes.
+func write(fd int, p []byte) (int, error) {
+	for {
+		n, err := unix.Write(fd, p)
+		switch err {
+		case nil:
+			return n, nil
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return 0, nil
+		default:
+			return 0, err
+		}
+	}
+}
+
+// readable reads what has arrived on c into the loop's shared buffer and
+// hands it to the handler. One read per event: the listener and every other
+// connection get their turn before c is read again, and level-triggered epoll
+// reports c again if more is waiting.
+func (l *Loop) readable(c *Conn) {
+	for {
+		n, err := unix.Read(c.fd, l.buf)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			return
+		case err != nil:
+			l.close(c, err)
+		case n == 0:
+			l.close(c, io.EOF)
+		default:
+			l.deliver(c, l.buf[:n])
+		}
+		return
+	}
+}
+
+// deliver hands the handler c's leftovers followed by data, and keeps what it
+// does not consume.
+//
+// data may be the loop's shared read buffer, which the next read overwrites:
+// what is kept must be copied into c's own buffer. When the handler consumes
+// everything, as it does whenever requests arrive whole, nothing is copied and
+// c keeps no buffer at all.
+func (l *Loop) deliver(c *Conn, data []byte) {
+	if len(c.in) > 0 {
+		c.in = append(c.in, data...)
+		data = c.in
+	}
+	used, err := l.h.Data(c, data)
+	if err != nil {
+		l.close(c, err)
+		return
+	}
+	if c.closed {
+		return
+	}
+	rest := data[used:]
+	switch {
+	case len(rest) == 0:
+		c.in = nil // give the memory back: an idle connection holds no buffer
+	case len(c.in) > 0:
+		c.in = c.in[:copy(c.in, rest)] // move the rest to the front
+	default:
+		c.in = append([]byte(nil), rest...) // copy out of the shared buffer
+	}
+}
+
+// flush sends as much pending output as the socket takes. When all of it is
+// gone, reading resumes, and leftovers that the handler declined while the
+// connection was congested are handed to it again: no new bytes may arrive
+// to trigger that, as the requests may all be in c.in already.
+func (l *Loop) flush(c *Conn) {
+	n, err := write(c.fd, c.out)
+	if err != nil {
+		l.close(c, err)
+		return
+	}
+	c.out = c.out[n:]
+	if len(c.out) > 0 {
+		return
+	}
+	c.out = nil
+	if c.closing {
+		l.close(c, nil)
+		return
+	}
+	wasPaused := c.paused
+	c.paused = false
+	l.watch(c)
+	if wasPaused && len(c.in) > 0 {
+		l.deliver(c, nil)
+	}
+}
+
+// watch brings c's entry in the interest list up to date: EPOLLIN unless
+// reading is stopped, EPOLLOUT only while output is pending. A level-triggered
+// EPOLLOUT left armed with nothing to send would report the socket writable on
+// every epoll_wait: a busy loop.
+func (l *Loop) watch(c *Conn) {
+	want := uint32(0)
+	if !c.paused && !c.closing {
+		want |= unix.EPOLLIN | unix.EPOLLRDHUP
+	}
+	if len(c.out) > 0 {
+		want |= unix.EPOLLOUT
+	}
+	if want == c.events || c.closed {
+		return
+	}
+	if err := l.ctl(unix.EPOLL_CTL_MOD, c.fd, c.id, want); err != nil {
+		l.close(c, err)
+		return
+	}
+	c.events = want
+}
+
+// close closes c once: the fd, its slot, its buffers, and tells the handler.
+// Closing the fd also takes it out of the interest list.
+func (l *Loop) close(c *Conn, err error) {
+	if c.closed {
+		return
+	}
+	c.closed = true
+	unix.Close(c.fd)
+	l.conns[c.fd] = nil
+	l.open--
+	c.in, c.out = nil, nil
+	l.h.Closed(c, err)
+	l.resumeAccept()
+}
