@@ -44,15 +44,19 @@ func (l *Loop) acceptAll() {
 // closes and frees an fd. It reports whether the caller may try accepting
 // again.
 func (l *Loop) acceptFailed() bool {
-	l.log.Warn("out of file descriptors: refusing a connection")
 	if l.spare >= 0 {
 		closeFD(&l.spare)
-		if fd, _, err := unix.Accept4(l.lnfd, unix.SOCK_CLOEXEC); err == nil {
+		fd, _, err := unix.Accept4(l.lnfd, unix.SOCK_CLOEXEC)
+		if err == nil {
 			unix.Close(fd)
+			l.log.Warn("out of file descriptors: refused a connection")
 		}
 		l.spare = openSpare()
 		if l.spare >= 0 {
-			return true
+			// accept4 takes an fd before it looks at the queue, so with no fd
+			// free it says EMFILE even when nobody is waiting: go on only if
+			// this one found a client.
+			return err == nil
 		}
 	}
 	l.pauseAccept()

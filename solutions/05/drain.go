@@ -34,10 +34,11 @@ func DrainFrames(in []byte, fn func(wire.Frame) bool) (int, error) {
 	}
 }
 
-// MaxLine is the longest request line DrainLines accepts, '\n' included. The
-// loop keeps a partial line in memory until its end arrives, so without a
-// limit one client could make the server buffer without end.
-const MaxLine = 4096
+// MaxLine is the longest request line DrainLines accepts, '\n' included: the
+// original's MAXLINE. The loop keeps a partial line in memory until its end
+// arrives, so without a limit one client could make the server buffer
+// without end.
+const MaxLine = 8192
 
 // ErrLineTooLong is returned by DrainLines for a line over MaxLine bytes.
 var ErrLineTooLong = errors.New("request line too long")

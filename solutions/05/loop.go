@@ -32,8 +32,11 @@ type Handler interface {
 	// Closed is called once when c is closed, whoever closed it; err says why
 	// (nil when the handler or the server closed it).
 	Closed(c *Conn, err error)
-	// Tick is called about every Options.Tick, if that is set.
-	Tick(now time.Time)
+	// Tick runs the handler's timers. It is called after every batch of
+	// events, and when the time it last returned has come; it does what is
+	// due and returns when it next needs to run (the zero time: no timer is
+	// pending). The loop sleeps in epoll_wait until then at the latest.
+	Tick(now time.Time) (next time.Time)
 }
 
 // Options tune the loop. The zero value is usable.
@@ -47,8 +50,6 @@ type Options struct {
 	// closed as a slow consumer: stopping to read from it does not help when
 	// its output comes from other clients (default 4 MiB).
 	MaxPending int
-	// Tick is the interval of Handler.Tick; zero means no ticks.
-	Tick time.Duration
 	// Logger receives the loop's log (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -98,9 +99,7 @@ func New(h Handler, opt Options) *Loop {
 	if opt.MaxPending <= 0 {
 		opt.MaxPending = 4 << 20
 	}
-	if opt.MaxPending < opt.HighWater {
-		opt.MaxPending = opt.HighWater
-	}
+	opt.HighWater = min(opt.HighWater, opt.MaxPending)
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
@@ -158,9 +157,6 @@ func (l *Loop) setup(ln net.Listener) error {
 	}
 	l.buf = make([]byte, readBufferSize)
 	l.events = make([]unix.EpollEvent, maxEvents)
-	if l.opt.Tick > 0 {
-		l.nextTick = time.Now().Add(l.opt.Tick)
-	}
 	return nil
 }
 
@@ -204,6 +200,7 @@ func openSpare() int {
 
 // run is the loop: wait for events, handle each, repeat, until Close.
 func (l *Loop) run() error {
+	l.nextTick = l.h.Tick(time.Now())
 	for !l.stopping {
 		n, err := unix.EpollWait(l.epfd, l.events, l.timeout(time.Now()))
 		if err == unix.EINTR {
@@ -215,7 +212,9 @@ func (l *Loop) run() error {
 		for _, ev := range l.events[:n] {
 			l.dispatch(ev)
 		}
-		l.tick()
+		if !l.stopping {
+			l.nextTick = l.h.Tick(time.Now())
+		}
 	}
 	return lab.ErrServerClosed
 }
@@ -258,28 +257,17 @@ func (l *Loop) lookup(fd int, id uint32) *Conn {
 	return c
 }
 
-// tick calls Handler.Tick when its time has come.
-func (l *Loop) tick() {
-	if l.opt.Tick <= 0 || l.stopping {
-		return
-	}
-	if now := time.Now(); !now.Before(l.nextTick) {
-		l.h.Tick(now)
-		l.nextTick = now.Add(l.opt.Tick)
-	}
-}
-
-// timeout is how long epoll_wait may sleep, in milliseconds: until the next
-// tick, or forever (-1) when there are no ticks. Never 0 while idle: a
-// zero timeout turns the loop into a busy loop that burns a core doing
-// nothing.
+// timeout is how long epoll_wait may sleep, in milliseconds: until the
+// handler's next timer, or forever (-1) when none is pending. Never 0 while
+// idle: a zero timeout turns the loop into a busy loop that burns a core
+// doing nothing.
 func (l *Loop) timeout(now time.Time) int {
-	if l.opt.Tick <= 0 {
+	if l.nextTick.IsZero() {
 		return -1
 	}
 	d := l.nextTick.Sub(now)
 	if d <= 0 {
-		return 0 // a tick is due: handle it, then sleep
+		return 0 // a timer is due: collect the events there are, then run it
 	}
 	// Round up, so that the loop does not wake a fraction of a millisecond
 	// early and spin through a few zero-timeout waits.
