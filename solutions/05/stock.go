@@ -73,9 +73,9 @@ func (s *StockServer) Close() error {
 // goroutine: the tree needs neither chapter 04's reader-writer lock nor its
 // per-stock locks.
 type stock struct {
-	cfg     StockConfig
-	log     *slog.Logger
-	tree    tree
+	cfg      StockConfig
+	log      *slog.Logger
+	tree     tree
 	clients  int
 	dirty    bool      // the tree changed since the last write-back
 	nextSync time.Time // when the interval's next write-back is due

@@ -3,8 +3,8 @@ package epolltest
 import (
 	"bytes"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"os"
