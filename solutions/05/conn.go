@@ -86,12 +86,10 @@ func (c *Conn) Write(p []byte) error {
 			return nil
 		}
 	}
-	if len(c.out)+len(p) > c.loop.opt.MaxPending {
-		c.loop.close(c, ErrSlowConsumer)
-		return ErrSlowConsumer
+	if err := c.loop.limit(c, len(p)); err != nil {
+		return err
 	}
 	c.out = append(c.out, p...)
-	c.paused = len(c.out) >= c.loop.opt.HighWater
 	c.loop.watch(c)
 	return nil
 }
@@ -169,9 +167,7 @@ func (l *Loop) deliver(c *Conn, data []byte) {
 }
 
 // flush sends as much pending output as the socket takes. When all of it is
-// gone, reading resumes, and leftovers that the handler declined while the
-// connection was congested are handed to it again: no new bytes may arrive
-// to trigger that, as the requests may all be in c.in already.
+// gone, reading resumes (if it had stopped) and EPOLLOUT is taken off.
 func (l *Loop) flush(c *Conn) {
 	n, err := write(c.fd, c.out)
 	if err != nil {
@@ -187,10 +183,35 @@ func (l *Loop) flush(c *Conn) {
 		l.close(c, nil)
 		return
 	}
-	wasPaused := c.paused
+	l.resume(c)
+	l.watch(c)
+}
+
+// limit applies back-pressure before n more bytes are queued on c: past
+// MaxPending it closes c as a slow consumer and returns ErrSlowConsumer; at
+// HighWater it stops reading from c (watch takes EPOLLIN off).
+func (l *Loop) limit(c *Conn, n int) error {
+	if len(c.out)+n > l.opt.MaxPending {
+		l.close(c, ErrSlowConsumer)
+		return ErrSlowConsumer
+	}
+	if len(c.out)+n >= l.opt.HighWater {
+		c.paused = true
+	}
+	return nil
+}
+
+// resume takes up reading from c once its output has all been sent, if it was
+// stopped. Requests the handler declined while c was congested may all be in
+// c.in already, and no new byte would come to make epoll report c: hand them
+// over now.
+func (l *Loop) resume(c *Conn) {
+	if !c.paused {
+		return
+	}
 	c.paused = false
 	l.watch(c)
-	if wasPaused && len(c.in) > 0 {
+	if len(c.in) > 0 {
 		l.deliver(c, nil)
 	}
 }

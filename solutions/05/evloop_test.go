@@ -21,7 +21,7 @@ var impl = epolltest.Impl{
 	DrainFrames: evloop.DrainFrames,
 	DrainLines:  evloop.DrainLines,
 	NewChat: func(c epolltest.ChatConfig) (lab.Server, error) {
-		return evloop.NewChat(evloop.ChatConfig{UsersPath: c.UsersPath, Loop: loop(c.Limits)})
+		return evloop.NewChat(evloop.ChatConfig{UsersPath: c.UsersPath, LoginTimeout: c.LoginTimeout, Loop: loop(c.Limits)})
 	},
 	NewStock: func(c epolltest.StockConfig) (lab.Server, error) {
 		return evloop.NewStock(evloop.StockConfig{StockPath: c.StockPath, Loop: loop(c.Limits)})

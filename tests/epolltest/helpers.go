@@ -32,6 +32,12 @@ func password(name string) string { return "pw-" + name }
 // newChat builds a chat server whose users file holds names, and serves it.
 func newChat(k *testkit.T, impl Impl, limits Limits, names ...string) *testkit.Server {
 	k.Helper()
+	return newChatConfig(k, impl, ChatConfig{Limits: limits}, names...)
+}
+
+// newChatConfig is newChat with more settings.
+func newChatConfig(k *testkit.T, impl Impl, cfg ChatConfig, names ...string) *testkit.Server {
+	k.Helper()
 	path := filepath.Join(k.TempDir(), "users.txt")
 	var b strings.Builder
 	for i, n := range names {
@@ -40,7 +46,8 @@ func newChat(k *testkit.T, impl Impl, limits Limits, names ...string) *testkit.S
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		k.Fatalf("writing %s: %v", path, err)
 	}
-	srv, err := impl.NewChat(ChatConfig{UsersPath: path, Limits: limits})
+	cfg.UsersPath = path
+	srv, err := impl.NewChat(cfg)
 	if errors.Is(err, lab.ErrNotImplemented) {
 		k.Fatalf("building the chat server needs an earlier exercise: %v", err)
 	}

@@ -268,10 +268,13 @@ func checkSlowConsumer(k *testkit.T, impl Impl, absorb int) {
 // NoBusyLoop checks exercise 5.6: with 1000 clients connected and nothing to
 // do, the loop sleeps in epoll_wait. A zero timeout, or EPOLLOUT left armed
 // after the output is sent (a level-triggered socket is always writable),
-// turns it into a busy loop that burns a whole core.
+// turns it into a busy loop that burns a whole core. And it wakes up in time
+// for its timers: a client that does not log in is closed after the login
+// timeout, though nothing happens on any socket.
 func NoBusyLoop(t *testing.T, impl Impl) {
 	k := testkit.New(t, "5.6")
 	linuxOnly(k)
+	checkTimer(k, impl)
 	const clients = 1000
 	needFDs(k, 2*clients+100)
 	srv := newStock(k, impl, Limits{}, stocks...)
@@ -300,6 +303,24 @@ func NoBusyLoop(t *testing.T, impl Impl) {
 			"idle event loop uses next to nothing\nhint: epoll_wait's timeout must be -1 (or the time to the "+
 			"next timer), never 0; and EPOLLOUT must be taken off once the output is sent, or the "+
 			"level-triggered socket reports 'writable' on every wait", clients, cpu*100)
+	}
+}
+
+// checkTimer: the chat server closes a connection that has not logged in
+// within the login timeout; epoll_wait must not sleep past it.
+func checkTimer(k *testkit.T, impl Impl) {
+	k.Helper()
+	const timeout = 200 * time.Millisecond
+	srv := newChatConfig(k, impl, ChatConfig{LoginTimeout: timeout}, "alice")
+	mute := k.Dial(srv)
+	start := time.Now()
+	mute.NetConn().SetReadDeadline(start.Add(testkit.IOTimeout))
+	_, err := mute.NetConn().Read(make([]byte, 1))
+	if !testkit.IsClosed(err) {
+		k.Fatalf("a client connected and sent nothing, with the login timeout at %v: want the server to close "+
+			"the connection, got %s after %v\nhint: epoll_wait's timeout is the time to the handler's next "+
+			"timer (rounded up to a millisecond), or -1 when there is none", timeout, testkit.Describe(err),
+			time.Since(start).Round(time.Millisecond))
 	}
 }
 

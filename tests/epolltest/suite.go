@@ -15,6 +15,8 @@
 package epolltest
 
 import (
+	"time"
+
 	"serverlab/tools/lab"
 	"serverlab/tools/wire"
 )
@@ -39,6 +41,9 @@ type Impl struct {
 type ChatConfig struct {
 	// UsersPath is the users file, in a temporary folder of the check's own.
 	UsersPath string
+	// LoginTimeout is how long a new connection has to log in; 0 means the
+	// server's default.
+	LoginTimeout time.Duration
 	Limits
 }
 
