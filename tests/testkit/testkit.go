@@ -155,7 +155,7 @@ func courseFrames(report string) string {
 	inGoroutine := false
 	for _, line := range strings.Split(report, "\n") {
 		switch {
-		case strings.HasPrefix(line, "Goroutine ") || strings.HasPrefix(line, "goroutine "):
+		case strings.HasPrefix(strings.TrimLeft(line, "["), "Goroutine "):
 			inGoroutine = true
 		case inGoroutine && strings.HasPrefix(line, "serverlab/") && !strings.Contains(line, "/testkit."):
 			fn := line
