@@ -20,8 +20,8 @@ help: ## list the targets
 
 test: vet unit ## prove the course: vet, every suite on the solutions (-race), the grader both ways
 	@if [ -d solutions ]; then \
-		$(GO) run ./tools/grade -target solutions -require all && \
-		$(GO) run ./tools/grade -target chapters -require none; \
+		$(GO) run ./tools/grade -q -target solutions -require all && \
+		$(GO) run ./tools/grade -q -target chapters -require none; \
 	else echo "no solutions/ in this checkout: skipping the grader's checks"; fi
 
 vet: ## go vet and gofmt on everything
