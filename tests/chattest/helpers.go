@@ -29,8 +29,8 @@ type env struct {
 	k     *testkit.T
 	srv   *testkit.Server
 	raw   lab.Server // the server itself, for checks that call Close
-	users string // path of the users file
-	login string // "" in the check of exercise 2.1; otherwise says that login comes first
+	users string     // path of the users file
+	login string     // "" in the check of exercise 2.1; otherwise says that login comes first
 }
 
 // password is the password the suite registers for name.
@@ -146,4 +146,12 @@ func encode(f wire.Frame) []byte {
 		panic("chattest: test bug: " + err.Error())
 	}
 	return b
+}
+
+// send writes f on c in one write, or fails the check. Unlike c.SendFrame it
+// remembers a shortened frame for failure messages, which keeps large
+// payloads cheap.
+func send(k *testkit.T, c *testkit.Conn, f wire.Frame) {
+	k.Helper()
+	c.Write(encode(f), "frame "+brief(f).String())
 }

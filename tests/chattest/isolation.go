@@ -121,7 +121,7 @@ func checkStalledReader(k *testkit.T, impl Impl) {
 	for i := 0; i < n; i += window {
 		batch := frames[i:min(i+window, n)]
 		for _, f := range batch {
-			sender.SendFrame(f)
+			send(k, sender, f)
 		}
 		for _, f := range batch {
 			expect(k, r1, "r1", f, why)

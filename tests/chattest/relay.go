@@ -45,7 +45,7 @@ func Broadcast(t *testing.T, impl Impl) {
 		if i == 3 {
 			payload = nil
 		}
-		conns[i].SendFrame(broadcastFrame(spoof, target, payload))
+		send(k, conns[i], broadcastFrame(spoof, target, payload))
 		want := broadcastFrame(name, everyone, payload)
 		why := fmt.Sprintf("%s broadcast %v (the header's sender and target are the client's lies: the server writes "+
 			"the authenticated name and %q)", name, brief(broadcastFrame(spoof, target, payload)), everyone)
@@ -128,7 +128,7 @@ func PrivateMessage(t *testing.T, impl Impl) {
 		if n == 10 {
 			payload = big
 		}
-		carol.SendFrame(privateFrame("carol", "bob", payload))
+		send(k, carol, privateFrame("carol", "bob", payload))
 	}
 	for n := range 20 {
 		payload := fmt.Appendf(nil, "message %d", n)
