@@ -47,8 +47,9 @@ func Broadcast(t *testing.T, impl Impl) {
 		}
 		send(k, conns[i], broadcastFrame(spoof, target, payload))
 		want := broadcastFrame(name, everyone, payload)
-		why := fmt.Sprintf("%s broadcast %v (the header's sender and target are the client's lies: the server writes "+
-			"the authenticated name and %q)", name, brief(broadcastFrame(spoof, target, payload)), everyone)
+		why := fmt.Sprintf("%s broadcast %v; every other client receives it once, the sender never (and the "+
+			"header's sender and target are the client's lies: the server writes the authenticated name and %q)",
+			name, brief(broadcastFrame(spoof, target, payload)), everyone)
 		for j, other := range names {
 			if j != i {
 				expect(k, conns[j], other, want, why)
