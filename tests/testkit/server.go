@@ -62,6 +62,20 @@ func (s *Server) Stopped() (err error, stopped bool) {
 	}
 }
 
+// Wait waits up to IOTimeout for Serve to return, and reports with what.
+func (s *Server) Wait() (err error, stopped bool) {
+	if err, stopped := s.Stopped(); stopped {
+		return err, true
+	}
+	select {
+	case s.result = <-s.errc:
+		s.ended = true
+		return s.result, true
+	case <-time.After(IOTimeout):
+		return nil, false
+	}
+}
+
 // whyDown adds to a failure message what Serve returned, if it has returned.
 func (s *Server) whyDown() string {
 	if s == nil {

@@ -21,13 +21,15 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"serverlab/tools/lab"
 )
 
-// Markers at the start of the failures this package reports. tools/grade reads
-// them to state the cause of a lost point; keep them stable.
+// Markers at the start of the failures this package reports (tools/grade
+// reads them to state the cause of a lost point).
 const (
-	LeakMarker     = "serverlab: leak:"
-	WatchdogMarker = "serverlab: watchdog:"
+	LeakMarker     = lab.LeakMarker
+	WatchdogMarker = lab.WatchdogMarker
 )
 
 // Defaults for waiting. Generous, because -race slows everything down and CI
