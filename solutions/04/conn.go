@@ -126,4 +126,3 @@ func (s *Server) trade(op func(id, n int) error, req stockproto.Request, ok stri
 		return stockproto.InvalidArgument
 	}
 }
-
