@@ -2,6 +2,7 @@ package stock
 
 import (
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"sync"
@@ -167,11 +168,26 @@ func (s *Server) worker(pending <-chan net.Conn) {
 			continue
 		}
 		s.serveConn(conn)
-		conn.Close()
+		s.closeConn(conn)
 		if last := s.untrack(conn); last {
 			s.sync("the last client left")
 		}
 	}
+}
+
+// closeConn closes a connection served to its end. When the server is
+// closing, requests may still sit unread in the kernel, and closing a socket
+// with unread input makes the kernel send a reset, which can destroy replies
+// the client has not read yet. So the write side is shut first (the client
+// reads the replies, then end of stream), and what the client still sends is
+// drained until it closes too, or for CloseGrace at most: a lingering close.
+func (s *Server) closeConn(conn net.Conn) {
+	if tc, ok := conn.(*net.TCPConn); ok && s.closing() {
+		tc.CloseWrite()
+		tc.SetReadDeadline(time.Now().Add(s.cfg.CloseGrace))
+		io.Copy(io.Discard, tc)
+	}
+	conn.Close()
 }
 
 // track registers conn as being served, so that Close can reach it. It

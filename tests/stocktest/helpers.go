@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,10 +129,25 @@ func preOrder(stocks []stockfile.Stock) []stockfile.Stock {
 // the way the original's clients do (Rio_readnb(MAXLINE)), and returns its
 // text: the bytes before the first NUL. Everything after the text must be NUL.
 func readRecord(c *testkit.Conn) (string, error) {
+	text, _, err := readRecordN(c)
+	return text, err
+}
+
+// readRecordN is readRecord that also says how many bytes of the record
+// arrived: 0 at a clean end of stream, fewer than a record when it was cut.
+func readRecordN(c *testkit.Conn) (string, int, error) {
 	rec := make([]byte, stockproto.RecordSize)
-	if err := c.TryReadFull(rec); err != nil {
-		return "", fmt.Errorf("reading a %d-byte reply record: %s", stockproto.RecordSize, testkit.Describe(err))
+	n, err := io.ReadFull(c.Reader(), rec)
+	if err != nil {
+		return "", n, fmt.Errorf("reading a %d-byte reply record: got %d bytes, then %s [%w]",
+			stockproto.RecordSize, n, testkit.Describe(err), err)
 	}
+	text, err := recordText(rec)
+	return text, n, err
+}
+
+// recordText checks the padding of a record and returns its text.
+func recordText(rec []byte) (string, error) {
 	text, pad, found := bytes.Cut(rec, []byte{0})
 	if !found {
 		return "", fmt.Errorf("the %d-byte record has no NUL after its text (a C client could not find its end): "+
