@@ -163,15 +163,21 @@ func (s *Server) Serve(ln net.Listener) error {
 func (s *Server) worker(pending <-chan net.Conn) {
 	defer s.wg.Done()
 	for conn := range pending {
-		if !s.track(conn) {
-			conn.Close()
-			continue
-		}
-		s.serveConn(conn)
-		s.closeConn(conn)
-		if last := s.untrack(conn); last {
-			s.sync("the last client left")
-		}
+		s.serveOne(conn)
+	}
+}
+
+// serveOne serves one connection from start to end, closes it, and writes the
+// stocks back if it was the last client.
+func (s *Server) serveOne(conn net.Conn) {
+	if !s.track(conn) {
+		conn.Close() // the server is closing
+		return
+	}
+	s.serveConn(conn)
+	s.closeConn(conn)
+	if last := s.untrack(conn); last {
+		s.sync("the last client left")
 	}
 }
 
