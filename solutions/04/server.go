@@ -134,6 +134,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Unlock()
 	defer s.wg.Done()
 
+	s.log.Info("serving", "addr", ln.Addr(), "workers", s.cfg.Workers, "pending", s.cfg.Pending)
 	pending := make(chan net.Conn, s.cfg.Pending)
 	for range s.cfg.Workers {
 		go s.worker(pending)
