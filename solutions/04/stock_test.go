@@ -43,3 +43,4 @@ func TestEx4_6_Persistence(t *testing.T)  { stocktest.Persistence(t, impl) }
 func TestEx4_7_Close(t *testing.T)        { stocktest.Close(t, impl) }
 
 func BenchmarkRWLock(b *testing.B) { stocktest.BenchmarkRWLock(b, impl) }
+func BenchmarkServer(b *testing.B) { stocktest.BenchmarkServer(b, impl) }
