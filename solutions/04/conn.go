@@ -14,6 +14,10 @@ import (
 // line is no request of this protocol; the connection is closed.
 const maxLine = stockproto.RecordSize
 
+// maxBatch bounds the replies gathered before a write: a client that
+// pipelines thousands of requests cannot make the server hold megabytes.
+const maxBatch = 8 * stockproto.RecordSize
+
 // session is the per-connection state of a worker: buffers reused for every
 // request of the connection, so a request allocates nothing.
 type session struct {
@@ -26,8 +30,8 @@ type session struct {
 // connection, or the server closes. The caller closes conn.
 //
 // Replies to pipelined requests (several lines in one write) are gathered and
-// written together once no further request is buffered: one write per batch
-// instead of one per request.
+// written together once no further request is buffered (or maxBatch is
+// reached): one write per batch instead of one per request.
 func (s *Server) serveConn(conn net.Conn) {
 	s.log.Debug("connected", "remote", conn.RemoteAddr())
 	defer s.log.Debug("connection closed", "remote", conn.RemoteAddr())
@@ -42,7 +46,7 @@ func (s *Server) serveConn(conn net.Conn) {
 			return // end of stream, reset, or Close's read deadline
 		}
 		exit := s.execute(ss, trimNewline(line))
-		if exit || err != nil || ss.r.Buffered() == 0 || s.closing() {
+		if exit || err != nil || ss.r.Buffered() == 0 || len(ss.out) >= maxBatch || s.closing() {
 			if _, werr := conn.Write(ss.out); werr != nil {
 				return
 			}
@@ -126,4 +130,3 @@ func (s *Server) trade(op func(id, n int) error, req stockproto.Request, ok stri
 		return stockproto.InvalidArgument
 	}
 }
-

@@ -2,6 +2,7 @@ package stock
 
 import (
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"sync"
@@ -133,6 +134,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Unlock()
 	defer s.wg.Done()
 
+	s.log.Info("serving", "addr", ln.Addr(), "workers", s.cfg.Workers, "pending", s.cfg.Pending)
 	pending := make(chan net.Conn, s.cfg.Pending)
 	for range s.cfg.Workers {
 		go s.worker(pending)
@@ -162,16 +164,37 @@ func (s *Server) Serve(ln net.Listener) error {
 func (s *Server) worker(pending <-chan net.Conn) {
 	defer s.wg.Done()
 	for conn := range pending {
-		if !s.track(conn) {
-			conn.Close()
-			continue
-		}
-		s.serveConn(conn)
-		conn.Close()
-		if last := s.untrack(conn); last {
-			s.sync("the last client left")
-		}
+		s.serveOne(conn)
 	}
+}
+
+// serveOne serves one connection from start to end, closes it, and writes the
+// stocks back if it was the last client.
+func (s *Server) serveOne(conn net.Conn) {
+	if !s.track(conn) {
+		conn.Close() // the server is closing
+		return
+	}
+	s.serveConn(conn)
+	s.closeConn(conn)
+	if last := s.untrack(conn); last {
+		s.sync("the last client left")
+	}
+}
+
+// closeConn closes a connection served to its end. When the server is
+// closing, requests may still sit unread in the kernel, and closing a socket
+// with unread input makes the kernel send a reset, which can destroy replies
+// the client has not read yet. So the write side is shut first (the client
+// reads the replies, then end of stream), and what the client still sends is
+// drained until it closes too, or for CloseGrace at most: a lingering close.
+func (s *Server) closeConn(conn net.Conn) {
+	if tc, ok := conn.(*net.TCPConn); ok && s.closing() {
+		tc.CloseWrite()
+		tc.SetReadDeadline(time.Now().Add(s.cfg.CloseGrace))
+		io.Copy(io.Discard, tc)
+	}
+	conn.Close()
 }
 
 // track registers conn as being served, so that Close can reach it. It

@@ -85,7 +85,7 @@ func run(addr string, cfg stock.Config) error {
 		srv.Close()
 		return err
 	}
-	slog.Info("server running", "addr", ln.Addr(), "workers", cfg.Workers, "file", cfg.StockPath)
+	slog.Info("server running", "addr", ln.Addr(), "file", cfg.StockPath)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
