@@ -76,6 +76,9 @@ func (l *Loop) pauseAccept() {
 // resumeAccept is called when a connection closes: an fd is free again, for
 // the reserve first and then for accepting.
 func (l *Loop) resumeAccept() {
+	if l.draining {
+		return
+	}
 	if l.spare < 0 {
 		l.spare = openSpare()
 	}

@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	evloop "serverlab/solutions/05"
+	"serverlab/tests/chattest"
 	"serverlab/tests/epolltest"
+	"serverlab/tests/stocktest"
 	"serverlab/tests/testkit"
 	"serverlab/tools/lab"
 )
@@ -28,6 +30,32 @@ var impl = epolltest.Impl{
 	},
 }
 
+// chatImpl hands the chat server on the loop to chapter 02's suite,
+// tests/chattest, which it passes unchanged.
+var chatImpl = chattest.Impl{
+	NewServer: func(c chattest.Config) (lab.Server, error) {
+		return evloop.NewChat(evloop.ChatConfig{
+			UsersPath:    c.UsersPath,
+			LoginTimeout: c.LoginTimeout,
+			Loop:         loop(epolltest.Limits{MaxPending: c.MaxPending}),
+		})
+	},
+}
+
+// stockImpl hands the stock server on the loop to chapter 04's suite,
+// tests/stocktest: the server checks only (no tree, lock or pool of its own).
+var stockImpl = stocktest.Impl{
+	NewServer: func(c stocktest.Config) (lab.Server, error) {
+		return evloop.NewStock(evloop.StockConfig{
+			StockPath:    c.StockPath,
+			SyncInterval: c.SyncInterval,
+			OnSync:       c.OnSync,
+			Saver:        c.Saver,
+			Loop:         loop(epolltest.Limits{}),
+		})
+	},
+}
+
 func TestMain(m *testing.M) { testkit.Main(m) }
 
 func TestEx5_1_DrainFrames(t *testing.T)   { epolltest.DrainFrames(t, impl) }
@@ -38,3 +66,16 @@ func TestEx5_5_BackPressure(t *testing.T)  { epolltest.BackPressure(t, impl) }
 func TestEx5_6_NoBusyLoop(t *testing.T)    { epolltest.NoBusyLoop(t, impl) }
 func TestEx5_7_EMFILE(t *testing.T)        { epolltest.EMFILE(t, impl) }
 func TestEx5_8_Close(t *testing.T)         { epolltest.Close(t, impl) }
+
+func TestEx5_9_ChatLogin(t *testing.T)           { chattest.Login(t, chatImpl) }
+func TestEx5_10_ChatBroadcast(t *testing.T)      { chattest.Broadcast(t, chatImpl) }
+func TestEx5_11_ChatPrivateMessage(t *testing.T) { chattest.PrivateMessage(t, chatImpl) }
+func TestEx5_12_ChatUserQuery(t *testing.T)      { chattest.UserQuery(t, chatImpl) }
+func TestEx5_13_ChatIsolation(t *testing.T)      { chattest.Isolation(t, chatImpl) }
+func TestEx5_14_ChatShutdown(t *testing.T)       { chattest.Shutdown(t, chatImpl) }
+func TestEx5_15_StockCommands(t *testing.T)      { stocktest.Commands(t, stockImpl) }
+func TestEx5_16_StockConservation(t *testing.T)  { stocktest.Conservation(t, stockImpl) }
+func TestEx5_17_StockPersistence(t *testing.T)   { stocktest.Persistence(t, stockImpl) }
+func TestEx5_18_StockClose(t *testing.T)         { stocktest.Close(t, stockImpl) }
+
+func BenchmarkStockServer(b *testing.B) { stocktest.BenchmarkServer(b, stockImpl) }

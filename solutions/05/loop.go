@@ -50,6 +50,9 @@ type Options struct {
 	// closed as a slow consumer: stopping to read from it does not help when
 	// its output comes from other clients (default 4 MiB).
 	MaxPending int
+	// CloseGrace bounds how long Close lets replies already queued finish
+	// sending, so that no client receives half a reply (default 1s).
+	CloseGrace time.Duration
 	// Logger receives the loop's log (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -88,7 +91,8 @@ type Loop struct {
 	buf      []byte // the one read buffer
 	events   []unix.EpollEvent
 	nextTick time.Time
-	stopping bool
+	draining bool // Close was called: sending what is queued, reading nothing
+	stopping bool // the loop ends after this batch
 }
 
 // New returns a loop that runs h.
@@ -100,6 +104,9 @@ func New(h Handler, opt Options) *Loop {
 		opt.MaxPending = 4 << 20
 	}
 	opt.HighWater = min(opt.HighWater, opt.MaxPending)
+	if opt.CloseGrace <= 0 {
+		opt.CloseGrace = time.Second
+	}
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
@@ -212,8 +219,12 @@ func (l *Loop) run() error {
 		for _, ev := range l.events[:n] {
 			l.dispatch(ev)
 		}
-		if !l.stopping {
-			l.nextTick = l.h.Tick(time.Now())
+		now := time.Now()
+		switch {
+		case !l.draining:
+			l.nextTick = l.h.Tick(now)
+		case l.open == 0 || !now.Before(l.nextTick):
+			l.stopping = true // everything is sent, or the grace period is over
 		}
 	}
 	return lab.ErrServerClosed
@@ -321,14 +332,36 @@ func (l *Loop) wake() error {
 }
 
 // woken handles the eventfd's event: read it (resetting the counter, or the
-// level-triggered eventfd would wake the loop forever) and stop if Close was
-// called.
+// level-triggered eventfd would wake the loop forever) and start draining if
+// Close was called.
 func (l *Loop) woken() {
 	var b [8]byte
 	unix.Read(l.wakefd, b[:])
 	l.mu.Lock()
-	l.stopping = l.closed
+	closed := l.closed
 	l.mu.Unlock()
+	if closed && !l.draining {
+		l.drain()
+	}
+}
+
+// drain begins the end: accept no one, read nothing more, close every
+// connection with nothing queued, and give the others CloseGrace to receive
+// what is queued for them (whole replies: a client never gets half of one).
+// The loop stops when they are all closed or the time is up; then teardown
+// closes what is left.
+func (l *Loop) drain() {
+	l.draining = true
+	l.nextTick = time.Now().Add(l.opt.CloseGrace)
+	closeFD(&l.lnfd)
+	l.mu.Lock()
+	l.ln.Close() // with both fds closed, the kernel refuses new clients
+	l.mu.Unlock()
+	for _, c := range l.conns {
+		if c != nil {
+			c.CloseWhenFlushed()
+		}
+	}
 }
 
 // teardown closes every connection and every fd the loop opened. It runs in
