@@ -1,0 +1,206 @@
+//go:build linux
+
+package evloop
+
+import (
+	"errors"
+	"io"
+	"net/netip"
+	"serverlab/tools/lab"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrSlowConsumer closes a connection whose unsent output passed
+// Options.MaxPending: its client does not read what it is sent.
+var ErrSlowConsumer = errors.New("evloop: slow consumer: unsent output over the limit")
+
+// errClosed is returned by Write on a closed connection.
+var errClosed = errors.New("evloop: connection closed")
+
+// Conn is one client connection. Its methods may only be called from the
+// loop's goroutine, that is, from a Handler.
+//
+// An idle connection costs this struct and nothing else: in and out are nil
+// unless a request is half-read or a reply half-sent.
+type Conn struct {
+	loop   *Loop
+	fd     int
+	id     uint32 // tells this connection from an earlier one that had the same fd
+	events uint32 // what the interest list holds for fd
+	remote netip.AddrPort
+
+	in      []byte // unconsumed input: the start of a request that has not fully arrived
+	out     []byte // output the socket has not taken yet
+	paused  bool   // reading stopped until out is sent (Options.HighWater)
+	closing bool   // close once out is sent (CloseWhenFlushed)
+	closed  bool
+
+	// Session is the handler's state for this connection.
+	Session any
+}
+
+// Remote is the client's address.
+func (c *Conn) Remote() netip.AddrPort { return c.remote }
+
+// Congested reports whether the handler should stop consuming requests from
+// c for now: it is closed or closing, or its unsent output is over the high
+// water mark. The loop hands the unconsumed bytes back when the output has
+// been sent.
+func (c *Conn) Congested() bool {
+	// TODO(ex 5.5): true when c is closed or closing, or len(c.out) has
+	// reached c.loop.opt.HighWater. Checked by TestEx5_5_BackPressure.
+	return false
+}
+
+// Close closes the connection at once; unsent output is lost.
+func (c *Conn) Close() { c.loop.close(c, nil) }
+
+// CloseWhenFlushed closes the connection once its pending output has been
+// sent, and reads nothing more from it meanwhile.
+func (c *Conn) CloseWhenFlushed() {
+	if c.closed {
+		return
+	}
+	if len(c.out) == 0 {
+		c.Close()
+		return
+	}
+	c.closing = true
+	c.loop.watch(c)
+}
+
+// Write sends p to the client. What the socket does not take at once is
+// copied into c's output buffer and sent when epoll reports the socket
+// writable; Write never blocks. Past Options.HighWater the loop stops reading
+// from c; past Options.MaxPending c is closed (ErrSlowConsumer).
+func (c *Conn) Write(p []byte) error {
+	// TODO(ex 5.4): return errClosed if c is closed or closing. If nothing is
+	// pending, write(c.fd, p) at once (close c on an error) and keep only what
+	// it did not take; if all of it went, return nil. Otherwise (before
+	// appending) call c.loop.limit(c, len(p)) and return its error (ex 5.5),
+	// append the rest to c.out, and c.loop.watch(c) so that epoll reports the
+	// socket writable. Checked by TestEx5_4_PartialWrites.
+	err := lab.NotImplemented("5.4", "Conn.Write")
+	c.loop.log.Error("reply not sent", "err", err)
+	return err
+}
+
+// write writes what the socket takes of p without blocking. A full socket
+// (EAGAIN) is not an error: it has taken 0 bytes.
+func write(fd int, p []byte) (int, error) {
+	for {
+		n, err := unix.Write(fd, p)
+		switch err {
+		case nil:
+			return n, nil
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return 0, nil
+		default:
+			return 0, err
+		}
+	}
+}
+
+// readable reads what has arrived on c into the loop's shared buffer and
+// hands it to the handler. One read per event: the listener and every other
+// connection get their turn before c is read again, and level-triggered epoll
+// reports c again if more is waiting.
+func (l *Loop) readable(c *Conn) {
+	for {
+		n, err := unix.Read(c.fd, l.buf)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			return
+		case err != nil:
+			l.close(c, err)
+		case n == 0:
+			l.close(c, io.EOF)
+		default:
+			l.deliver(c, l.buf[:n])
+		}
+		return
+	}
+}
+
+// deliver hands the handler c's leftovers followed by data, and keeps what it
+// does not consume.
+//
+// data may be the loop's shared read buffer, which the next read overwrites:
+// what is kept must be copied into c's own buffer. When the handler consumes
+// everything, as it does whenever requests arrive whole, nothing is copied and
+// c keeps no buffer at all.
+func (l *Loop) deliver(c *Conn, data []byte) {
+	// TODO(ex 5.3): if c.in holds leftovers, append data to it and hand the
+	// handler c.in; otherwise hand it data itself (no copy). Close c if Data
+	// returns an error, and return if c is closed. Then keep what the handler
+	// did not consume (data[used:]): nothing → c.in = nil (an idle
+	// connection holds no buffer); the rest of c.in → move it to the front;
+	// the rest of the shared buffer → COPY it into a new c.in, because the
+	// next read overwrites l.buf. Checked by TestEx5_3_Leftovers.
+	err := lab.NotImplemented("5.3", "Loop.deliver")
+	l.log.Error("closing the connection", "err", err)
+	l.close(c, err)
+}
+
+// flush sends as much pending output as the socket takes. When all of it is
+// gone, reading resumes (if it had stopped) and EPOLLOUT is taken off.
+func (l *Loop) flush(c *Conn) {
+	// TODO(ex 5.4): write(c.fd, c.out) (close c on an error) and drop what was
+	// sent; if some is left, return. When all is sent: c.out = nil; if c is
+	// closing, close it; otherwise l.resume(c) (ex 5.5) and l.watch(c), which
+	// takes EPOLLOUT off. Checked by TestEx5_4_PartialWrites.
+}
+
+// limit applies back-pressure before n more bytes are queued on c: past
+// MaxPending it closes c as a slow consumer and returns ErrSlowConsumer; at
+// HighWater it stops reading from c (watch takes EPOLLIN off).
+func (l *Loop) limit(c *Conn, n int) error {
+	// TODO(ex 5.5): if len(c.out)+n would pass l.opt.MaxPending, close c with
+	// ErrSlowConsumer and return that error; if it reaches l.opt.HighWater,
+	// set c.paused (watch then takes EPOLLIN off). Checked by
+	// TestEx5_5_BackPressure.
+	return nil
+}
+
+// resume takes up reading from c once its output has all been sent, if it was
+// stopped. Requests the handler declined while c was congested may all be in
+// c.in already, and no new byte would come to make epoll report c: hand them
+// over now.
+func (l *Loop) resume(c *Conn) {
+	// TODO(ex 5.5): if c.paused: clear it, l.watch(c) (EPOLLIN back on), and
+	// if c.in holds requests, l.deliver(c, nil) them now: nothing new may
+	// arrive to make epoll report c. Checked by TestEx5_5_BackPressure.
+}
+
+// watch brings c's entry in the interest list up to date: EPOLLIN unless
+// reading is stopped, EPOLLOUT only while output is pending. A level-triggered
+// EPOLLOUT left armed with nothing to send would report the socket writable on
+// every epoll_wait: a busy loop.
+func (l *Loop) watch(c *Conn) {
+	// TODO(ex 5.4): compute the events c needs: EPOLLIN|EPOLLRDHUP unless
+	// c.paused or c.closing; EPOLLOUT only while c.out is not empty. If they
+	// differ from c.events (and c is open), l.ctl(unix.EPOLL_CTL_MOD, c.fd,
+	// c.id, want) (close c on an error) and record them in c.events.
+	// Checked by TestEx5_4_PartialWrites and, for EPOLLOUT taken off,
+	// TestEx5_6_NoBusyLoop.
+}
+
+// close closes c once: the fd, its slot, its buffers, and tells the handler.
+// Closing the fd also takes it out of the interest list.
+func (l *Loop) close(c *Conn, err error) {
+	if c.closed {
+		return
+	}
+	c.closed = true
+	unix.Close(c.fd)
+	l.conns[c.fd] = nil
+	l.open--
+	c.in, c.out = nil, nil
+	l.h.Closed(c, err)
+	l.resumeAccept()
+}

@@ -1,0 +1,81 @@
+//go:build linux
+
+package evloop_test
+
+import (
+	"testing"
+
+	evloop "serverlab/chapters/05"
+	"serverlab/tests/chattest"
+	"serverlab/tests/epolltest"
+	"serverlab/tests/stocktest"
+	"serverlab/tests/testkit"
+	"serverlab/tools/lab"
+)
+
+// loop sets the loop's limits from the suite's.
+func loop(l epolltest.Limits) evloop.Options {
+	return evloop.Options{HighWater: l.HighWater, MaxPending: l.MaxPending, Logger: testkit.Logger()}
+}
+
+// impl hands this chapter's package to the suite in tests/epolltest.
+var impl = epolltest.Impl{
+	DrainFrames: evloop.DrainFrames,
+	DrainLines:  evloop.DrainLines,
+	NewChat: func(c epolltest.ChatConfig) (lab.Server, error) {
+		return evloop.NewChat(evloop.ChatConfig{UsersPath: c.UsersPath, LoginTimeout: c.LoginTimeout, Loop: loop(c.Limits)})
+	},
+	NewStock: func(c epolltest.StockConfig) (lab.Server, error) {
+		return evloop.NewStock(evloop.StockConfig{StockPath: c.StockPath, Loop: loop(c.Limits)})
+	},
+}
+
+// chatImpl hands the chat server on the loop to chapter 02's suite,
+// tests/chattest, which it passes unchanged.
+var chatImpl = chattest.Impl{
+	NewServer: func(c chattest.Config) (lab.Server, error) {
+		return evloop.NewChat(evloop.ChatConfig{
+			UsersPath:    c.UsersPath,
+			LoginTimeout: c.LoginTimeout,
+			Loop:         loop(epolltest.Limits{MaxPending: c.MaxPending}),
+		})
+	},
+}
+
+// stockImpl hands the stock server on the loop to chapter 04's suite,
+// tests/stocktest: the server checks only (no tree, lock or pool of its own).
+var stockImpl = stocktest.Impl{
+	NewServer: func(c stocktest.Config) (lab.Server, error) {
+		return evloop.NewStock(evloop.StockConfig{
+			StockPath:    c.StockPath,
+			SyncInterval: c.SyncInterval,
+			OnSync:       c.OnSync,
+			Saver:        c.Saver,
+			Loop:         loop(epolltest.Limits{}),
+		})
+	},
+}
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+func TestEx5_1_DrainFrames(t *testing.T)   { epolltest.DrainFrames(t, impl) }
+func TestEx5_2_DrainLines(t *testing.T)    { epolltest.DrainLines(t, impl) }
+func TestEx5_3_Leftovers(t *testing.T)     { epolltest.Leftovers(t, impl) }
+func TestEx5_4_PartialWrites(t *testing.T) { epolltest.PartialWrites(t, impl) }
+func TestEx5_5_BackPressure(t *testing.T)  { epolltest.BackPressure(t, impl) }
+func TestEx5_6_NoBusyLoop(t *testing.T)    { epolltest.NoBusyLoop(t, impl) }
+func TestEx5_7_EMFILE(t *testing.T)        { epolltest.EMFILE(t, impl) }
+func TestEx5_8_Close(t *testing.T)         { epolltest.Close(t, impl) }
+
+func TestEx5_9_ChatLogin(t *testing.T)           { chattest.Login(t, chatImpl) }
+func TestEx5_10_ChatBroadcast(t *testing.T)      { chattest.Broadcast(t, chatImpl) }
+func TestEx5_11_ChatPrivateMessage(t *testing.T) { chattest.PrivateMessage(t, chatImpl) }
+func TestEx5_12_ChatUserQuery(t *testing.T)      { chattest.UserQuery(t, chatImpl) }
+func TestEx5_13_ChatIsolation(t *testing.T)      { chattest.Isolation(t, chatImpl) }
+func TestEx5_14_ChatShutdown(t *testing.T)       { chattest.Shutdown(t, chatImpl) }
+func TestEx5_15_StockCommands(t *testing.T)      { stocktest.Commands(t, stockImpl) }
+func TestEx5_16_StockConservation(t *testing.T)  { stocktest.Conservation(t, stockImpl) }
+func TestEx5_17_StockPersistence(t *testing.T)   { stocktest.Persistence(t, stockImpl) }
+func TestEx5_18_StockClose(t *testing.T)         { stocktest.Close(t, stockImpl) }
+
+func BenchmarkStockServer(b *testing.B) { stocktest.BenchmarkServer(b, stockImpl) }
