@@ -60,6 +60,7 @@ type result struct {
 	expected      int64
 	p50, p95, p99 float64 // ms
 	cpuPerMsg     float64 // µs of server CPU per delivered message
+	throughput    float64 // deliveries per second, from the first send to the last delivery
 }
 
 func (r result) rssPerConn() float64 {
@@ -217,13 +218,15 @@ func runOne(s server, n int, rate float64, size int, idle, active time.Duration)
 	r.idleCPU, r.idleRSS, r.idlePSS = sample.CPUPercent, sample.RSSKiB, sample.PSSKiB
 
 	before, _ := procstat.Read(pid)
+	start := time.Now()
 	r.sent = broadcast(clients, rate, size, active)
 	r.expected = r.sent * int64(n-1)
 	deadline := time.Now().Add(5 * time.Second)
 	for lat.count.Load() < r.expected && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond) // waiting for deliveries in flight, with a limit
+		time.Sleep(5 * time.Millisecond) // waiting for deliveries in flight, with a limit
 	}
 	after, _ := procstat.Read(pid)
+	r.throughput = float64(lat.count.Load()) / time.Since(start).Seconds()
 	r.activeCPU = procstat.CPUPercent(before, after)
 	r.delivered = lat.count.Load()
 	if r.delivered > 0 {
@@ -407,11 +410,11 @@ func writeAll(dir string, results []result) error {
 	w := csv.NewWriter(f)
 	w.Write([]string{"server", "clients", "logged_in", "base_rss_kib", "idle_rss_kib", "idle_pss_kib",
 		"rss_per_conn_kib", "idle_cpu_pct", "active_cpu_pct", "sent", "delivered", "expected",
-		"p50_ms", "p95_ms", "p99_ms", "cpu_us_per_delivery"})
+		"p50_ms", "p95_ms", "p99_ms", "cpu_us_per_delivery", "deliveries_per_s"})
 	for _, r := range results {
 		w.Write([]string{r.server, strconv.Itoa(r.clients), strconv.Itoa(r.loggedIn),
 			i64(r.baseRSS), i64(r.idleRSS), i64(r.idlePSS), f2(r.rssPerConn()), f2(r.idleCPU), f2(r.activeCPU),
-			i64(r.sent), i64(r.delivered), i64(r.expected), f2(r.p50), f2(r.p95), f2(r.p99), f2(r.cpuPerMsg)})
+			i64(r.sent), i64(r.delivered), i64(r.expected), f2(r.p50), f2(r.p95), f2(r.p99), f2(r.cpuPerMsg), f2(r.throughput)})
 	}
 	w.Flush()
 	if err := errors.Join(w.Error(), f.Close()); err != nil {
@@ -431,12 +434,12 @@ func pct(v float64) string { return fmt.Sprintf("%.1f%%", v) }
 // table renders the results as a Markdown table.
 func table(results []result) string {
 	var b strings.Builder
-	b.WriteString("| server | clients | RSS idle | PSS idle | RSS/conn | CPU idle | CPU active | delivered | p50 ms | p95 ms | p99 ms | CPU µs/delivery |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| server | clients | RSS idle | PSS idle | RSS/conn | CPU idle | CPU active | delivered | deliveries/s | p50 ms | p95 ms | p99 ms | CPU µs/delivery |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range results {
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %.2f KiB | %s | %s | %d/%d | %.2f | %.2f | %.2f | %.2f |\n",
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %.2f KiB | %s | %s | %d/%d | %.0f | %.2f | %.2f | %.2f | %.2f |\n",
 			r.server, r.clients, kib(r.idleRSS), kib(r.idlePSS), r.rssPerConn(), pct(r.idleCPU), pct(r.activeCPU),
-			r.delivered, r.expected, r.p50, r.p95, r.p99, r.cpuPerMsg)
+			r.delivered, r.expected, r.throughput, r.p50, r.p95, r.p99, r.cpuPerMsg)
 	}
 	return b.String()
 }
