@@ -91,8 +91,10 @@ type Loop struct {
 	buf      []byte // the one read buffer
 	events   []unix.EpollEvent
 	nextTick time.Time
-	draining bool // Close was called: sending what is queued, reading nothing
-	stopping bool // the loop ends after this batch
+	dirty    []*Conn  // connections with output queued during this batch
+	pool     [][]byte // output buffers to reuse
+	draining bool     // Close was called: sending what is queued, reading nothing
+	stopping bool     // the loop ends after this batch
 }
 
 // New returns a loop that runs h.
@@ -220,10 +222,11 @@ func (l *Loop) run() error {
 			l.dispatch(ev)
 		}
 		now := time.Now()
-		switch {
-		case !l.draining:
+		if !l.draining {
 			l.nextTick = l.h.Tick(now)
-		case l.open == 0 || !now.Before(l.nextTick):
+		}
+		l.flushAll()
+		if l.draining && (l.open == 0 || !now.Before(l.nextTick)) {
 			l.stopping = true // everything is sent, or the grace period is over
 		}
 	}
