@@ -1,0 +1,26 @@
+package web
+
+import (
+	"net"
+	"time"
+)
+
+// armRead starts the clock on reading a request: the client has
+// cfg.ReadTimeout from now to send all of it.
+//
+// One deadline for the whole request, not one per Read: a slowloris client
+// that sends a byte every second would renew a per-Read deadline forever and
+// hold a worker (or, under SFF, a buffer slot) for as long as it likes.
+func (h *Handler) armRead(conn net.Conn) error {
+	return conn.SetReadDeadline(time.Now().Add(h.cfg.ReadTimeout))
+}
+
+// armWrite starts the clock on sending a response: cfg.WriteTimeout from now.
+// A client that stops reading (or vanishes without a reset) makes a write
+// block once the socket buffer is full; without a deadline that worker would
+// be lost for good. A CGI program has its own limit, cfg.CGITimeout, so the
+// deadline is the later of the two.
+func (h *Handler) armWrite(conn net.Conn) error {
+	limit := max(h.cfg.WriteTimeout, h.cfg.CGITimeout)
+	return conn.SetWriteDeadline(time.Now().Add(limit))
+}
