@@ -15,12 +15,10 @@ func (h *Handler) armRead(conn net.Conn) error {
 	return conn.SetReadDeadline(time.Now().Add(h.cfg.ReadTimeout))
 }
 
-// armWrite starts the clock on sending a response: cfg.WriteTimeout from now.
-// A client that stops reading (or vanishes without a reset) makes a write
-// block once the socket buffer is full; without a deadline that worker would
-// be lost for good. A CGI program has its own limit, cfg.CGITimeout, so the
-// deadline is the later of the two.
-func (h *Handler) armWrite(conn net.Conn) error {
-	limit := max(h.cfg.WriteTimeout, h.cfg.CGITimeout)
+// armWrite starts the clock on sending a response: limit from now. A client
+// that stops reading (or vanishes without a reset) makes a write block once
+// the socket buffers are full; without a deadline that worker would be lost
+// for good.
+func (h *Handler) armWrite(conn net.Conn, limit time.Duration) error {
 	return conn.SetWriteDeadline(time.Now().Add(limit))
 }

@@ -143,13 +143,15 @@ func (h *Handler) respond(ctx context.Context, j *job) {
 	}
 	h.cfg.Started(j.uri)
 	err := j.err
-	if err == nil {
-		err = h.armWrite(j.conn)
-	}
-	if err == nil {
-		if j.target.CGI {
+	switch {
+	case err != nil:
+	case j.target.CGI:
+		// The program's time limit bounds the whole response.
+		if err = h.armWrite(j.conn, h.cfg.CGITimeout); err == nil {
 			err = RunCGI(ctx, j.conn, j.target, h.cfg.CGITimeout)
-		} else {
+		}
+	default:
+		if err = h.armWrite(j.conn, h.cfg.WriteTimeout); err == nil {
 			err = ServeStatic(j.conn, j.target)
 		}
 	}
@@ -165,7 +167,7 @@ func (h *Handler) finish(j *job, err error) {
 	case errors.Is(err, io.EOF):
 		// connected and closed without a request: nothing to answer
 	case errors.As(err, &se):
-		if h.armWrite(j.conn) == nil {
+		if h.armWrite(j.conn, h.cfg.WriteTimeout) == nil {
 			writeError(j.conn, err) // best effort: the client may be gone
 		}
 		h.log.Debug("refused", "uri", j.uri, "err", err)
