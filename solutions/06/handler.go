@@ -9,6 +9,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"serverlab/tools/lab"
 )
 
 // Config configures a Handler and a Server. The zero value of every field
@@ -166,7 +168,8 @@ func (h *Handler) finish(j *job, err error) {
 		h.log.Debug("served", "uri", j.uri)
 	case errors.Is(err, io.EOF):
 		// connected and closed without a request: nothing to answer
-	case errors.As(err, &se):
+	case errors.As(err, &se), errors.Is(err, lab.ErrNotImplemented):
+		// An unfinished exercise is answered with a 500 page that names it.
 		if h.armWrite(j.conn, h.cfg.WriteTimeout) == nil {
 			writeError(j.conn, err) // best effort: the client may be gone
 		}

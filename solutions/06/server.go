@@ -72,12 +72,15 @@ func New(cfg Config) (*Server, error) {
 		start: time.Now(),
 		conns: make(map[net.Conn]struct{}),
 	}
-	s.ctx, s.stop = context.WithCancel(context.Background())
 	if cfg.Policy == SFF {
-		s.queue = newSFFQueue()
+		if s.queue, err = newSFFQueue(); err != nil {
+			h.Close()
+			return nil, err
+		}
 	} else {
 		s.queue = newFIFO(cfg.Buffers)
 	}
+	s.ctx, s.stop = context.WithCancel(context.Background())
 	return s, nil
 }
 
@@ -273,8 +276,10 @@ func newFIFO(size int) *fifo {
 	return &fifo{jobs: make(chan *job, size), done: make(chan struct{})}
 }
 
+// push adds j at the tail.
 func (q *fifo) push(j *job) { q.jobs <- j }
 
+// pop waits for the job at the head; it reports false once closed.
 func (q *fifo) pop() (*job, bool) {
 	select {
 	case j := <-q.jobs:
@@ -284,6 +289,7 @@ func (q *fifo) pop() (*job, bool) {
 	}
 }
 
+// close wakes every waiting worker and returns the jobs still queued.
 func (q *fifo) close() []*job {
 	q.once.Do(func() { close(q.done) })
 	var left []*job

@@ -74,12 +74,14 @@ type sffQueue struct {
 	closed   bool
 }
 
-func newSFFQueue() *sffQueue {
+// newSFFQueue returns an empty queue.
+func newSFFQueue() (*sffQueue, error) {
 	q := &sffQueue{}
 	q.nonEmpty = sync.NewCond(&q.mu)
-	return q
+	return q, nil
 }
 
+// push adds j and wakes one waiting worker.
 func (q *sffQueue) push(j *job) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -87,6 +89,8 @@ func (q *sffQueue) push(j *job) {
 	q.nonEmpty.Signal()
 }
 
+// pop waits for a job and removes the one with the smallest key; it reports
+// false once the queue is closed.
 func (q *sffQueue) pop() (*job, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -99,6 +103,7 @@ func (q *sffQueue) pop() (*job, bool) {
 	return heap.Pop(&q.jobs).(*job), true
 }
 
+// close wakes every waiting worker and returns the jobs still queued.
 func (q *sffQueue) close() []*job {
 	q.mu.Lock()
 	defer q.mu.Unlock()

@@ -113,7 +113,7 @@ func startServer(k *testkit.T, impl Impl, cfg Config, g *gates) *testkit.Server 
 	k.Helper()
 	raw, err := impl.NewServer(cfg)
 	if errors.Is(err, lab.ErrNotImplemented) {
-		k.Fatalf("building the server needs an earlier exercise: %v", err)
+		k.Fatalf("building the server: %v (an exercise this check needs is not done yet)", err)
 	}
 	if err != nil {
 		k.Fatalf("NewServer(%+v): %v", cfg, err)
@@ -136,6 +136,9 @@ func needServer(k *testkit.T, srv *testkit.Server, s *site) {
 	}
 	if err, stopped := srv.Stopped(); stopped && errors.Is(err, lab.ErrNotImplemented) {
 		k.Fatalf("this check needs the server of exercise 6.5: Serve returned %v", err)
+	}
+	if err == nil && strings.HasPrefix(resp.status, "HTTP/1.0 500") {
+		k.Fatalf("this check needs earlier exercises: GET /a.txt was answered with %q\n%s", resp.status, resp.body)
 	}
 	k.Fatalf("GET /a.txt on a fresh server: want 200, got %s", describe(resp, err))
 }

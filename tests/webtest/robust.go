@@ -130,8 +130,8 @@ func checkSlowloris(k *testkit.T, srv *testkit.Server, s *site, policy string) {
 	defer func() { close(stop); <-done }()
 	silent := dial(k, srv.Addr)
 
-	stillServing(k, srv, s, policy+" and a slowloris client sending one header byte every 50 ms "+
-		"(set one read deadline, Config.ReadTimeout = 500ms, for the whole request)", "")
+	stillServing(k, srv, s, policy, "a slowloris client started sending one header byte every 50 ms, and another "+
+		"connected and said nothing (set one read deadline, Config.ReadTimeout = 500ms, for the whole request)")
 	for _, c := range []struct {
 		conn *net.TCPConn
 		what string
@@ -162,7 +162,7 @@ func checkThousand(k *testkit.T, impl Impl, s *site, sff bool) {
 	policy := map[bool]string{false: "-s FIFO -t 8 -b 1000", true: "-s SFF -t 8 -b 1000"}[sff]
 	fdsBefore := openFDs()
 	srv := startServer(k, impl, Config{Root: s.root, Threads: 8, Buffers: n, SFF: sff, ReadTimeout: 10 * time.Second}, nil)
-	names := []string{"a.txt", "small.txt", "page.html", "sub/b.html", "empty.txt"}
+	names := []string{"a.txt", "small.txt", "page.html", "sub/b.html", "empty.txt", "dir", "missing.txt"}
 	conns := make([]net.Conn, n)
 	for i := range conns {
 		c, err := net.DialTimeout("tcp", srv.Addr, testkit.IOTimeout)
@@ -182,6 +182,10 @@ func checkThousand(k *testkit.T, impl Impl, s *site, sff bool) {
 		name := names[i%len(names)]
 		raw, err := io.ReadAll(c)
 		want := staticHeader(len(s.files[name]), typeOf(name)) + string(s.files[name])
+		if name == "dir" || name == "missing.txt" {
+			want = map[string]string{"dir": reasons[403], "missing.txt": reasons[404]}[name]
+			raw = raw[:min(len(raw), len(want))]
+		}
 		if err != nil || string(raw) != want {
 			k.Fatalf("%s, %d connections at once: GET /%s (connection %d)\n  want %s\n   got %s",
 				policy, n, name, i+1, clip([]byte(want)), describe(parseResponse(raw), err))
