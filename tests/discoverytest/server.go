@@ -90,6 +90,22 @@ func Serve(t *testing.T, impl Impl) {
 		k.Fatalf("users file after the whole exchange: want one line per accepted registration, in order, "+
 			"and none for refused ones\n  want names: %q\n   got names: %q", wantNames, names)
 	}
+	checkRestart(k, impl, srv, path)
+}
+
+// checkRestart: registrations survive a restart of the server, and still
+// own their names.
+func checkRestart(k *testkit.T, impl Impl, old *testkit.Server, path string) {
+	k.Helper()
+	old.Close()
+	before := readFile(k, path)
+	raw, _ := newServer(k, impl, Config{UsersPath: path, Timeout: 10 * time.Second})
+	srv := k.Serve(raw)
+	register(k, srv, "alice", "stolen", "FAIL")
+	register(k, srv, "alice", "pass123", "OK")
+	if after := readFile(k, path); after != before {
+		k.Fatalf("after a restart, registering alice again changed the users file\n  before: %q\n   after: %q", before, after)
+	}
 }
 
 // checkClosesSilently: requests the discovery server cannot serve are closed
@@ -298,8 +314,8 @@ func Close(t *testing.T, impl Impl) {
 		k.Fatalf("Close did not return within %v while a client was connected: "+
 			"Close must close the connection being served, so that its Read returns", testkit.IOTimeout)
 	}
-	if err, stopped := srv.Stopped(); !stopped {
-		k.Fatalf("Close returned before Serve did: Close must wait for Serve to finish")
+	if err, stopped := srv.Wait(); !stopped {
+		k.Fatalf("Serve did not return within %v after Close returned", testkit.IOTimeout)
 	} else if !errors.Is(err, lab.ErrServerClosed) {
 		k.Fatalf("after Close, Serve returned %v; want lab.ErrServerClosed", err)
 	}
