@@ -165,7 +165,9 @@ func (h *Handler) finish(j *job, err error) {
 	var se *StatusError
 	switch {
 	case err == nil:
-		h.log.Debug("served", "uri", j.uri)
+		if h.log.Enabled(context.Background(), slog.LevelDebug) { // skip building the arguments
+			h.log.Debug("served", "uri", j.uri)
+		}
 	case errors.Is(err, io.EOF):
 		// connected and closed without a request: nothing to answer
 	case errors.As(err, &se), errors.Is(err, lab.ErrNotImplemented):

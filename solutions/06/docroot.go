@@ -7,6 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // Docroot is the folder the server serves (-d). Every file is opened through
@@ -16,6 +19,12 @@ import (
 type Docroot struct {
 	dir  string
 	root *os.Root
+
+	// The solution's fast path (see open): the folder as a file descriptor
+	// for openat2(2), opened on first use.
+	once  sync.Once
+	dirfd int
+	fdErr error
 }
 
 // OpenDocroot opens dir as a document root.
@@ -28,7 +37,12 @@ func OpenDocroot(dir string) (*Docroot, error) {
 }
 
 // Close releases the root.
-func (d *Docroot) Close() error { return d.root.Close() }
+func (d *Docroot) Close() error {
+	if d.dirfd > 0 {
+		unix.Close(d.dirfd)
+	}
+	return d.root.Close()
+}
 
 // Target is what a request URI names: an open regular file under the root.
 // The caller must Close it.
@@ -61,7 +75,7 @@ func (d *Docroot) Open(uri string) (*Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := d.root.Open(filepath.FromSlash(name))
+	f, err := d.open(name)
 	if err != nil {
 		return nil, openError(name, err)
 	}
@@ -82,6 +96,38 @@ func (d *Docroot) Open(uri string) (*Target, error) {
 		File:  f,
 		Info:  info,
 	}, nil
+}
+
+// open opens name, a local slash-separated path, under the root.
+//
+// It asks the kernel directly, with openat2(2) and RESOLVE_BENEATH: the same
+// guarantee as os.Root (no "..", no symbolic link, leads out of the folder),
+// checked by the kernel during the lookup. It is also cheaper: os.Root.Open
+// makes an *os.File that first tries to register the file with the network
+// poller (four fcntl calls and a failing epoll_ctl), while os.NewFile of a
+// blocking descriptor costs one fcntl. Where openat2 is missing (Linux before
+// 5.6, some sandboxes), it falls back to os.Root.
+func (d *Docroot) open(name string) (*os.File, error) {
+	d.once.Do(func() {
+		d.dirfd, d.fdErr = unix.Open(d.dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	})
+	if d.fdErr != nil {
+		return d.root.Open(filepath.FromSlash(name))
+	}
+	how := unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS}
+	for {
+		fd, err := unix.Openat2(d.dirfd, name, &how)
+		switch {
+		case err == nil:
+			return os.NewFile(uintptr(fd), name), nil
+		case errors.Is(err, unix.EINTR), errors.Is(err, unix.EAGAIN):
+			continue
+		case errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EPERM) && d.fdErr == nil:
+			return d.root.Open(filepath.FromSlash(name)) // no openat2 here (or a seccomp filter forbids it)
+		default:
+			return nil, &os.PathError{Op: "openat2", Path: name, Err: err}
+		}
+	}
 }
 
 // splitURI turns a request URI into a local, slash-separated name under the
