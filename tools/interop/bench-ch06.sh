@@ -7,7 +7,10 @@
 #
 # Needs nginx and wrk (Debian: apt-get install -y nginx wrk). Serves a
 # temporary folder on 127.0.0.1:10080 (nginx) and :10000 (wserver). Set
-# WSERVER_FLAGS to change the server's flags (default: -t 8 -b 64).
+# WSERVER_FLAGS to change the server's flags (default: -t 8 -b 64). With
+# PIN=1, each server gets CPU 1 (nginx one worker, Go GOMAXPROCS=1) and wrk
+# CPU 0 (one thread), so that the load generator does not compete with the
+# server on a 2-core machine.
 set -eu
 rounds=${1:-7}
 secs=${2:-3}
@@ -15,12 +18,16 @@ for tool in nginx wrk go; do
 	command -v $tool >/dev/null 2>&1 || { echo "bench-ch06: $tool is not installed (apt-get install -y nginx wrk)"; exit 1; }
 done
 dir=$(mktemp -d)
+pin_server= pin_wrk= threads=2 workers=auto
+if [ "${PIN:-0}" = 1 ]; then
+	pin_server="taskset -c 1" pin_wrk="taskset -c 0" threads=1 workers=1
+fi
 trap 'nginx -c $dir/nginx.conf -p $dir -s stop 2>/dev/null; kill $wpid 2>/dev/null; rm -rf $dir' EXIT
 mkdir -p $dir/www $dir/logs
 head -c 1024 /dev/urandom > $dir/www/f1k.html
 head -c 102400 /dev/urandom > $dir/www/f100k.bin
 cat > $dir/nginx.conf <<CONF
-worker_processes auto;
+worker_processes $workers;
 pid $dir/nginx.pid;
 error_log $dir/logs/error.log;
 events { worker_connections 4096; }
@@ -30,12 +37,12 @@ http {
     server { listen 127.0.0.1:10080; root $dir/www; }
 }
 CONF
-nginx -c $dir/nginx.conf -p $dir
+$pin_server nginx -c $dir/nginx.conf -p $dir
 go build -o $dir/wserver ./solutions/06/cmd/wserver
-$dir/wserver -d $dir/www -p 10000 ${WSERVER_FLAGS:--t 8 -b 64} 2>/dev/null &
+$pin_server $dir/wserver -d $dir/www -p 10000 ${WSERVER_FLAGS:--t 8 -b 64} 2>/dev/null &
 wpid=$!
 sleep 1
-rps() { wrk -t2 -c50 -d${secs}s -H "Connection: close" "http://127.0.0.1:$1$2" | awk '/Requests\/sec/ {print int($2)}'; }
+rps() { $pin_wrk wrk -t$threads -c50 -d${secs}s -H "Connection: close" "http://127.0.0.1:$1$2" | awk '/Requests\/sec/ {print int($2)}'; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 for file in /f1k.html /f100k.bin; do
 	: > $dir/nginx.txt; : > $dir/go.txt; : > $dir/ratio.txt
