@@ -9,6 +9,8 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"sync"
+	"syscall"
 	"time"
 
 	"serverlab/tools/loadgen/load"
@@ -53,9 +55,15 @@ func runHTTP(ctx context.Context, env *env, args []string) error {
 		req += "Host: " + *host + "\r\n"
 	}
 	req += "\r\n"
+	raddr, err := net.ResolveTCPAddr("tcp", common.addr)
+	if err != nil {
+		return err
+	}
 	newClient := func(ctx context.Context, id int) (load.Client, error) {
-		return &httpClient{addr: common.addr, timeout: common.timeout, req: []byte(req),
-			status: []byte(strconv.Itoa(*status)), buf: make([]byte, 64<<10)}, nil
+		c := &httpClient{addr: raddr, timeout: common.timeout, req: []byte(req),
+			status: []byte(strconv.Itoa(*status)), buf: make([]byte, 64<<10)}
+		c.untie = context.AfterFunc(ctx, c.abort)
+		return c, nil
 	}
 	if *numConns > 0 {
 		res, err := load.FixedRate{Rate: common.rate, Requests: *numConns, Clients: common.clients,
@@ -75,31 +83,33 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
-// httpClient makes one connection per request. Its buffer is reused: the load
-// generator must not be the bottleneck (it allocates nothing per request
-// beyond what net.Dial does).
+// httpClient makes one connection per request. The load generator must never
+// be the bottleneck, so a request costs as little as it can: the address is
+// resolved once, the dial takes no context (a cancellable context costs a
+// goroutine per dial), the run's cancellation is watched once per client
+// rather than once per request, and the read buffer is reused.
 type httpClient struct {
-	addr    string
+	addr    *net.TCPAddr
 	timeout time.Duration
 	req     []byte
 	status  []byte // "200"
 	buf     []byte
-	dialer  net.Dialer
+	untie   func() bool // stops watching the run's context
+
+	mu      sync.Mutex
+	conn    *net.TCPConn // the request in progress, for abort
+	aborted bool
 }
 
 // Do connects, sends the request, reads the reply to the end and checks its
 // status line and, when there is one, its Content-Length. The connection
 // time counts: a server that accepts late is slow.
 func (c *httpClient) Do(ctx context.Context) error {
-	c.dialer.Timeout = c.timeout
-	c.dialer.KeepAlive = -1 // one request per connection: keep-alive probes are pointless syscalls
-	conn, err := c.dialer.DialContext(ctx, "tcp", c.addr)
+	conn, err := c.dial()
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stop()
+	defer c.hangUp(conn)
 	if err := conn.SetDeadline(time.Now().Add(c.timeout)); err != nil {
 		return err
 	}
@@ -160,5 +170,59 @@ func (c *httpClient) check(head []byte, total int) error {
 	return nil
 }
 
-// Close does nothing: each request's connection is closed by Do.
-func (c *httpClient) Close() error { return nil }
+// dialer connects without a context: a dial with a timeout or a cancellable
+// context costs a goroutine and a timer each, which made dialling most of the
+// load generator's work. Instead, TCP_SYNCNT bounds how often the kernel
+// resends an unanswered SYN (2: it gives up after about 7 s), and keep-alive is
+// off (one request per connection: its probes are pointless syscalls).
+var dialer = net.Dialer{
+	KeepAlive: -1,
+	Control: func(network, address string, c syscall.RawConn) error {
+		var err error
+		c.Control(func(fd uintptr) { err = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_SYNCNT, 2) })
+		return err
+	},
+}
+
+// dial connects and records the connection for abort.
+func (c *httpClient) dial() (*net.TCPConn, error) {
+	nc, err := dialer.Dial("tcp", c.addr.String())
+	if err != nil {
+		return nil, err
+	}
+	conn := nc.(*net.TCPConn)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.aborted {
+		conn.Close()
+		return nil, context.Canceled
+	}
+	c.conn = conn
+	return conn, nil
+}
+
+// hangUp closes the request's connection.
+func (c *httpClient) hangUp(conn *net.TCPConn) {
+	c.mu.Lock()
+	c.conn = nil
+	c.mu.Unlock()
+	conn.Close()
+}
+
+// abort runs when the run is cancelled: it closes the connection in use, so
+// that Do returns at once instead of at its deadline.
+func (c *httpClient) abort() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.aborted = true
+	if c.conn != nil {
+		c.conn.Close()
+	}
+}
+
+// Close stops watching the run's context; each request's connection is
+// closed by Do.
+func (c *httpClient) Close() error {
+	c.untie()
+	return nil
+}
