@@ -1,7 +1,9 @@
 package webtest
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -198,17 +200,15 @@ func checkManyClients(k *testkit.T, impl Impl, s *site) {
 }
 
 // checkCloseBusy: Close stops a server in the middle of everything: a
-// running CGI program, a held request, a queued one.
+// running CGI program and connections waiting in the buffer.
 func checkCloseBusy(k *testkit.T, impl Impl, s *site) {
 	k.Helper()
 	s.cgi(k, "slow.cgi")
-	h := startHeld(k, impl, s, Config{Threads: 2, Buffers: 4, CGITimeout: time.Minute}, "/hold1.txt")
+	h := startHeld(k, impl, s, Config{Threads: 1, Buffers: 4, CGITimeout: time.Minute})
 	c, r, pid := startSlow(k, h.srv.Addr, "/slow.cgi")
-	h.fetch("/hold1.txt")
-	h.started.waitEvent(k, "/hold1.txt", "the second worker to start")
 	h.fetch("/small.txt")
-	h.queued.waitCount(k, h.base+3, "the third connection to be queued")
-	h.gates.openAll() // a worker held by the suite's own hook cannot be Close's business
+	h.fetch("/medium.txt")
+	h.queued.waitCount(k, h.base+3, "two connections to be queued behind the running CGI program")
 	h.srv.Close()
 	if _, err := r.ReadString('\n'); err == nil {
 		k.Fatalf("after Close, the connection of a running CGI program must be closed")
@@ -218,11 +218,15 @@ func checkCloseBusy(k *testkit.T, impl Impl, s *site) {
 		k.Fatalf("after Close returned, a CGI program that was running (pid %d) must be killed and reaped; it is %s", pid, why)
 	}
 	for range 2 {
+		var ne net.Error
 		select {
-		case <-h.results:
-		case <-time.After(testkit.IOTimeout):
-			k.Fatalf("after Close, a client waiting for a response (being served or queued) was not disconnected within %v",
-				testkit.IOTimeout)
+		case f := <-h.results:
+			if errors.As(f.err, &ne) && ne.Timeout() {
+				k.Fatalf("after Close, GET %s, waiting in the buffer, was not answered or disconnected within %v: "+
+					"Close must close every connection the server has accepted, queued ones too", f.uri, testkit.IOTimeout)
+			}
+		case <-time.After(2 * testkit.IOTimeout):
+			k.Fatalf("after Close, a connection waiting in the buffer was not closed within %v", 2*testkit.IOTimeout)
 		}
 	}
 }
