@@ -120,10 +120,10 @@ func (d *Docroot) open(name string) (*os.File, error) {
 		switch {
 		case err == nil:
 			return os.NewFile(uintptr(fd), name), nil
-		case errors.Is(err, unix.EINTR), errors.Is(err, unix.EAGAIN):
+		case errors.Is(err, unix.EINTR):
 			continue
-		case errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EPERM) && d.fdErr == nil:
-			return d.root.Open(filepath.FromSlash(name)) // no openat2 here (or a seccomp filter forbids it)
+		case errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EPERM):
+			return d.root.Open(filepath.FromSlash(name)) // no openat2 here, or a seccomp filter forbids it
 		default:
 			return nil, &os.PathError{Op: "openat2", Path: name, Err: err}
 		}
