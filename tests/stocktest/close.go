@@ -26,7 +26,7 @@ const pipelinedShows = 1600
 // connection, writes the stocks back one last time, makes Serve return
 // lab.ErrServerClosed, can be called twice, and leaves no goroutine behind.
 func Close(t *testing.T, impl Impl) {
-	k := testkit.New(t, "4.7")
+	k := impl.start(t, "Close", "4.7")
 	checkCloseBeforeServe(k, impl)
 
 	s := make(syncs, 16)
@@ -92,7 +92,7 @@ func checkCloseBeforeServe(k *testkit.T, impl Impl) {
 	k.Helper()
 	raw, err := impl.NewServer(Config{StockPath: writeStocks(k, market)})
 	if errors.Is(err, lab.ErrNotImplemented) {
-		k.Fatalf("building the server needs an earlier exercise (New loads the stock tree: exercise 4.1): %v", err)
+		k.Fatalf("building the server needs an earlier exercise: %v", err)
 	}
 	if err != nil {
 		k.Fatalf("NewServer: %v", err)

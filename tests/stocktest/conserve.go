@@ -20,7 +20,7 @@ import (
 // step. Run on the tree directly (where the chapter has one) and through the
 // server.
 func Conservation(t *testing.T, impl Impl) {
-	k := testkit.New(t, "4.4")
+	k := impl.start(t, "Conservation", "4.4")
 	if impl.LoadTree != nil {
 		conserveTree(k, impl)
 	}

@@ -37,7 +37,7 @@ func newServer(k *testkit.T, impl Impl, cfg Config, stocks string) (*testkit.Ser
 	}
 	raw, err := impl.NewServer(cfg)
 	if errors.Is(err, lab.ErrNotImplemented) {
-		k.Fatalf("building the server needs an earlier exercise (New loads the stock tree: exercise 4.1): %v", err)
+		k.Fatalf("building the server needs an earlier exercise: %v", err)
 	}
 	if err != nil {
 		k.Fatalf("NewServer with stock file %q: %v", stocks, err)

@@ -18,7 +18,7 @@ const quietWindow = 200 * time.Millisecond
 // unanswered, until one of the four leaves, and is then served. Chapter 05's
 // event loop serves everyone at once and does not run this check.
 func WorkerPool(t *testing.T, impl Impl) {
-	k := testkit.New(t, "4.5")
+	k := impl.start(t, "WorkerPool", "4.5")
 	srv, _, _ := newServer(k, impl, Config{}, market)
 	m := newModel(parseStocks(k, market))
 	const workers = 4
