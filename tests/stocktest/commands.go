@@ -134,6 +134,13 @@ func checkExit(k *testkit.T, srv *testkit.Server, m *model) {
 	expectRecord(k, c, m.apply(mustParse("show")))
 	c.ExpectClosed()
 	exchange(k, b, "show", m.apply(mustParse("show")))
+
+	// A line longer than 8192 bytes is no request of this protocol: the
+	// server closes that connection (and only that one).
+	long := k.Dial(srv)
+	long.Write([]byte(strings.Repeat("x", stockproto.RecordSize+100)+"\n"), "a 8293-byte line")
+	long.ExpectClosed()
+	exchange(k, b, "show", m.apply(mustParse("show")))
 }
 
 // checkLongListing: a market whose listing does not fit in one record is
