@@ -21,6 +21,7 @@
 package stocktest
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -39,8 +40,10 @@ type Impl struct {
 	// LoadTree loads a stock file into the chapter's tree (Tree, and the
 	// tree-level half of Conservation). Chapter 04 only.
 	LoadTree func(path string) (StockTree, error)
-	// NewTree returns an empty tree (Tree). Chapter 04 only.
-	NewTree func() StockTree
+	// NewTree returns an empty tree whose stocks get their locks from
+	// newLock, or sync.Mutexes if newLock is nil (Tree, Conservation).
+	// Chapter 04 only.
+	NewTree func(newLock func() sync.Locker) StockTree
 	// NewRWLock returns an unlocked reader-writer lock (RWLock). onWait, if
 	// not nil, must be called once by each Lock or RLock call that blocks,
 	// just before it first waits, with writer telling which of the two it is.
