@@ -72,9 +72,9 @@ func Load(path string) (*Tree, error) {
 // is ErrDuplicate.
 func (t *Tree) Insert(s stockfile.Stock) error {
 	// TODO(ex 4.1): walk down from t.root (left for a smaller ID, right for a
-	// larger one) to the nil link where s belongs and put a new node there
-	// (its lock made by t.newLock());
-	// return an error wrapping ErrDuplicate if you meet s.ID on the way;
+	// larger one) to the nil link where s belongs and put the new node there:
+	// &node{id: s.ID, price: s.Price, count: s.Count, mu: t.newLock()}.
+	// Return an error wrapping ErrDuplicate if you meet s.ID on the way;
 	// count the node in t.size. Hint: walking with a pointer to the link
 	// (link := &t.root; link = &n.left) avoids a special case for the root.
 	// Checked by TestEx4_1_Tree.
