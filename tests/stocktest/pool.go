@@ -1,6 +1,7 @@
 package stocktest
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -15,13 +16,25 @@ const quietWindow = 200 * time.Millisecond
 
 // WorkerPool checks exercise 4.5: a pre-threaded server. With the default of
 // 4 workers, 4 clients are served at once; a fifth is accepted but waits,
-// unanswered, until one of the four leaves, and is then served. Chapter 05's
-// event loop serves everyone at once and does not run this check.
+// unanswered, until one of the four leaves, and is then served. The same with
+// Config.Workers = 2 and a third client. Chapter 05's event loop serves
+// everyone at once and does not run this check.
 func WorkerPool(t *testing.T, impl Impl) {
 	k := impl.start(t, "WorkerPool", "4.5")
-	srv, _, _ := newServer(k, impl, Config{}, market)
+	checkPool(k, impl, 0, 4)
+	checkPool(k, impl, 2, 2)
+}
+
+// checkPool runs the check on a server configured with Config.Workers =
+// setting, which must serve exactly workers clients at once.
+func checkPool(k *testkit.T, impl Impl, setting, workers int) {
+	k.Helper()
+	srv, _, _ := newServer(k, impl, Config{Workers: setting}, market)
 	m := newModel(parseStocks(k, market))
-	const workers = 4
+	what := fmt.Sprintf("with Workers = %d", setting)
+	if setting == 0 {
+		what = "with the default of 4 workers"
+	}
 
 	busy := make([]*testkit.Conn, workers)
 	for i := range busy {
@@ -38,9 +51,9 @@ func WorkerPool(t *testing.T, impl Impl) {
 	fifth.NetConn().SetReadDeadline(time.Now().Add(quietWindow))
 	var b [1]byte
 	if n, _ := fifth.NetConn().Read(b[:]); n > 0 {
-		k.Fatalf("with %d workers (the default) all serving a client, a fifth client got an answer: a worker "+
-			"pool serves each connection from start to end, and a fifth waits until one leaves "+
-			"(is every connection getting its own goroutine?)%s", workers, fifth.Context())
+		k.Fatalf("%s all serving a client, one more client got an answer: a worker pool serves each "+
+			"connection from start to end, and the next one waits until a worker is free (is every "+
+			"connection getting its own goroutine? is Config.Workers used?)%s", what, fifth.Context())
 	}
 	fifth.NetConn().SetReadDeadline(time.Time{})
 
