@@ -15,7 +15,7 @@ import (
 const quietWindow = 200 * time.Millisecond
 
 // WorkerPool checks exercise 4.5: a pre-threaded server. With the default of
-// 4 workers, 4 clients are served at once; a fifth is accepted but waits,
+// 4 workers, 4 clients are served at once; a extra is accepted but waits,
 // unanswered, until one of the four leaves, and is then served. The same with
 // Config.Workers = 2 and a third client. Chapter 05's event loop serves
 // everyone at once and does not run this check.
@@ -41,31 +41,31 @@ func checkPool(k *testkit.T, impl Impl, setting, workers int) {
 		busy[i] = k.Dial(srv)
 		exchange(k, busy[i], "show", m.apply(mustParse("show")))
 	}
-	fifth := k.Dial(srv)
-	fifth.WriteLine("show")
-	// Every worker answers once more: the fifth request has had every chance
-	// to be served, if a fifth connection were being served.
+	extra := k.Dial(srv)
+	extra.WriteLine("show")
+	// Every worker answers once more: the extra request has had every chance
+	// to be served, if a extra connection were being served.
 	for _, c := range busy {
 		exchange(k, c, "buy 5 1", m.apply(mustParse("buy 5 1")))
 	}
-	fifth.NetConn().SetReadDeadline(time.Now().Add(quietWindow))
+	extra.NetConn().SetReadDeadline(time.Now().Add(quietWindow))
 	var b [1]byte
-	if n, _ := fifth.NetConn().Read(b[:]); n > 0 {
+	if n, _ := extra.NetConn().Read(b[:]); n > 0 {
 		k.Fatalf("%s all serving a client, one more client got an answer: a worker pool serves each "+
 			"connection from start to end, and the next one waits until a worker is free (is every "+
-			"connection getting its own goroutine? is Config.Workers used?)%s", what, fifth.Context())
+			"connection getting its own goroutine? is Config.Workers used?)%s", what, extra.Context())
 	}
-	fifth.NetConn().SetReadDeadline(time.Time{})
+	extra.NetConn().SetReadDeadline(time.Time{})
 
 	busy[0].WriteLine("exit")
 	busy[0].ExpectClosed()
-	// The fifth is served now, and sees the trades made while it waited.
-	expectRecord(k, fifth, m.apply(mustParse("show")))
-	exchange(k, fifth, "sell 5 4", m.apply(mustParse("sell 5 4")))
+	// The extra client is served now, and sees the trades made while it waited.
+	expectRecord(k, extra, m.apply(mustParse("show")))
+	exchange(k, extra, "sell 5 4", m.apply(mustParse("sell 5 4")))
 	for _, c := range busy[1:] {
 		exchange(k, c, "show", m.apply(mustParse("show")))
 		c.WriteLine("exit")
 		c.ExpectClosed()
 	}
-	exchange(k, fifth, "show", m.apply(mustParse("show")))
+	exchange(k, extra, "show", m.apply(mustParse("show")))
 }
