@@ -15,7 +15,7 @@ import (
 const quietWindow = 200 * time.Millisecond
 
 // WorkerPool checks exercise 4.5: a pre-threaded server. With the default of
-// 4 workers, 4 clients are served at once; a extra is accepted but waits,
+// 4 workers, 4 clients are served at once; a fifth is accepted but waits,
 // unanswered, until one of the four leaves, and is then served. The same with
 // Config.Workers = 2 and a third client. Chapter 05's event loop serves
 // everyone at once and does not run this check.
@@ -44,7 +44,7 @@ func checkPool(k *testkit.T, impl Impl, setting, workers int) {
 	extra := k.Dial(srv)
 	extra.WriteLine("show")
 	// Every worker answers once more: the extra request has had every chance
-	// to be served, if a extra connection were being served.
+	// to be served, if one more connection were being served.
 	for _, c := range busy {
 		exchange(k, c, "buy 5 1", m.apply(mustParse("buy 5 1")))
 	}
