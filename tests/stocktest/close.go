@@ -1,6 +1,7 @@
 package stocktest
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -30,12 +31,19 @@ func Close(t *testing.T, impl Impl) {
 	checkCloseBeforeServe(k, impl)
 
 	s := make(syncs, 16)
-	srv, raw, path := newServer(k, impl, Config{SyncInterval: never, OnSync: s.hook}, market)
+	// Small socket buffers on both ends (accepted sockets inherit the
+	// listener's) hold only a few records in flight, so the server is
+	// blocked in the middle of writing a batch of replies when Close comes.
+	ln, err := (&net.ListenConfig{Control: smallBuffer(syscall.SO_SNDBUF)}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen: %v", err)
+	}
+	srv, raw, path := newServerOn(k, impl, Config{SyncInterval: never, OnSync: s.hook}, market, ln)
 	m := newModel(parseStocks(k, market))
 	idle := k.Dial(srv)
 	exchange(k, idle, "buy 4 1", m.apply(mustParse("buy 4 1")))
 
-	busy := k.Dial(srv)
+	busy := k.DialWith(&net.Dialer{Control: smallBuffer(syscall.SO_RCVBUF)}, srv)
 	busy.Write([]byte(strings.Repeat("show\n", pipelinedShows)), `"show\n" × 1600 (in one write)`)
 	want := m.apply(mustParse("show"))
 	expectRecord(k, busy, want) // the server is writing the replies now
@@ -116,5 +124,20 @@ func checkCloseBeforeServe(k *testkit.T, impl Impl) {
 		ln.Close()
 		<-served
 		k.Fatalf("Serve after Close did not return within %v; it must return lab.ErrServerClosed at once", testkit.IOTimeout)
+	}
+}
+
+// smallBuffer returns a Control function that sets a socket's send or
+// receive buffer (option) to its minimum before it listens or connects.
+func smallBuffer(option int) func(network, address string, c syscall.RawConn) error {
+	return func(network, address string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, option, 4096)
+		})
+		if err != nil {
+			return err
+		}
+		return serr
 	}
 }

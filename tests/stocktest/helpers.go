@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,6 +33,13 @@ func writeStocks(k *testkit.T, text string) string {
 // newServer builds a server on stocks (the text of stock.txt) and starts it.
 func newServer(k *testkit.T, impl Impl, cfg Config, stocks string) (*testkit.Server, lab.Server, string) {
 	k.Helper()
+	return newServerOn(k, impl, cfg, stocks, nil)
+}
+
+// newServerOn is newServer on a listener of the check's own (nil: a fresh
+// one on 127.0.0.1:0).
+func newServerOn(k *testkit.T, impl Impl, cfg Config, stocks string, ln net.Listener) (*testkit.Server, lab.Server, string) {
+	k.Helper()
 	if cfg.StockPath == "" {
 		cfg.StockPath = writeStocks(k, stocks)
 	}
@@ -42,7 +50,10 @@ func newServer(k *testkit.T, impl Impl, cfg Config, stocks string) (*testkit.Ser
 	if err != nil {
 		k.Fatalf("NewServer with stock file %q: %v", stocks, err)
 	}
-	return k.Serve(raw), raw, cfg.StockPath
+	if ln == nil {
+		return k.Serve(raw), raw, cfg.StockPath
+	}
+	return k.ServeListener(raw, ln), raw, cfg.StockPath
 }
 
 // parseStocks parses the text of a stock file the suite wrote itself.
