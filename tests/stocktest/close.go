@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -29,6 +30,7 @@ const pipelinedShows = 1600
 func Close(t *testing.T, impl Impl) {
 	k := impl.start(t, "Close", "4.7")
 	checkCloseBeforeServe(k, impl)
+	checkCloseSyncs(k, impl)
 
 	s := make(syncs, 16)
 	// Small socket buffers on both ends (accepted sockets inherit the
@@ -140,4 +142,39 @@ func smallBuffer(option int) func(network, address string, c syscall.RawConn) er
 		}
 		return serr
 	}
+}
+
+// checkCloseSyncs: the write-back when the last client left failed; Close
+// writes the stocks back once more, and this time the disk works.
+func checkCloseSyncs(k *testkit.T, impl Impl) {
+	k.Helper()
+	s := make(syncs, 16)
+	var failing atomic.Bool
+	failing.Store(true)
+	cfg := Config{SyncInterval: never, OnSync: s.hook}
+	cfg.Saver.Intercept = func(w io.Writer) io.Writer {
+		if failing.Load() {
+			return &failAfter{w: w, left: 7}
+		}
+		return w
+	}
+	srv, raw, path := newServer(k, impl, cfg, market)
+	m := newModel(parseStocks(k, market))
+	c := k.Dial(srv)
+	exchange(k, c, "sell 3 4", m.apply(mustParse("sell 3 4")))
+	c.WriteLine("exit")
+	c.ExpectClosed()
+	if err := s.next(k, "after the only client sold and left, with the disk failing"); err == nil {
+		k.Fatalf("the write-back with a failing disk reported success")
+	}
+	failing.Store(false)
+	if err := raw.Close(); err != nil {
+		k.Fatalf("Close returned %v", err)
+	}
+	if got := readText(k, path); got != m.file() {
+		k.Fatalf("the write-back when the last client left failed (injected); then Close was called with the "+
+			"disk working again. Close must write the stocks back one last time\n  want: %q\n   got: %q",
+			m.file(), got)
+	}
+	srv.Close()
 }
