@@ -228,6 +228,8 @@ func (h *lockHarness) scenario() {
 		h.expectWait(late[i], "readers held the lock and writer 1 waited for it (writer preference)")
 	}
 
+	h.checkAsleep("3 readers held the lock and writer 1 and 10 late readers waited")
+
 	h.releaseAll(r[0], r[1])
 	h.noViolation()
 	h.releaseAll(r[2])
