@@ -18,6 +18,8 @@ import (
 //   - readers share: three readers hold the lock at once;
 //   - a waiting writer holds back new readers: once a writer waits, ten
 //     readers that arrive must wait too (onWait tells the suite they do);
+//   - nobody spins: every goroutine waiting for the lock is parked (asleep
+//     in Cond.Wait), as runtime.Stack shows;
 //   - writers cannot starve: when the last old reader leaves, the writer gets
 //     the lock before any of the ten;
 //   - the readers' guarantee: when a writer unlocks, every reader waiting at
