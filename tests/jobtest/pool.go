@@ -58,7 +58,9 @@ func checkPoolConcurrency(b bubble, impl Impl) {
 		b.Fatalf("the pool needs an earlier exercise, the bounded queue (3.2): %v", err)
 	}
 	defer func() { // unblock everything, so that a failure does not hang
-		q.Close()
+		for range workers { // once per worker, in case Close wakes only one
+			q.Close()
+		}
 		close(g.release)
 		wait()
 	}()

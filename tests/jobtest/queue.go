@@ -140,12 +140,19 @@ func checkGetBlocks(b bubble, impl Impl) {
 }
 
 func checkCloseWakes(b bubble, impl Impl) {
+	const waiters = 3
 	empty := impl.NewQueue(2)
 	full := impl.NewQueue(1)
-	defer empty.Close()
-	defer full.Close()
+	defer func() {
+		// If Close wakes one waiter at a time (Signal), closing once per
+		// waiter still lets them all out, so that the check fails instead of
+		// leaving goroutines blocked forever.
+		for range waiters {
+			empty.Close()
+			full.Close()
+		}
+	}()
 	mustPut(b, full, 1, "an empty queue of capacity 1")
-	const waiters = 3
 	gets := make([]func() bool, waiters)
 	puts := make([]func() bool, waiters)
 	putErrs := make([]error, waiters)
