@@ -298,8 +298,8 @@ func Close(t *testing.T, impl Impl) {
 		k.Fatalf("Close did not return within %v while a client was connected: "+
 			"Close must close the connection being served, so that its Read returns", testkit.IOTimeout)
 	}
-	if err, stopped := srv.Stopped(); !stopped {
-		k.Fatalf("Close returned before Serve did: Close must wait for Serve to finish")
+	if err, stopped := srv.Wait(); !stopped {
+		k.Fatalf("Serve did not return within %v after Close returned", testkit.IOTimeout)
 	} else if !errors.Is(err, lab.ErrServerClosed) {
 		k.Fatalf("after Close, Serve returned %v; want lab.ErrServerClosed", err)
 	}

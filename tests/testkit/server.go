@@ -40,9 +40,8 @@ func (k *T) Serve(srv lab.Server) *Server {
 func (k *T) ServeListener(srv lab.Server, ln net.Listener) *Server {
 	s := &Server{k: k, srv: srv, ln: ln, Addr: ln.Addr().String(), errc: make(chan error, 1)}
 	go func() {
-		err := srv.Serve(ln)
-		ln.Close() // harmless if Serve closed it already
-		s.errc <- err
+		s.errc <- srv.Serve(ln) // buffered: recorded before clients can see the listener go
+		ln.Close()              // harmless if Serve closed it already
 	}()
 	k.OnAbort(func() { srv.Close(); ln.Close() })
 	k.Cleanup(func() { s.Close() })
@@ -59,6 +58,20 @@ func (s *Server) Stopped() (err error, stopped bool) {
 		s.ended = true
 		return s.result, true
 	default:
+		return nil, false
+	}
+}
+
+// Wait waits up to IOTimeout for Serve to return, and reports with what.
+func (s *Server) Wait() (err error, stopped bool) {
+	if err, stopped := s.Stopped(); stopped {
+		return err, true
+	}
+	select {
+	case s.result = <-s.errc:
+		s.ended = true
+		return s.result, true
+	case <-time.After(IOTimeout):
 		return nil, false
 	}
 }

@@ -21,13 +21,15 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"serverlab/tools/lab"
 )
 
-// Markers at the start of the failures this package reports. tools/grade reads
-// them to state the cause of a lost point; keep them stable.
+// Markers at the start of the failures this package reports (tools/grade
+// reads them to state the cause of a lost point).
 const (
-	LeakMarker     = "serverlab: leak:"
-	WatchdogMarker = "serverlab: watchdog:"
+	LeakMarker     = lab.LeakMarker
+	WatchdogMarker = lab.WatchdogMarker
 )
 
 // Defaults for waiting. Generous, because -race slows everything down and CI
@@ -155,7 +157,7 @@ func courseFrames(report string) string {
 	inGoroutine := false
 	for _, line := range strings.Split(report, "\n") {
 		switch {
-		case strings.HasPrefix(line, "Goroutine ") || strings.HasPrefix(line, "goroutine "):
+		case strings.HasPrefix(strings.TrimLeft(line, "["), "Goroutine "):
 			inGoroutine = true
 		case inGoroutine && strings.HasPrefix(line, "serverlab/") && !strings.Contains(line, "/testkit."):
 			fn := line

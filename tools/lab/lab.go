@@ -19,6 +19,14 @@ var ErrNotImplemented = errors.New("not implemented")
 // it tells the caller that Serve stopped because it was asked to.
 var ErrServerClosed = errors.New("server closed")
 
+// Markers that tests/testkit prints at the start of the failures it reports,
+// and that tools/grade reads to state the cause of a lost point. They live
+// here, in a package without test dependencies, so both can import them.
+const (
+	LeakMarker     = "serverlab: leak:"
+	WatchdogMarker = "serverlab: watchdog:"
+)
+
 // Server is the face of every server in the course, modelled on net/http.Server:
 // Serve runs until Close; Close is idempotent, stops Serve and returns only when
 // every goroutine the server started has finished.

@@ -1,0 +1,171 @@
+package testkit
+
+import (
+	"bufio"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"serverlab/tools/lab"
+)
+
+// The checks below run a test of this package in a child process, because
+// what they verify is that testkit makes a test FAIL, with the right words.
+
+const childEnv = "TESTKIT_CHILD"
+
+func runChild(t *testing.T, test string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.v")
+	cmd.Env = append(os.Environ(), childEnv+"="+test)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		t.Fatalf("child %s: want it to fail, got err %v\n%s", test, err, out)
+	}
+	return string(out)
+}
+
+func onlyInChild(t *testing.T) {
+	if os.Getenv(childEnv) != t.Name() {
+		t.Skip("run as a child process by another test")
+	}
+}
+
+func TestChildLeaks(t *testing.T) {
+	onlyInChild(t)
+	New(t, "9.1")
+	go leakForever()
+}
+
+var block = make(chan struct{})
+
+func leakForever() { <-block }
+
+func TestLeakIsReported(t *testing.T) {
+	out := runChild(t, "TestChildLeaks")
+	for _, want := range []string{LeakMarker, "exercise 9.1", "Close must stop every goroutine", "leakForever"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("leak report lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestChildHangs(t *testing.T) {
+	onlyInChild(t)
+	WatchdogTimeout = 100 * time.Millisecond
+	k := New(t, "9.2")
+	unblock := make(chan struct{})
+	k.OnAbort(func() { close(unblock) })
+	<-unblock // only the watchdog's abort can end this wait
+}
+
+func TestWatchdogFailsAndUnblocks(t *testing.T) {
+	out := runChild(t, "TestChildHangs")
+	if !strings.Contains(out, WatchdogMarker) || !strings.Contains(out, "--- FAIL: TestChildHangs") {
+		t.Errorf("want the watchdog to fail the hung check and unblock it:\n%s", out)
+	}
+}
+
+// stubServer is what an untouched exercise looks like.
+type stubServer struct{}
+
+func (stubServer) Serve(net.Listener) error { return lab.NotImplemented("9.3", "Serve") }
+func (stubServer) Close() error             { return nil }
+
+func TestChildStubServer(t *testing.T) {
+	onlyInChild(t)
+	k := New(t, "9.3")
+	c := k.Dial(k.Serve(stubServer{}))
+	c.ExpectLine("hello")
+}
+
+func TestStubServerFailsFast(t *testing.T) {
+	out := runChild(t, "TestChildStubServer")
+	if !strings.Contains(out, "Serve returned ex 9.3: Serve: not implemented") {
+		t.Errorf("want the failure to say that Serve returned not implemented:\n%s", out)
+	}
+	if strings.Contains(out, WatchdogMarker) {
+		t.Errorf("a stub server must fail the check at once, not through the watchdog:\n%s", out)
+	}
+}
+
+// echoServer is a minimal correct lab.Server: it echoes lines, and closes on
+// "bye".
+type echoServer struct {
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  map[net.Conn]bool
+	closed bool
+	wg     sync.WaitGroup
+}
+
+func (s *echoServer) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	s.ln, s.conns = ln, map[net.Conn]bool{}
+	s.mu.Unlock()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.closed {
+				return lab.ErrServerClosed
+			}
+			return err
+		}
+		s.mu.Lock()
+		s.conns[c] = true
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go s.echo(c)
+	}
+}
+
+func (s *echoServer) echo(c net.Conn) {
+	defer s.wg.Done()
+	defer c.Close()
+	sc := bufio.NewScanner(c)
+	for sc.Scan() && sc.Text() != "bye" {
+		c.Write([]byte(sc.Text() + "\n"))
+	}
+}
+
+func (s *echoServer) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.ln.Close()
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+func TestConnHelpers(t *testing.T) {
+	k := New(t, "9.4")
+	srv := k.Serve(&echoServer{})
+	c := k.Dial(srv)
+	c.WriteLine("hello")
+	c.ExpectLine("hello")
+	c.WriteLine("bye")
+	c.ExpectClosed()
+	if !strings.Contains(c.History(), `"bye\n"`) {
+		t.Errorf("History() = %s, want it to list what was sent", c.History())
+	}
+}
+
+func TestCourseFrames(t *testing.T) {
+	report := "found unexpected goroutines:\n[Goroutine 7 in state chan receive, with serverlab/solutions/02.(*Server).broadcast on top of the stack:\n" +
+		"serverlab/solutions/02.(*Server).broadcast(0xc000)\n\t/work/solutions/02/server.go:10 +0x1\n" +
+		"created by serverlab/solutions/02.(*Server).Serve in goroutine 6\n]"
+	if got := courseFrames(report); got != "  serverlab/solutions/02.(*Server).broadcast" {
+		t.Errorf("courseFrames = %q", got)
+	}
+}

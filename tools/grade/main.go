@@ -1,0 +1,199 @@
+// Command grade is the course's grader, behind `make grade`.
+//
+// It compiles each chapter's tests once, with the race detector, runs every
+// graded exercise alone with a time limit, and awards an exercise's points
+// only for an explicit pass with no leak, race, crash or timeout. Every lost
+// point has a stated cause: build error, timeout, panic, race, leak, failed,
+// not run. The rubric (which exercises, worth what, checked by which test) is
+// embedded from tools/grade/rubric.
+//
+// Usage:
+//
+//	go run ./tools/grade [flags]
+//
+//	-root dir       module root (default ".")
+//	-target tree    tree to grade: chapters (default) or solutions
+//	-ch 01,03       chapters to grade (default: every chapter in the rubric)
+//	-format f       text (default), gradescope, classroom, junit or json
+//	-o file         write the report to file instead of stdout
+//	-timeout d      time limit per exercise, unless the rubric sets one (default 60s)
+//	-j n            exercises run at once (default 2)
+//	-rubric file    grade with this rubric instead of the embedded one
+//	-require mode   all: exit 1 unless every exercise passed;
+//	                none: exit 1 unless every exercise failed cleanly (cause "failed")
+//	-q              no progress lines on stderr
+//
+// Exit status: 0 graded (and the requirement met), 1 requirement not met,
+// 2 the grader could not grade (bad flags, no module, interrupted).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"serverlab/tools/grade/rubric"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Exit statuses.
+const (
+	exitOK          = 0
+	exitRequirement = 1
+	exitError       = 2
+)
+
+// config is the parsed command line.
+type config struct {
+	root, target, chapters, format, out, rubric, require string
+	timeout                                              time.Duration
+	jobs                                                 int
+	quiet                                                bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("grade", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.root, "root", ".", "module root")
+	fs.StringVar(&c.target, "target", "chapters", "tree to grade, relative to the root: chapters or solutions")
+	fs.StringVar(&c.chapters, "ch", "", "comma-separated chapter ids to grade, e.g. 01,03 (default: all in the rubric)")
+	fs.StringVar(&c.format, "format", "text", "report format: "+formatNames())
+	fs.StringVar(&c.out, "o", "", "write the report to this file (default: stdout)")
+	fs.DurationVar(&c.timeout, "timeout", 60*time.Second, "time limit per exercise, unless the rubric sets one")
+	fs.IntVar(&c.jobs, "j", 2, "exercises run at once")
+	fs.StringVar(&c.rubric, "rubric", "", "rubric file to use instead of the embedded one")
+	fs.StringVar(&c.require, "require", "", `exit 1 unless "all" exercises passed, or "none" did (each failed cleanly)`)
+	fs.BoolVar(&c.quiet, "q", false, "do not print progress on stderr")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	if c.timeout <= 0 || c.jobs <= 0 {
+		return c, errors.New("-timeout and -j must be positive")
+	}
+	if c.require != "" && c.require != "all" && c.require != "none" {
+		return c, fmt.Errorf("-require %q: want all or none", c.require)
+	}
+	return c, nil
+}
+
+// run is the whole command, testable in process.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "grade:", err)
+		return exitError
+	}
+	write, err := lookupFormat(c.format)
+	if err != nil {
+		fmt.Fprintln(stderr, "grade:", err)
+		return exitError
+	}
+	chapters, err := selectChapters(c.rubric, c.chapters)
+	if err != nil {
+		fmt.Fprintln(stderr, "grade:", err)
+		return exitError
+	}
+	opt := Options{Root: c.root, Target: c.target, Chapters: chapters, Timeout: c.timeout, Jobs: c.jobs}
+	if !c.quiet {
+		opt.Progress = stderr
+	}
+	rep, err := Grade(ctx, opt)
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintln(stderr, "grade: interrupted; no report written")
+		return exitError
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "grade:", err)
+		return exitError
+	}
+	if err := writeReport(c.out, stdout, write, rep); err != nil {
+		fmt.Fprintln(stderr, "grade:", err)
+		return exitError
+	}
+	if err := rep.Require(c.require); err != nil {
+		fmt.Fprintln(stderr, "grade:", err)
+		return exitRequirement
+	}
+	return exitOK
+}
+
+// selectChapters loads the rubric (embedded, or from path) and picks the
+// chapters named in list, in the order given; an empty list means all.
+func selectChapters(path, list string) ([]rubric.Chapter, error) {
+	r, err := loadRubric(path)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(list) == "" {
+		return r.Chapters, nil
+	}
+	var picked []rubric.Chapter
+	seen := map[string]bool{}
+	for _, id := range strings.Split(list, ",") {
+		id = strings.TrimSpace(id)
+		if len(id) == 1 {
+			id = "0" + id // -ch 3 means chapter 03
+		}
+		ch, ok := r.Chapter(id)
+		if !ok {
+			return nil, fmt.Errorf("-ch: the rubric has no chapter %q", id)
+		}
+		if !seen[id] {
+			picked = append(picked, ch)
+			seen[id] = true
+		}
+	}
+	return picked, nil
+}
+
+func loadRubric(path string) (*rubric.Rubric, error) {
+	if path == "" {
+		return rubric.Load()
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := rubric.Parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
+// writeReport writes the report to the -o file, or to stdout.
+func writeReport(path string, stdout io.Writer, write formatter, rep *Report) error {
+	if path == "" {
+		return write(stdout, rep)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f, rep); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestRunRejectsBadInvocations(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		stderr string
+	}{
+		{"unknown format", []string{"-format", "xml"}, `unknown -format "xml"`},
+		{"unknown require mode", []string{"-require", "most"}, `-require "most": want all or none`},
+		{"unknown chapter", []string{"-ch", "99"}, `the rubric has no chapter "99"`},
+		{"stray argument", []string{"chapters/01"}, "unexpected arguments: chapters/01"},
+		{"zero workers", []string{"-j", "0"}, "-timeout and -j must be positive"},
+		{"missing rubric file", []string{"-rubric", "testdata/nope.json"}, "testdata/nope.json"},
+		{"invalid rubric file", []string{"-rubric", "testdata/chapters/01/fixture.go"}, "decode rubric"},
+		{"not a module root", []string{"-root", "testdata"}, "is not a module root"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			code := run(context.Background(), tt.args, io.Discard, &stderr)
+			if code != exitError {
+				t.Errorf("run(%q) exit status %d, want %d", tt.args, code, exitError)
+			}
+			if !strings.Contains(stderr.String(), tt.stderr) {
+				t.Errorf("run(%q) stderr lacks %q; it says:\n%s", tt.args, tt.stderr, stderr.String())
+			}
+		})
+	}
+}
+
+func TestRunHelp(t *testing.T) {
+	var stderr bytes.Buffer
+	if code := run(context.Background(), []string{"-h"}, io.Discard, &stderr); code != exitOK {
+		t.Errorf("-h exit status %d, want %d", code, exitOK)
+	}
+	for _, flag := range []string{"-root", "-target", "-ch", "-format", "-o", "-timeout", "-j", "-rubric", "-require"} {
+		if !strings.Contains(stderr.String(), "  "+flag+" ") && !strings.Contains(stderr.String(), "  "+flag+"\n") {
+			t.Errorf("-h does not document %s:\n%s", flag, stderr.String())
+		}
+	}
+}
+
+func TestSelectChapters(t *testing.T) {
+	chapters, err := selectChapters("testdata/rubric.json", " 3, 01,01")
+	if err != nil {
+		t.Fatalf("selectChapters: %v", err)
+	}
+	var ids []string
+	for _, ch := range chapters {
+		ids = append(ids, ch.ID)
+	}
+	if got := strings.Join(ids, ","); got != "03,01" {
+		t.Errorf("-ch \" 3, 01,01\" selects %s, want 03,01 (in the order given, once each)", got)
+	}
+	all, err := selectChapters("", "")
+	if err != nil || len(all) == 0 {
+		t.Errorf("selectChapters of the embedded rubric = %d chapters, %v; want every chapter", len(all), err)
+	}
+}
+
+func TestRaceEnvKeepsCallersGORACE(t *testing.T) {
+	env := raceEnv([]string{"HOME=/root", "GORACE=halt_on_error=1"})
+	want := []string{"HOME=/root", "GORACE=atexit_sleep_ms=0 halt_on_error=1"}
+	if strings.Join(env, "|") != strings.Join(want, "|") {
+		t.Errorf("raceEnv = %q, want %q", env, want)
+	}
+}

@@ -1,0 +1,194 @@
+package load_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"serverlab/tools/loadgen/load"
+)
+
+// arrivalLog records when each request reached a client, in fake time since
+// the run started.
+type arrivalLog struct {
+	mu    sync.Mutex
+	start time.Time
+	at    []time.Duration
+}
+
+func (l *arrivalLog) note() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.at = append(l.at, time.Since(l.start))
+}
+
+func TestFixedRateSchedule(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const rate, requests = 100.0, 7
+		interval := time.Duration(float64(time.Second) / rate)
+		log := &arrivalLog{start: time.Now()}
+		f := newFleet()
+		f.do = func(ctx context.Context, id, n int) error {
+			log.note()
+			time.Sleep(interval / 2) // served well within the interval
+			return nil
+		}
+		res, err := load.FixedRate{Rate: rate, Requests: requests, Clients: 2, NewClient: f.NewClient}.Run(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]time.Duration, requests)
+		for i := range want {
+			want[i] = time.Duration(i) * interval
+		}
+		if fmt.Sprint(log.at) != fmt.Sprint(want) {
+			t.Errorf("%d requests at %v/s arrived at\ngot  %v\nwant %v", requests, rate, log.at, want)
+		}
+		if res.Successes != requests || res.P50 != interval/2 || res.Max != interval/2 {
+			t.Errorf("result: %d ok, p50 %v, max %v; want %d ok, p50 = max = %v",
+				res.Successes, res.P50, res.Max, requests, interval/2)
+		}
+		f.checkClean(t)
+	})
+}
+
+func TestFixedRateStopsAfterDuration(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const rate, duration = 50.0, 2 * time.Second
+		f := newFleet()
+		res, err := load.FixedRate{Rate: rate, Duration: duration, Clients: 3, NewClient: f.NewClient}.Run(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int(duration.Seconds() * rate) // arrivals at 0, 1/rate, … below duration
+		if f.totalCalls() != want || res.Successes != int64(want) {
+			t.Errorf("%v/s for %v: %d requests, %d ok; want %d", rate, duration, f.totalCalls(), res.Successes, want)
+		}
+		f.checkClean(t)
+	})
+}
+
+// TestFixedRateTimesFromIntendedStart has one client that needs longer than
+// the arrival interval, so requests queue. Their latency must include the
+// wait: timing from when the client picked a request up would report every
+// request as fast as the service time, hiding the backlog.
+func TestFixedRateTimesFromIntendedStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const requests = 5
+		const interval, service = 10 * time.Millisecond, 25 * time.Millisecond
+		f := newFleet()
+		f.do = func(ctx context.Context, id, n int) error {
+			time.Sleep(service)
+			return nil
+		}
+		res, err := load.FixedRate{
+			Rate: float64(time.Second / interval), Requests: requests, Clients: 1, NewClient: f.NewClient,
+		}.Run(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Request i arrives at i*interval and finishes at (i+1)*service.
+		want := make([]time.Duration, requests)
+		for i := range want {
+			want[i] = time.Duration(i+1)*service - time.Duration(i)*interval
+		}
+		checkLatencies(t, res, want)
+		if res.Wall != requests*service {
+			t.Errorf("wall: got %v, want %v", res.Wall, requests*service)
+		}
+	})
+}
+
+func TestFixedRateInFlightCap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const requests, maxInFlight = 5, 2
+		const interval, service = 10 * time.Millisecond, 25 * time.Millisecond
+		f := newFleet()
+		f.do = func(ctx context.Context, id, n int) error {
+			time.Sleep(service)
+			return nil
+		}
+		res, err := load.FixedRate{
+			Rate: float64(time.Second / interval), Requests: requests, Clients: 1, MaxInFlight: maxInFlight,
+			NewClient: f.NewClient,
+		}.Run(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Arrivals at 0, 10, 20, 30, 40 ms; replies at 25, 50, 75 ms. At 20 ms
+		// two are outstanding (cap), at 30 ms one (accepted), at 40 ms two.
+		wantOK, wantCapped := int64(3), int64(2)
+		if res.Successes != wantOK || res.Errors[load.KindInFlightCap] != wantCapped || res.Failures != wantCapped {
+			t.Errorf("%d arrivals, cap %d: %d ok, %d failed %v; want %d ok, %d %q",
+				requests, maxInFlight, res.Successes, res.Failures, res.Errors, wantOK, wantCapped, load.KindInFlightCap)
+		}
+		f.checkClean(t)
+	})
+}
+
+func TestFixedRateCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		stuck := make(chan struct{})
+		var once sync.Once
+		f := newFleet()
+		f.do = func(ctx context.Context, id, n int) error {
+			if n == 3 {
+				once.Do(func() { close(stuck) })
+				<-ctx.Done()
+				return ctx.Err()
+			}
+			return nil
+		}
+		done := make(chan struct{})
+		var res load.Result
+		var err error
+		go func() {
+			res, err = load.FixedRate{Rate: 1000, Duration: time.Hour, Clients: 2, NewClient: f.NewClient}.Run(ctx)
+			close(done)
+		}()
+		<-stuck
+		cancel()
+		<-done
+		if !errors.Is(err, context.Canceled) || res.Failures != 0 || res.Successes == 0 {
+			t.Errorf("Run after cancel: %d ok, %d failed, error %v; want some ok, none failed, context.Canceled",
+				res.Successes, res.Failures, err)
+		}
+		f.checkClean(t)
+	})
+}
+
+func TestProgressLines(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const rate, duration = 100, 3 * time.Second
+		var out bytes.Buffer
+		f := newFleet()
+		f.do = func(ctx context.Context, id, n int) error {
+			time.Sleep(time.Millisecond) // replies never coincide with a tick
+			return nil
+		}
+		res, err := load.FixedRate{Rate: rate, Duration: duration, Clients: 1, NewClient: f.NewClient, Progress: &out}.Run(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The run ends just before 3s, so there is a line at 1s and at 2s.
+		total := int(duration.Seconds() * rate)
+		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		if len(lines) != 2 {
+			t.Fatalf("progress over %v (%v): got %d lines, want 2:\n%s", duration, res.Wall, len(lines), out.String())
+		}
+		for i, line := range lines {
+			done := (i + 1) * rate
+			want := fmt.Sprintf("%4ds  %d/%d  %d req/s  0 errors", i+1, done, total, rate)
+			if line != want {
+				t.Errorf("progress line %d:\ngot  %q\nwant %q", i+1, line, want)
+			}
+		}
+	})
+}
