@@ -20,6 +20,10 @@ type Config struct {
 	// QueueCap is the capacity of the job queue (default 1024). When it is
 	// full, readers stop reading until a worker takes a job.
 	QueueCap int
+	// WriteTimeout bounds the writing of one answer (default 10s). A client
+	// that stops reading its answers would otherwise hold a worker, and with
+	// it Close, forever; after WriteTimeout it is dropped.
+	WriteTimeout time.Duration
 	// Logger receives the server's log (default slog.Default()).
 	Logger *slog.Logger
 
@@ -86,6 +90,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.QueueCap <= 0 {
 		cfg.QueueCap = 1024
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = 10 * time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -230,10 +237,14 @@ type clientConn struct {
 
 // send writes one whole answer line. net.Conn.Write returns only when every
 // byte is written (the runtime retries short writes), and mu keeps two
-// workers' lines from interleaving.
+// workers' lines from interleaving. A client that does not read its answers
+// is dropped after WriteTimeout (the original's write-up mentions no send
+// timeout).
 func (c *clientConn) send(line []byte) {
-	// TODO(ex 3.4): under c.mu, unless c.dead, write line with one
-	// c.nc.Write; on error set c.dead (and log at Debug level).
+	// TODO(ex 3.4): under c.mu, unless c.dead, set a write deadline of
+	// c.srv.cfg.WriteTimeout from now and write line with one c.nc.Write; on
+	// error set c.dead, close c.nc (which also stops its reader) and log at
+	// Debug level.
 	// Checked by TestEx3_4_Server.
 }
 

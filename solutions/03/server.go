@@ -23,6 +23,10 @@ type Config struct {
 	// QueueCap is the capacity of the job queue (default 1024). When it is
 	// full, readers stop reading until a worker takes a job.
 	QueueCap int
+	// WriteTimeout bounds the writing of one answer (default 10s). A client
+	// that stops reading its answers would otherwise hold a worker, and with
+	// it Close, forever; after WriteTimeout it is dropped.
+	WriteTimeout time.Duration
 	// Logger receives the server's log (default slog.Default()).
 	Logger *slog.Logger
 
@@ -89,6 +93,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.QueueCap <= 0 {
 		cfg.QueueCap = 1024
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = 10 * time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -288,15 +295,19 @@ type clientConn struct {
 
 // send writes one whole answer line. net.Conn.Write returns only when every
 // byte is written (the runtime retries short writes), and mu keeps two
-// workers' lines from interleaving.
+// workers' lines from interleaving. A client that does not read its answers
+// is dropped after WriteTimeout (the original's write-up mentions no send
+// timeout).
 func (c *clientConn) send(line []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.dead {
 		return
 	}
+	c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout))
 	if _, err := c.nc.Write(line); err != nil {
 		c.dead = true
+		c.nc.Close() // unblocks the reader too; release's Close is then harmless
 		c.srv.log.Debug("client gone; dropping its answers", "remote", c.nc.RemoteAddr(), "err", err)
 	}
 }
