@@ -90,6 +90,22 @@ func Serve(t *testing.T, impl Impl) {
 		k.Fatalf("users file after the whole exchange: want one line per accepted registration, in order, "+
 			"and none for refused ones\n  want names: %q\n   got names: %q", wantNames, names)
 	}
+	checkRestart(k, impl, srv, path)
+}
+
+// checkRestart: registrations survive a restart of the server, and still
+// own their names.
+func checkRestart(k *testkit.T, impl Impl, old *testkit.Server, path string) {
+	k.Helper()
+	old.Close()
+	before := readFile(k, path)
+	raw, _ := newServer(k, impl, Config{UsersPath: path, Timeout: 10 * time.Second})
+	srv := k.Serve(raw)
+	register(k, srv, "alice", "stolen", "FAIL")
+	register(k, srv, "alice", "pass123", "OK")
+	if after := readFile(k, path); after != before {
+		k.Fatalf("after a restart, registering alice again changed the users file\n  before: %q\n   after: %q", before, after)
+	}
 }
 
 // checkClosesSilently: requests the discovery server cannot serve are closed
