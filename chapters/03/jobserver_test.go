@@ -38,3 +38,4 @@ func TestEx3_4_Server(t *testing.T)       { jobtest.Server(t, impl) }
 func TestEx3_5_BackPressure(t *testing.T) { jobtest.BackPressure(t, impl) }
 func TestEx3_6_Shutdown(t *testing.T)     { jobtest.Shutdown(t, impl) }
 func TestEx3_7_Statistics(t *testing.T)   { jobtest.Statistics(t, impl) }
+func BenchmarkServer(b *testing.B)        { jobtest.Benchmark(b, impl) }
