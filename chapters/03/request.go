@@ -79,9 +79,11 @@ func Parse(line []byte) (Request, error) {
 	// TODO(ex 3.1): cut line at the first space (bytes.Cut); look the command
 	// up (a switch on string(name) does not allocate); check the argument is
 	// there; for HASH, return the rest of the line as Text (string(arg)
-	// copies it); otherwise parse plain decimal digits yourself (strconv
-	// accepts a sign) and check 1 ≤ n ≤ maxArg(cmd). Return the Err values
-	// above. Checked by TestEx3_1_Parse.
+	// copies it); otherwise parse the number with strconv.ParseUint(s, 10, 64),
+	// which accepts digits only: its strconv.ErrSyntax is ErrInvalidInteger,
+	// its strconv.ErrRange ErrOutOfRange (errors.Is sees through *NumError);
+	// then check 1 ≤ n ≤ maxArg(cmd). Return the Err values above.
+	// Checked by TestEx3_1_Parse.
 	return Request{}, lab.NotImplemented("3.1", "Parse")
 }
 
