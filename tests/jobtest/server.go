@@ -138,6 +138,10 @@ func checkExamples(k *testkit.T, srv *testkit.Server) {
 		id++
 		roundTrip(c, e, id)
 	}
+	if !raceEnabled {
+		id++
+		roundTrip(c, ok("MATMUL 512", "matmul 512 checksum 1536.000000"), id)
+	}
 	// A trailing \r is stripped.
 	id++
 	c.Write([]byte("PRIME 7\r\n"), `"PRIME 7\r\n"`)
