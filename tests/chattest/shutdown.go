@@ -122,7 +122,7 @@ func closeWithin(k *testkit.T, e *env, clients []*testkit.Conn, users int) {
 }
 
 // goroutinesOf returns a line for each goroutine that is running code of
-// srv's package: the function it is in, and where. It is called the moment
+// srv's package (or of a package below it): the function it is in, and where. It is called the moment
 // Close returns, when there must be none.
 //
 // One state is left out: a goroutine whose innermost frame is the closing
@@ -134,12 +134,15 @@ func goroutinesOf(srv lab.Server) []string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	pkg := t.PkgPath() + "."
+	pkg := t.PkgPath()
+	ours := func(frame string) bool { // the package, or one below it
+		return strings.HasPrefix(frame, pkg+".") || strings.HasPrefix(frame, pkg+"/")
+	}
 	var found []string
 	for _, g := range strings.Split(allStacks(), "\n\n") {
 		lines := strings.Split(g, "\n")
 		for i := 1; i+1 < len(lines); i += 2 {
-			if !strings.HasPrefix(lines[i], pkg) {
+			if !ours(lines[i]) {
 				continue
 			}
 			if i == 1 && atClosingBrace(lines[i+1]) {
