@@ -57,7 +57,7 @@ func TestChatEndToEnd(t *testing.T) {
 	rows := readCSV(t, csvPath)
 	if len(rows) != 2 || rows[0]["measure"] != "delivery" || rows[1]["measure"] != "fanout" ||
 		rows[0]["successes"] != "36" || rows[0]["lost"] != "0" || rows[0]["connected"] != "4" {
-		t.Errorf("CSV rows: want a delivery row (36 successes, lost 0, connected 4) and a fanout row, got %v", rows)
+		t.Fatalf("CSV rows: want a delivery row (36 successes, lost 0, connected 4) and a fanout row, got %v", rows)
 	}
 	if runtime.GOOS == "linux" {
 		if kib, err := strconv.Atoi(rows[0]["rss_idle_kib"]); err != nil || kib <= 0 {
