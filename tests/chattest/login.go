@@ -133,7 +133,7 @@ func checkProtocolErrorsAfterLogin(k *testkit.T, e *env, bob *testkit.Conn) {
 // Config.LoginTimeout is closed.
 func checkLoginTimeout(k *testkit.T, impl Impl) {
 	k.Helper()
-	e := start(k, impl, Config{LoginTimeout: 200 * time.Millisecond}, "erin")
+	e := start(k, impl, Config{LoginTimeout: 500 * time.Millisecond}, "erin")
 	silent := k.Dial(e.srv)
 	half := k.Dial(e.srv)
 	half.Write(encode(loginFrame("erin", password("erin")))[:40], "the first 40 bytes of a LOGIN, then nothing")
