@@ -36,7 +36,7 @@ func Login(t *testing.T, impl Impl) {
 
 	checkFail(k, e, "alice", "wrong", "a wrong password")
 	checkFail(k, e, "mallory", "pw-mallory", "a name that is not in the users file")
-	checkFail(k, e, "Bob", password("bob"), "\"Bob\" (names are compared bytewise: only bob is registered)")
+	checkFail(k, e, "Carol", password("carol"), "\"Carol\" (names are compared bytewise: carol is registered, Carol is not)")
 	checkFail(k, e, "alice", password("alice"), "the name of a user who is online already (the newcomer is refused)")
 	checkFail(k, e, "alice", password("alice"), "alice again: the refused newcomer must not have taken over her name")
 	checkFirstFrameNotLogin(k, e)
