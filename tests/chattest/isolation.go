@@ -119,8 +119,9 @@ func checkStalledReader(k *testkit.T, impl Impl) {
 	frames := numbered("sender", n, size)
 	why := fmt.Sprintf("staller logged in and never read; sender broadcast %d frames of %d KiB, %d at a time, "+
 		"and r1 and r2 read each batch (MaxPending = %d bytes). A client that stops reading must not delay the "+
-		"others: never write to a socket while holding a lock, or from another client's goroutine; queue the frame "+
-		"in the receiver's outbox instead", n, size>>10, window, limit)
+		"others: never wait for one client's socket while serving another (no write under a lock, none from the "+
+		"sender's goroutine); queue the frame in the receiver's outbox, its pending output, instead",
+		n, size>>10, window, limit)
 	for i := 0; i < n; i += window {
 		batch := frames[i:min(i+window, n)]
 		for _, f := range batch {
