@@ -14,7 +14,7 @@ import (
 )
 
 // everyone is the target of every relayed BROADCAST.
-const everyone = "ALL"
+const everyone = wire.Everyone
 
 // The server's replies.
 const (

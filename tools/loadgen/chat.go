@@ -375,7 +375,7 @@ func (run *chatRun) send(ctx context.Context, c *chatConn, sender int, rec *load
 		binary.LittleEndian.PutUint64(payload[0:], uint64(sender))
 		binary.LittleEndian.PutUint64(payload[8:], uint64(seq))
 		binary.LittleEndian.PutUint64(payload[16:], uint64(time.Since(run.start)))
-		b, err := wire.Encode(wire.Frame{Type: wire.Broadcast, Sender: "x", Target: "ALL", Payload: payload})
+		b, err := wire.Encode(wire.Frame{Type: wire.Broadcast, Sender: "x", Target: wire.Everyone, Payload: payload})
 		if err == nil {
 			c.SetWriteDeadline(time.Now().Add(cfg.timeout))
 			_, err = c.Write(b)
