@@ -1,0 +1,101 @@
+// Command stockserver runs the chapter 04 pre-threaded stock server.
+//
+//	go run ./chapters/04/cmd/stockserver [-file stock.txt] [-sync 16s] [-lock tree|stock] <port> [workers]
+//
+// As the original: the port, then optionally the number of workers (default
+// 4). Talk to it with `nc localhost <port>` (type show, buy 1 2, sell 1 2,
+// exit), or load it with `go run ./tools/loadgen stock …`; stop it with
+// Ctrl-C, which writes the stocks back before exiting.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	stock "serverlab/chapters/04"
+	"serverlab/tools/lab"
+)
+
+func main() {
+	file := flag.String("file", "stock.txt", "the stock file")
+	syncEvery := flag.Duration("sync", 16*time.Second, "write the stocks back this often while clients are connected")
+	lock := flag.String("lock", "tree", "how trades lock: tree (one tree lock) or stock (per-stock locks only)")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: stockserver [flags] <port> [workers]\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+
+	cfg := stock.Config{StockPath: *file, SyncInterval: *syncEvery}
+	port, err := parseArgs(flag.Args(), &cfg)
+	if err == nil {
+		cfg.Granularity, err = granularity(*lock)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "stockserver:", err)
+		flag.Usage()
+		os.Exit(2)
+	}
+	if err := run(":"+port, cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "stockserver:", err)
+		os.Exit(1)
+	}
+}
+
+// parseArgs reads the original's positional arguments: <port> [workers].
+func parseArgs(args []string, cfg *stock.Config) (port string, err error) {
+	if len(args) < 1 || len(args) > 2 {
+		return "", errors.New("want <port> [workers]")
+	}
+	if len(args) == 2 {
+		if cfg.Workers, err = strconv.Atoi(args[1]); err != nil || cfg.Workers < 1 {
+			return "", fmt.Errorf("workers: want a positive number, got %q", args[1])
+		}
+	}
+	return args[0], nil
+}
+
+func granularity(s string) (stock.Granularity, error) {
+	switch s {
+	case "tree":
+		return stock.TreeLock, nil
+	case "stock":
+		return stock.StockLocks, nil
+	}
+	return 0, fmt.Errorf("-lock: want tree or stock, got %q", s)
+}
+
+// run serves until SIGINT or SIGTERM, then closes the server gracefully.
+func run(addr string, cfg stock.Config) error {
+	srv, err := stock.New(cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		srv.Close()
+		return err
+	}
+	slog.Info("server running", "addr", ln.Addr(), "file", cfg.StockPath)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		slog.Info("shutting down")
+		srv.Close()
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, lab.ErrServerClosed) {
+		srv.Close()
+		return err
+	}
+	return srv.Close() // waits for the final write-back; nil if it is done
+}

@@ -1,0 +1,11 @@
+// Package stock is the chapter 04 server: a pre-threaded stock server that
+// speaks the stock protocol (shared/PROTOCOLS.md §3).
+//
+// A master goroutine accepts connections into a bounded buffer; a fixed pool
+// of workers takes them one at a time and serves each until it closes. The
+// stocks live in a binary search tree shared by every worker: a
+// writer-preferring reader-writer lock orders `show` against `buy`/`sell`,
+// and a mutex per stock makes "is there enough left?" and the decrement one
+// step. The tree is written back to stock.txt when the last client leaves and
+// at a fixed interval while clients are connected.
+package stock

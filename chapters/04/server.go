@@ -1,0 +1,256 @@
+package stock
+
+import (
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"serverlab/tools/lab"
+	"serverlab/tools/stockfile"
+)
+
+// Granularity says how trades use the tree's reader-writer lock.
+type Granularity int
+
+const (
+	// TreeLock: `show` reads under the tree's read lock and `buy`/`sell` take
+	// its write lock, so a listing is a snapshot no trade is half-way through.
+	// Trades are serialised, but each takes nanoseconds.
+	TreeLock Granularity = iota
+	// StockLocks: trades also take only the read lock and rely on the stock's
+	// own mutex, so trades on different stocks run in parallel. A listing then
+	// shows each stock as it was at some instant during the listing.
+	StockLocks
+)
+
+// Config configures a Server. The zero value of every field is a sensible
+// default.
+type Config struct {
+	// StockPath is the stock file (default "stock.txt").
+	StockPath string
+	// Workers is the number of worker goroutines, each serving one connection
+	// at a time (default 4).
+	Workers int
+	// Pending bounds the buffer of accepted connections waiting for a worker
+	// (default 4096, as the original's PENDING_CONNECTION_N). When it is full
+	// the master stops accepting and the kernel's backlog holds new clients.
+	Pending int
+	// SyncInterval is how often the tree is written back while clients are
+	// connected (default 16s).
+	SyncInterval time.Duration
+	// Granularity chooses how trades lock the tree (default TreeLock).
+	Granularity Granularity
+	// OnSync, if set, is called after each write-back with its result. Tests
+	// use it to wait for a sync instead of sleeping.
+	OnSync func(error)
+	// Saver writes the file; its Intercept lets tests inject a failing write.
+	Saver stockfile.Saver
+	// CloseGrace bounds how long Close lets a reply in flight finish writing
+	// to a client that does not read (default 1s).
+	CloseGrace time.Duration
+	// Logger receives the server's log (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Server is the pre-threaded stock server.
+type Server struct {
+	cfg  Config
+	log  *slog.Logger
+	tree *Tree
+	lock *RWLock // readers: show and write-back; writers: trades (with TreeLock)
+
+	dirty  atomic.Bool // the tree changed since the last write-back
+	saveMu sync.Mutex  // one write-back at a time
+
+	// mu guards the fields below it.
+	mu      sync.Mutex
+	closed  bool
+	ln      net.Listener
+	conns   map[net.Conn]struct{} // connections a worker is serving
+	started bool                  // Serve has started the workers
+
+	quit chan struct{}  // closed by Close
+	wg   sync.WaitGroup // Serve, the workers and the syncer
+}
+
+// New loads the stock file and returns a server ready to Serve.
+func New(cfg Config) (*Server, error) {
+	if cfg.StockPath == "" {
+		cfg.StockPath = "stock.txt"
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 4
+	}
+	if cfg.Pending <= 0 {
+		cfg.Pending = 4096
+	}
+	if cfg.SyncInterval <= 0 {
+		cfg.SyncInterval = 16 * time.Second
+	}
+	if cfg.CloseGrace <= 0 {
+		cfg.CloseGrace = time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	tree, err := Load(cfg.StockPath)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{
+		cfg:   cfg,
+		log:   cfg.Logger,
+		tree:  tree,
+		lock:  NewRWLock(nil),
+		conns: make(map[net.Conn]struct{}),
+		quit:  make(chan struct{}),
+	}, nil
+}
+
+// Serve accepts connections on ln until Close. It always returns a non-nil
+// error: lab.ErrServerClosed after Close.
+//
+// As given, Serve starts a goroutine per connection, like chapter 02's chat
+// server: enough to try the commands (exercise 4.2). Exercise 4.5 turns it
+// into the original's pre-threaded server.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		ln.Close()
+		return lab.ErrServerClosed
+	}
+	if s.started {
+		s.mu.Unlock()
+		return errors.New("stock: Serve called twice")
+	}
+	s.started, s.ln = true, ln
+	s.wg.Add(2) // Serve and the syncer
+	s.mu.Unlock()
+	defer s.wg.Done()
+	go s.syncEvery()
+
+	// TODO(ex 4.5): make Serve the master of a pre-threaded server. Add
+	// s.cfg.Workers to the WaitGroup above; make pending, a buffered channel
+	// of s.cfg.Pending connections (the bounded buffer); start s.cfg.Workers
+	// goroutines running s.worker(pending); defer close(pending), so the
+	// workers finish when Serve does. Then, instead of a goroutine per
+	// connection, hand each accepted connection to the workers:
+	// select { case pending <- conn: case <-s.quit: conn.Close(); return lab.ErrServerClosed }.
+	// Checked by TestEx4_5_WorkerPool.
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if s.isClosed() {
+				return lab.ErrServerClosed
+			}
+			return err
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.serveOne(conn)
+		}()
+	}
+}
+
+// worker serves whole connections, one at a time, until the buffer is closed.
+// Connections still waiting when the server closes are closed unserved.
+func (s *Server) worker(pending <-chan net.Conn) {
+	defer s.wg.Done()
+	// TODO(ex 4.5): serve each connection received from pending with
+	// s.serveOne, until pending is closed. Checked by TestEx4_5_WorkerPool.
+}
+
+// serveOne serves one connection from start to end, closes it, and writes the
+// stocks back if it was the last client.
+func (s *Server) serveOne(conn net.Conn) {
+	if !s.track(conn) {
+		conn.Close() // the server is closing
+		return
+	}
+	s.serveConn(conn)
+	s.closeConn(conn)
+	if last := s.untrack(conn); last {
+		s.sync("the last client left")
+	}
+}
+
+// closeConn closes a connection served to its end.
+func (s *Server) closeConn(conn net.Conn) {
+	// TODO(ex 4.7): when the server is closing (s.closing()), requests may
+	// still sit unread in the kernel, and closing a socket with unread input
+	// makes the kernel send a reset, which can destroy replies the client has
+	// not read yet. Close gracefully instead (a "lingering close"): for a
+	// *net.TCPConn, CloseWrite(), set a read deadline CloseGrace from now,
+	// and io.Copy(io.Discard, conn) until the client closes too; then Close.
+	// Checked by TestEx4_7_Close.
+	conn.Close()
+}
+
+// track registers conn as being served, so that Close can reach it. It
+// reports false if the server is closing.
+func (s *Server) track(conn net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.conns[conn] = struct{}{}
+	return true
+}
+
+// untrack forgets conn and reports whether it was the last client.
+func (s *Server) untrack(conn net.Conn) (last bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.conns, conn)
+	return len(s.conns) == 0
+}
+
+// clients is the number of connections being served.
+func (s *Server) clients() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Close stops the server: it stops accepting, lets every worker finish the
+// reply it is writing (then its connection is closed), waits for every
+// goroutine, and writes the tree back one last time. It is safe to call more
+// than once; later calls return nil.
+//
+// A worker blocked reading is woken by a read deadline in the past, not by
+// closing its connection: closing could cut a reply in the middle. A client
+// that does not read its reply gets CloseGrace to do so.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.quit)
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	// TODO(ex 4.7): wake every connection being served (s.conns): a read
+	// deadline of now makes a blocked read return, and a write deadline of
+	// now + s.cfg.CloseGrace bounds a reply to a client that does not read.
+	// As given, Close waits for the clients to leave by themselves.
+	s.mu.Unlock()
+
+	s.wg.Wait()
+	// TODO(ex 4.7): write the tree back one last time (s.sync) and return its
+	// error. Checked by TestEx4_7_Close.
+	return nil
+}

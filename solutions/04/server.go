@@ -1,0 +1,261 @@
+package stock
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"serverlab/tools/lab"
+	"serverlab/tools/stockfile"
+)
+
+// Granularity says how trades use the tree's reader-writer lock.
+type Granularity int
+
+const (
+	// TreeLock: `show` reads under the tree's read lock and `buy`/`sell` take
+	// its write lock, so a listing is a snapshot no trade is half-way through.
+	// Trades are serialised, but each takes nanoseconds.
+	TreeLock Granularity = iota
+	// StockLocks: trades also take only the read lock and rely on the stock's
+	// own mutex, so trades on different stocks run in parallel. A listing then
+	// shows each stock as it was at some instant during the listing.
+	StockLocks
+)
+
+// Config configures a Server. The zero value of every field is a sensible
+// default.
+type Config struct {
+	// StockPath is the stock file (default "stock.txt").
+	StockPath string
+	// Workers is the number of worker goroutines, each serving one connection
+	// at a time (default 4).
+	Workers int
+	// Pending bounds the buffer of accepted connections waiting for a worker
+	// (default 4096, as the original's PENDING_CONNECTION_N). When it is full
+	// the master stops accepting and the kernel's backlog holds new clients.
+	Pending int
+	// SyncInterval is how often the tree is written back while clients are
+	// connected (default 16s).
+	SyncInterval time.Duration
+	// Granularity chooses how trades lock the tree (default TreeLock).
+	Granularity Granularity
+	// OnSync, if set, is called after each write-back with its result. Tests
+	// use it to wait for a sync instead of sleeping.
+	OnSync func(error)
+	// Saver writes the file; its Intercept lets tests inject a failing write.
+	Saver stockfile.Saver
+	// CloseGrace bounds how long Close lets a reply in flight finish writing
+	// to a client that does not read (default 1s).
+	CloseGrace time.Duration
+	// Logger receives the server's log (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Server is the pre-threaded stock server.
+type Server struct {
+	cfg  Config
+	log  *slog.Logger
+	tree *Tree
+	lock *RWLock // readers: show and write-back; writers: trades (with TreeLock)
+
+	dirty  atomic.Bool // the tree changed since the last write-back
+	saveMu sync.Mutex  // one write-back at a time
+
+	// mu guards the fields below it.
+	mu      sync.Mutex
+	closed  bool
+	ln      net.Listener
+	conns   map[net.Conn]struct{} // connections a worker is serving
+	started bool                  // Serve has started the workers
+
+	quit chan struct{}  // closed by Close
+	wg   sync.WaitGroup // Serve, the workers and the syncer
+}
+
+// New loads the stock file and returns a server ready to Serve.
+func New(cfg Config) (*Server, error) {
+	if cfg.StockPath == "" {
+		cfg.StockPath = "stock.txt"
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 4
+	}
+	if cfg.Pending <= 0 {
+		cfg.Pending = 4096
+	}
+	if cfg.SyncInterval <= 0 {
+		cfg.SyncInterval = 16 * time.Second
+	}
+	if cfg.CloseGrace <= 0 {
+		cfg.CloseGrace = time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	tree, err := Load(cfg.StockPath)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{
+		cfg:   cfg,
+		log:   cfg.Logger,
+		tree:  tree,
+		lock:  NewRWLock(nil),
+		conns: make(map[net.Conn]struct{}),
+		quit:  make(chan struct{}),
+	}, nil
+}
+
+// Serve accepts connections on ln until Close. It always returns a non-nil
+// error: lab.ErrServerClosed after Close.
+//
+// Serve is the master: it only accepts and hands each connection to the
+// workers through a bounded buffer (a buffered channel: the buffer, its lock
+// and its two semaphores of the original's sbuf_t in one value). The workers
+// are started here, not in New, so a server that never serves starts nothing.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		ln.Close()
+		return lab.ErrServerClosed
+	}
+	if s.started {
+		s.mu.Unlock()
+		return errors.New("stock: Serve called twice")
+	}
+	s.started, s.ln = true, ln
+	s.wg.Add(1 + s.cfg.Workers + 1)
+	s.mu.Unlock()
+	defer s.wg.Done()
+
+	s.log.Info("serving", "addr", ln.Addr(), "workers", s.cfg.Workers, "pending", s.cfg.Pending)
+	pending := make(chan net.Conn, s.cfg.Pending)
+	for range s.cfg.Workers {
+		go s.worker(pending)
+	}
+	go s.syncEvery()
+	defer close(pending) // the workers drain it and exit
+
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if s.isClosed() {
+				return lab.ErrServerClosed
+			}
+			return err
+		}
+		select {
+		case pending <- conn:
+		case <-s.quit:
+			conn.Close()
+			return lab.ErrServerClosed
+		}
+	}
+}
+
+// worker serves whole connections, one at a time, until the buffer is closed.
+// Connections still waiting when the server closes are closed unserved.
+func (s *Server) worker(pending <-chan net.Conn) {
+	defer s.wg.Done()
+	for conn := range pending {
+		s.serveOne(conn)
+	}
+}
+
+// serveOne serves one connection from start to end, closes it, and writes the
+// stocks back if it was the last client.
+func (s *Server) serveOne(conn net.Conn) {
+	if !s.track(conn) {
+		conn.Close() // the server is closing
+		return
+	}
+	s.serveConn(conn)
+	s.closeConn(conn)
+	if last := s.untrack(conn); last {
+		s.sync("the last client left")
+	}
+}
+
+// closeConn closes a connection served to its end. When the server is
+// closing, requests may still sit unread in the kernel, and closing a socket
+// with unread input makes the kernel send a reset, which can destroy replies
+// the client has not read yet. So the write side is shut first (the client
+// reads the replies, then end of stream), and what the client still sends is
+// drained until it closes too, or for CloseGrace at most: a lingering close.
+func (s *Server) closeConn(conn net.Conn) {
+	if tc, ok := conn.(*net.TCPConn); ok && s.closing() {
+		tc.CloseWrite()
+		tc.SetReadDeadline(time.Now().Add(s.cfg.CloseGrace))
+		io.Copy(io.Discard, tc)
+	}
+	conn.Close()
+}
+
+// track registers conn as being served, so that Close can reach it. It
+// reports false if the server is closing.
+func (s *Server) track(conn net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.conns[conn] = struct{}{}
+	return true
+}
+
+// untrack forgets conn and reports whether it was the last client.
+func (s *Server) untrack(conn net.Conn) (last bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.conns, conn)
+	return len(s.conns) == 0
+}
+
+// clients is the number of connections being served.
+func (s *Server) clients() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Close stops the server: it stops accepting, lets every worker finish the
+// reply it is writing (then its connection is closed), waits for every
+// goroutine, and writes the tree back one last time. It is safe to call more
+// than once; later calls return nil.
+//
+// A worker blocked reading is woken by a read deadline in the past, not by
+// closing its connection: closing could cut a reply in the middle. A client
+// that does not read its reply gets CloseGrace to do so.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.quit)
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	now := time.Now()
+	for conn := range s.conns {
+		conn.SetReadDeadline(now)
+		conn.SetWriteDeadline(now.Add(s.cfg.CloseGrace))
+	}
+	s.mu.Unlock()
+
+	s.wg.Wait()
+	return s.sync("closing")
+}

@@ -1,0 +1,308 @@
+package chattest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"serverlab/tests/testkit"
+	"serverlab/tools/wire"
+)
+
+// Isolation checks exercise 2.5: clients cannot hurt each other. A client that
+// stops reading delays nobody and is disconnected once its pending output
+// passes Config.MaxPending; clients that vanish in the middle of a broadcast
+// leave the others untouched; frames from concurrent broadcasters reach every
+// connection whole.
+func Isolation(t *testing.T, impl Impl) {
+	k := testkit.New(t, "2.5")
+	checkStalledReader(k, impl)
+	checkVanishingClients(k, impl)
+	checkNoInterleaving(k, impl)
+}
+
+// fanIn collects the results of the goroutines a check starts. Goroutines
+// must not fail the check themselves (only the check's goroutine may call
+// Fatalf), so they report an error or nil here.
+type fanIn chan error
+
+func (f fanIn) wait(k *testkit.T, n int, what string) {
+	k.Helper()
+	var errs []string
+	for range n {
+		if err := <-f; err != nil {
+			errs = append(errs, "  "+err.Error())
+		}
+	}
+	if len(errs) > 0 {
+		k.Fatalf("%s:\n%s", what, strings.Join(errs, "\n"))
+	}
+}
+
+// sendAll writes frames on c (logged in as name) from a goroutine.
+func sendAll(c *testkit.Conn, name string, frames []wire.Frame, done fanIn) {
+	go func() {
+		for i, f := range frames {
+			if err := c.TryWrite(encode(f), "frame "+brief(f).String()); err != nil {
+				done <- fmt.Errorf("%s could not send frame %d of %d: %s (the server stopped reading %s's frames)",
+					name, i+1, len(frames), testkit.Describe(err), name)
+				return
+			}
+		}
+		done <- nil
+	}()
+}
+
+// receiveAll reads len(want) frames on c (logged in as name) from a goroutine
+// and compares them with want, in order. progress, if not nil, is closed after
+// the first half.
+func receiveAll(c *testkit.Conn, name string, want []wire.Frame, progress chan<- struct{}, done fanIn) {
+	go func() {
+		for i, w := range want {
+			if i == len(want)/2 && progress != nil {
+				close(progress)
+			}
+			got, err := c.TryReadFrame()
+			if err != nil {
+				done <- fmt.Errorf("%s received %d of %d frames, then %s", name, i, len(want), testkit.Describe(err))
+				return
+			}
+			if diff := testkit.FrameDiff(w, got); diff != "" {
+				done <- fmt.Errorf("%s's frame %d of %d is wrong (%s)\n    want: %v\n     got: %v", name, i+1, len(want), diff, brief(w), brief(got))
+				return
+			}
+		}
+		done <- nil
+	}()
+}
+
+// numbered returns n broadcasts from name, each with a payload of size bytes
+// that starts with its number. (The sender writes its own name, so the frames
+// it sends and the frames the others receive are the same.)
+func numbered(name string, n, size int) []wire.Frame {
+	var frames []wire.Frame
+	for i := range n {
+		p := bytes.Repeat([]byte{byte('a' + i%26)}, size)
+		copy(p, fmt.Sprintf("%s #%d ", name, i))
+		frames = append(frames, broadcastFrame(name, everyone, p))
+	}
+	return frames
+}
+
+// checkStalledReader: one client logs in and never reads. Another broadcasts
+// far more than the stalled client's socket buffers and MaxPending can hold;
+// the clients that do read must get every frame meanwhile, and the stalled
+// client must end up disconnected.
+//
+// The sender sends in windows of a few frames and waits until both readers
+// have them before it sends more: a reader that merely lags (the test runs
+// under -race on a busy machine) must never come near MaxPending, or a
+// correct server would rightly drop it.
+func checkStalledReader(k *testkit.T, impl Impl) {
+	k.Helper()
+	const limit = 1 << 20
+	e := start(k, impl, Config{MaxPending: limit}, "sender", "r1", "r2", "staller")
+	staller := e.loginAs("staller")
+	r1, r2, sender := e.loginAs("r1"), e.loginAs("r2"), e.loginAs("sender")
+
+	// Twice what can be buffered for the staller: MaxPending, a batch the
+	// server's writer may have taken, and the kernel's socket buffers.
+	const window, size = 8, 32 << 10
+	n := 2 * (2*limit + kernelBuffers()) / size
+	frames := numbered("sender", n, size)
+	why := fmt.Sprintf("staller logged in and never read; sender broadcast %d frames of %d KiB, %d at a time, "+
+		"and r1 and r2 read each batch (MaxPending = %d bytes). A client that stops reading must not delay the "+
+		"others: never wait for one client's socket while serving another (no write under a lock, none from the "+
+		"sender's goroutine); queue the frame in the receiver's outbox, its pending output, instead",
+		n, size>>10, window, limit)
+	for i := 0; i < n; i += window {
+		batch := frames[i:min(i+window, n)]
+		for _, f := range batch {
+			send(k, sender, f)
+		}
+		for _, f := range batch {
+			expect(k, r1, "r1", f, why)
+			expect(k, r2, "r2", f, why)
+		}
+	}
+
+	// Now read what reached the stalled client: the server must have given up
+	// on it, so the stream ends.
+	drained, err := io.Copy(io.Discard, staller.Reader())
+	if err != nil && !testkit.IsClosed(err) {
+		k.Fatalf("staller never read while %d bytes were broadcast to it; afterwards it read %d bytes, then %s.\n"+
+			"Want the server to disconnect a client whose pending output passes Config.MaxPending (%d bytes): "+
+			"an unbounded outbox lets one stalled client eat the server's memory",
+			n*size, drained, testkit.Describe(err), limit)
+	}
+	if all := int64(n * (size + wire.HeaderSize)); drained >= all {
+		k.Fatalf("staller never read, yet it received all %d broadcasts (%d bytes) before the server closed its "+
+			"connection: the server must give up on a client whose pending output passes Config.MaxPending (%d bytes)",
+			n, all, limit)
+	}
+	k.Logf("the stalled client had %d of %d bytes buffered for it when it was disconnected", drained, n*(size+wire.HeaderSize))
+}
+
+// kernelBuffers is the most a loopback connection's two socket buffers can
+// hold for a receiver that never reads: the sender's send buffer at its
+// largest (tcp_wmem's maximum) and the receiver's at its start (tcp_rmem's
+// default; it grows only as the receiver reads). Without Linux's numbers it
+// assumes 8 MiB.
+func kernelBuffers() int {
+	wmem, err1 := sysctlField("/proc/sys/net/ipv4/tcp_wmem", 2)
+	rmem, err2 := sysctlField("/proc/sys/net/ipv4/tcp_rmem", 1)
+	if err1 != nil || err2 != nil {
+		return 8 << 20
+	}
+	return wmem + rmem
+}
+
+// sysctlField reads the i-th number of a sysctl file such as "4096 16384 4194304".
+func sysctlField(path string, i int) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b))
+	if i >= len(f) {
+		return 0, fmt.Errorf("%s: %q has no field %d", path, b, i)
+	}
+	return strconv.Atoi(f[i])
+}
+
+// checkVanishingClients: clients that reset their connections while a
+// broadcast is under way affect no one else.
+func checkVanishingClients(k *testkit.T, impl Impl) {
+	k.Helper()
+	readers := []string{"r1", "r2", "r3"}
+	vanishers := []string{"v1", "v2", "v3", "v4"}
+	// The limit is generous: nobody here is slow, some are gone.
+	e := start(k, impl, Config{MaxPending: 16 << 20}, append(append([]string{"sender"}, readers...), vanishers...)...)
+	var gone []*testkit.Conn
+	for _, name := range vanishers {
+		gone = append(gone, e.loginAs(name))
+	}
+	sender := e.loginAs("sender")
+
+	const n, size = 200, 2 << 10
+	frames := numbered("sender", n, size)
+	done := make(fanIn, len(readers)+1)
+	halfway := make(chan struct{})
+	for i, name := range readers {
+		var progress chan<- struct{}
+		if i == 0 {
+			progress = halfway
+		}
+		receiveAll(e.loginAs(name), name, frames, progress, done)
+	}
+	sendAll(sender, "sender", frames, done)
+	select {
+	case <-halfway:
+	case <-time.After(testkit.IOTimeout):
+	}
+	for _, c := range gone {
+		if tc, ok := c.NetConn().(*net.TCPConn); ok {
+			tc.SetLinger(0) // close with a reset, as a crashed client's kernel does
+		}
+		c.Close()
+	}
+	done.wait(k, len(readers)+1, fmt.Sprintf("%v logged in, and reset their connections while sender's %d broadcasts were "+
+		"under way; the others must receive every broadcast (a failed write to one client concerns that client only)", vanishers, n))
+
+	late := e.loginAsNew("late")
+	sender.SendFrame(broadcastFrame("sender", everyone, []byte("still there?")))
+	expect(k, late, "late", broadcastFrame("sender", everyone, []byte("still there?")),
+		"after four clients vanished mid-broadcast, late logged in and sender broadcast")
+}
+
+// checkNoInterleaving: several clients broadcast large frames at once; every
+// client must read whole frames, each one exactly as sent, in each sender's
+// order. Two writes per frame, or two writers on one connection without a
+// lock, interleave their bytes here.
+func checkNoInterleaving(k *testkit.T, impl Impl) {
+	k.Helper()
+	senders := []string{"b0", "b1", "b2", "b3"}
+	readers := []string{"r0", "r1"}
+	// The limit is generous: this check is about whole frames, not slow readers.
+	e := start(k, impl, Config{MaxPending: 64 << 20}, append(append([]string{}, senders...), readers...)...)
+	conns := map[string]*testkit.Conn{}
+	for _, name := range append(append([]string{}, senders...), readers...) {
+		conns[name] = e.loginAs(name)
+	}
+
+	const perSender = 30
+	frames := map[string][]wire.Frame{}
+	for i, name := range senders {
+		for seq := range perSender {
+			size := 1 + (seq*7919+i*104729)%wire.MaxPayload // 1 byte to 64 KiB, a different mix per sender
+			p := bytes.Repeat([]byte{byte('A' + i), byte('a' + seq%26)}, size/2+1)[:size]
+			copy(p, fmt.Sprintf("%s#%d#", name, seq))
+			frames[name] = append(frames[name], broadcastFrame(name, everyone, p))
+		}
+	}
+
+	done := make(fanIn, len(senders)+len(conns))
+	for name, c := range conns {
+		expected := map[string][]wire.Frame{}
+		for _, s := range senders {
+			if s != name {
+				expected[s] = frames[s]
+			}
+		}
+		receiveMerged(c, name, expected, done)
+	}
+	for _, name := range senders {
+		sendAll(conns[name], name, frames[name], done)
+	}
+	done.wait(k, len(senders)+len(conns), fmt.Sprintf("%v each broadcast %d frames of up to 64 KiB at the same time; "+
+		"every client reads them. Each frame must reach each client whole: one write per frame, and one writer per "+
+		"connection at a time", senders, perSender))
+}
+
+// receiveMerged reads, from a goroutine, the frames of several senders that
+// may arrive interleaved with each other (frame by frame), and checks that
+// each sender's frames arrive whole, exactly once and in order.
+func receiveMerged(c *testkit.Conn, name string, want map[string][]wire.Frame, done fanIn) {
+	total := 0
+	for _, list := range want {
+		total += len(list)
+	}
+	go func() {
+		next := map[string]int{}
+		for i := range total {
+			got, err := c.TryReadFrame()
+			if err != nil {
+				done <- fmt.Errorf("%s received %d of %d frames whole, then %s (bytes of two frames mixed up "+
+					"make a header that does not decode)", name, i, total, describeReadErr(err))
+				return
+			}
+			list := want[got.Sender]
+			if next[got.Sender] >= len(list) {
+				done <- fmt.Errorf("%s received an unexpected frame after %d good ones: %v", name, i, brief(got))
+				return
+			}
+			w := list[next[got.Sender]]
+			if diff := testkit.FrameDiff(w, got); diff != "" {
+				done <- fmt.Errorf("%s's frame %d: %s\n    want: %v (the next frame from %s)\n     got: %v",
+					name, i+1, diff, brief(w), got.Sender, brief(got))
+				return
+			}
+			next[got.Sender]++
+		}
+		done <- nil
+	}()
+}
+
+func describeReadErr(err error) string {
+	if errors.Is(err, wire.ErrLength) || errors.Is(err, wire.ErrName) {
+		return "a header that does not decode: " + err.Error()
+	}
+	return testkit.Describe(err)
+}

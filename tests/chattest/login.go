@@ -1,0 +1,175 @@
+package chattest
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"serverlab/tests/testkit"
+	"serverlab/tools/wire"
+)
+
+// header builds a raw header, for frames that tools/wire refuses to encode.
+func header(typ, length int32, sender, target []byte) []byte {
+	b := make([]byte, wire.HeaderSize)
+	binary.LittleEndian.PutUint32(b[0:4], uint32(typ))
+	binary.LittleEndian.PutUint32(b[4:8], uint32(length))
+	copy(b[8:40], sender)
+	copy(b[40:72], target)
+	return b
+}
+
+// Login checks exercise 2.1: a goroutine per connection, and the login
+// exchange that every connection starts with.
+func Login(t *testing.T, impl Impl) {
+	k := testkit.New(t, "2.1")
+	e := start(k, impl, Config{}, "alice", "bob", "carol", "gus")
+
+	alice := e.loginAs("alice")
+	// alice stays connected: an iterative server, still busy with her, would
+	// never answer bob.
+	bob := e.loginAs("bob")
+
+	checkFail(k, e, "alice", "wrong", "a wrong password")
+	checkFail(k, e, "mallory", "pw-mallory", "a name that is not in the users file")
+	checkFail(k, e, "Carol", password("carol"), "\"Carol\" (names are compared bytewise: carol is registered, Carol is not)")
+	checkFail(k, e, "alice", password("alice"), "the name of a user who is online already (the newcomer is refused)")
+	checkFail(k, e, "alice", password("alice"), "alice again: the refused newcomer must not have taken over her name")
+	checkFirstFrameNotLogin(k, e)
+
+	e.register("dave")
+	e.loginAs("dave") // registered after the server started
+
+	checkNameFreedOnLeave(k, e, alice)
+	checkProtocolErrorsAfterLogin(k, e, bob)
+	checkLoginTimeout(k, impl)
+	checkMissingUsersFile(k, impl)
+}
+
+// checkFail: a refused login gets FAIL and the connection is closed.
+func checkFail(k *testkit.T, e *env, name, pw, what string) {
+	k.Helper()
+	c := k.Dial(e.srv)
+	c.SendFrame(loginFrame(name, pw))
+	expect(k, c, name, loginReply(name, replyFail), "login with "+what)
+	c.ExpectClosed()
+}
+
+// checkFirstFrameNotLogin: a connection whose first frame is not a LOGIN, or
+// not a frame at all, is closed without a reply.
+func checkFirstFrameNotLogin(k *testkit.T, e *env) {
+	k.Helper()
+	cases := []struct {
+		what string
+		send []byte
+	}{
+		{"a BROADCAST before logging in", encode(wire.Frame{Type: wire.Broadcast, Sender: "carol", Target: everyone, Payload: []byte("hi")})},
+		{"a QUERY_USER before logging in", encode(wire.Frame{Type: wire.QueryUser, Sender: "carol"})},
+		{"a REGISTRATION (that is the discovery server's)", encode(wire.Frame{Type: wire.Registration, Sender: "carol", Payload: []byte("pw")})},
+		{"a header with payload_length = 1<<30", header(int32(wire.Login), 1<<30, []byte("carol"), nil)},
+		{"a header with payload_length = -1", header(int32(wire.Login), -1, []byte("carol"), nil)},
+		{"a 32-byte sender without NUL", header(int32(wire.Login), 0, bytes.Repeat([]byte("c"), 32), nil)},
+	}
+	for _, c := range cases {
+		conn := k.Dial(e.srv)
+		conn.Write(c.send, c.what)
+		conn.ExpectClosed()
+	}
+}
+
+// checkNameFreedOnLeave: once alice's connection ends, her name is free again.
+// The server learns of the close asynchronously, so a login may be refused
+// for a moment; it must succeed before the deadline.
+func checkNameFreedOnLeave(k *testkit.T, e *env, alice *testkit.Conn) {
+	k.Helper()
+	alice.Close()
+	deadline := time.Now().Add(testkit.IOTimeout)
+	var last string
+	for time.Now().Before(deadline) {
+		c, f, err := e.tryLogin("alice", password("alice"))
+		if err == nil && testkit.FrameDiff(loginReply("alice", replyOK), f) == "" {
+			c.Close()
+			return
+		}
+		if err != nil {
+			last = testkit.Describe(err)
+			break
+		}
+		last = fmt.Sprint(f)
+		if testkit.FrameDiff(loginReply("alice", replyFail), f) != "" {
+			break
+		}
+		// FAIL: the server has not yet noticed that alice left; try again.
+	}
+	k.Fatalf("alice logged in, then closed her connection; logging in as alice again: want %v within %v, last answer: %s\n"+
+		"hint: when a client's connection ends, remove it from the map of logged-in clients",
+		loginReply("alice", replyOK), testkit.IOTimeout, last)
+}
+
+// checkProtocolErrorsAfterLogin: after login, a frame the server does not
+// accept closes the connection, and so does a broken one.
+func checkProtocolErrorsAfterLogin(k *testkit.T, e *env, bob *testkit.Conn) {
+	k.Helper()
+	bob.SendFrame(loginFrame("bob", password("bob")))
+	bob.ExpectClosed()
+	cases := []struct {
+		who, what string
+		send      []byte
+	}{
+		{"carol", "a frame of unknown type 99", encode(wire.Frame{Type: 99, Sender: "carol"})},
+		{"gus", "a header with payload_length = 64 KiB + 1", header(int32(wire.Broadcast), wire.MaxPayload+1, []byte("gus"), nil)},
+	}
+	for _, c := range cases {
+		conn := e.loginAs(c.who)
+		conn.Write(c.send, c.what)
+		conn.ExpectClosed()
+	}
+}
+
+// checkLoginTimeout: a connection that does not complete its LOGIN within
+// Config.LoginTimeout is closed; one that did is not.
+func checkLoginTimeout(k *testkit.T, impl Impl) {
+	k.Helper()
+	const timeout = 500 * time.Millisecond
+	e := start(k, impl, Config{LoginTimeout: timeout}, "erin")
+	silent := k.Dial(e.srv)
+	half := k.Dial(e.srv)
+	half.Write(encode(loginFrame("erin", password("erin")))[:40], "the first 40 bytes of a LOGIN, then nothing")
+	erin := e.loginAs("erin") // the others wait, erin need not
+	for _, c := range []*testkit.Conn{silent, half} {
+		c.ExpectClosed()
+	}
+
+	// Logged in, erin may stay quiet for as long as she likes: the login
+	// deadline must be lifted. A probe connected after her login is closed
+	// once its own login time is up, so by then hers has passed too.
+	probe := k.Dial(e.srv)
+	probe.ExpectClosed()
+	erin.NetConn().SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	var buf [1]byte
+	_, err := erin.NetConn().Read(buf[:])
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		k.Fatalf("erin logged in and then stayed quiet for longer than the login timeout (%v); want her connection "+
+			"to stay open with nothing to read, got %s.\nhint: once logged in, clear the deadline set for the login "+
+			"(conn.SetDeadline(time.Time{}))", timeout, testkit.Describe(err))
+	}
+}
+
+// checkMissingUsersFile: without a users file nobody can log in, and the
+// server carries on; once the file appears, its users can.
+func checkMissingUsersFile(k *testkit.T, impl Impl) {
+	k.Helper()
+	e := start(k, impl, Config{})
+	if err := os.Remove(e.users); err != nil && !errors.Is(err, os.ErrNotExist) {
+		k.Fatalf("test bug: %v", err)
+	}
+	checkFail(k, e, "frank", password("frank"), "no users file at all")
+	e.register("frank")
+	e.loginAs("frank")
+}

@@ -1,0 +1,156 @@
+package chattest
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"serverlab/tests/testkit"
+	"serverlab/tools/lab"
+)
+
+// Shutdown checks exercise 2.6: Close, with many clients connected in every
+// state, returns promptly, closes every connection, makes Serve return
+// lab.ErrServerClosed, and leaves no goroutine behind (the leak check runs
+// after the check).
+func Shutdown(t *testing.T, impl Impl) {
+	k := testkit.New(t, "2.6")
+	const loggedIn = 40
+	var names []string
+	for i := range loggedIn {
+		names = append(names, fmt.Sprintf("user%02d", i))
+	}
+	names = append(names, "sender", "staller")
+	// A minute to log in and a large outbox: nothing but Close will end these
+	// connections.
+	e := start(k, impl, Config{LoginTimeout: time.Minute, MaxPending: 64 << 20}, names...)
+
+	var clients []*testkit.Conn
+	for _, name := range names[:loggedIn] {
+		clients = append(clients, e.loginAs(name))
+	}
+	staller := e.loginAs("staller") // never reads: its writer, if any, blocks on a full socket
+	clients = append(clients, staller)
+	for range 5 {
+		clients = append(clients, k.Dial(e.srv)) // connected, never logged in
+	}
+	half := k.Dial(e.srv)
+	half.Write(encode(loginFrame("user00", password("user00")))[:30], "the first 30 bytes of a LOGIN")
+	clients = append(clients, half)
+
+	// A sender broadcasts until the server goes away, so Close comes in the
+	// middle of traffic. It has sent some before Close is called.
+	sender := e.loginAs("sender")
+	clients = append(clients, sender)
+	started, stopped := make(chan struct{}), make(chan struct{})
+	go broadcastUntilClosed(sender, started, stopped)
+	k.Cleanup(func() { <-stopped })
+	select {
+	case <-started:
+	case <-time.After(testkit.IOTimeout):
+		k.Fatalf("the sender could not broadcast 100 frames within %v", testkit.IOTimeout)
+	}
+
+	closeWithin(k, e, clients, len(names))
+	for i, c := range clients {
+		if _, err := io.Copy(io.Discard, c.Reader()); err != nil && !testkit.IsClosed(err) {
+			k.Fatalf("after Close returned, client %d of %d was still connected: want end of stream, got %s.\n"+
+				"hint: Close must close every connection, logged in or not", i+1, len(clients), testkit.Describe(err))
+		}
+	}
+	if c, err := net.DialTimeout("tcp", e.srv.Addr, testkit.IOTimeout); err == nil {
+		c.Close()
+		k.Fatalf("after Close returned, a new connection to %s was accepted: Close must close the listener", e.srv.Addr)
+	}
+	closeAgain(k, e)
+	e.srv.Close() // and wait for Serve's answer: lab.ErrServerClosed
+	checkCloseBeforeServe(k, impl)
+}
+
+// broadcastUntilClosed broadcasts up to 500 frames of 1 KiB from c, until a
+// write fails. It closes started after 100 frames and stopped when it returns.
+func broadcastUntilClosed(c *testkit.Conn, started, stopped chan struct{}) {
+	defer close(stopped)
+	for i := 0; i < 500; i++ {
+		if i == 100 {
+			close(started)
+		}
+		f := broadcastFrame("sender", everyone, fmt.Appendf(make([]byte, 0, 1024), "%01000d", i))
+		if c.TryWrite(encode(f), "a broadcast") != nil {
+			if i < 100 {
+				close(started)
+			}
+			return
+		}
+	}
+}
+
+// closeWithin calls Close and fails the check unless it returns, and Serve
+// with it, within IOTimeout.
+func closeWithin(k *testkit.T, e *env, clients []*testkit.Conn, users int) {
+	k.Helper()
+	raw := e.raw
+	closed := make(chan error, 1)
+	go func() { closed <- raw.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			k.Fatalf("Close with %d clients connected: %v", len(clients), err)
+		}
+	case <-time.After(testkit.IOTimeout):
+		for _, c := range clients {
+			c.Close() // let Close finish, so the check can end
+		}
+		<-closed
+		k.Fatalf("Close did not return within %v with %d clients connected (logged in, silent, half-way "+
+			"through LOGIN, one not reading): Close must close every connection so the goroutines blocked on "+
+			"them return, then wait for them", testkit.IOTimeout, len(clients))
+	}
+}
+
+func closeAgain(k *testkit.T, e *env) {
+	k.Helper()
+	again := make(chan error, 1)
+	go func() { again <- e.raw.Close() }()
+	select {
+	case err := <-again:
+		if err != nil {
+			k.Errorf("a second Close returned %v; want nil (Close is idempotent)", err)
+		}
+	case <-time.After(testkit.IOTimeout):
+		k.Fatalf("a second Close did not return within %v", testkit.IOTimeout)
+	}
+}
+
+// checkCloseBeforeServe: Serve on a server that is already closed returns
+// lab.ErrServerClosed at once, as net/http.Server does.
+func checkCloseBeforeServe(k *testkit.T, impl Impl) {
+	k.Helper()
+	srv, err := impl.NewServer(Config{UsersPath: k.TempDir() + "/users.txt"})
+	if err != nil {
+		k.Fatalf("NewServer: %v", err)
+	}
+	if err := srv.Close(); err != nil {
+		k.Fatalf("Close before Serve: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen: %v", err)
+	}
+	defer ln.Close()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		if !errors.Is(err, lab.ErrServerClosed) {
+			k.Errorf("Serve after Close returned %v; want lab.ErrServerClosed", err)
+		}
+	case <-time.After(testkit.IOTimeout):
+		ln.Close()
+		<-served
+		k.Fatalf("Serve after Close did not return within %v; want lab.ErrServerClosed at once", testkit.IOTimeout)
+	}
+}

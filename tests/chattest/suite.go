@@ -1,0 +1,58 @@
+// Package chattest is the conformance suite of the chat server of chapters 02
+// (one goroutine per client) and 05 (an epoll event loop): black-box checks,
+// over real sockets, of the chat protocol v1 behaviour in shared/PROTOCOLS.md
+// §1 and docs/protocols.md. A chapter wires its server in with a few lines:
+//
+//	var impl = chattest.Impl{NewServer: func(c chattest.Config) (lab.Server, error) { … }}
+//	func TestEx2_1_Login(t *testing.T) { chattest.Login(t, impl) }
+//
+// Each exported check grades one exercise and can run alone. The checks
+// depend only on the protocol and on Impl: nothing in them knows how the
+// server is built, so an event loop passes them as well as goroutines do.
+//
+// The policies the suite holds every server to:
+//
+//   - The first frame must be LOGIN, within Config.LoginTimeout; anything
+//     else closes the connection without a reply. FAIL closes too.
+//   - A name already online cannot log in again: the newcomer gets FAIL and is
+//     closed, and the session that has the name keeps it.
+//   - A name logs in only if the users file has it (bytewise); an empty
+//     sender or one without NUL is a malformed frame.
+//   - The users file is read at every login and user query, so users that the
+//     discovery server registers while the chat server runs can log in.
+//   - Relayed frames carry the authenticated sender. A relayed BROADCAST has
+//     target "ALL"; a relayed PRIVATE_MSG has the receiver's name.
+//   - After login, a frame that is not BROADCAST, PRIVATE_MSG, QUERY_USER or
+//     STATUS_UPDATE (ignored) closes the connection, as does a malformed frame
+//     (payload over 64 KiB, a name without NUL).
+//   - A client whose pending output would exceed Config.MaxPending bytes is
+//     not reading; it is disconnected, and nobody else waits for it.
+package chattest
+
+import (
+	"time"
+
+	"serverlab/tools/lab"
+)
+
+// Impl is what a chapter hands to the suite.
+type Impl struct {
+	// NewServer builds a server from the suite's configuration.
+	NewServer func(Config) (lab.Server, error)
+}
+
+// Config is what the suite sets when it builds a server, in protocol terms.
+type Config struct {
+	// UsersPath is the users file (tools/users format). The suite writes it
+	// and may append to it, or empty it, while the server runs.
+	UsersPath string
+	// MaxPending is the most bytes of frames the server may hold for one
+	// client that has not read them yet (its outbox, or its pending output
+	// buffer), not counting the kernel's socket buffers. A client that would
+	// need more is disconnected. The suite never sets it below one frame of
+	// the largest size (72 + 65536 bytes); 0 means the server's default.
+	MaxPending int
+	// LoginTimeout is how long a new connection has to send a complete LOGIN
+	// frame; 0 means the server's default.
+	LoginTimeout time.Duration
+}

@@ -1,0 +1,180 @@
+package stocktest
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"serverlab/tests/testkit"
+	"serverlab/tools/lab"
+)
+
+// pipelinedShows is how many shows Close checks send in one write: 13 MB of
+// replies, far more than the socket buffers hold, so the server is still
+// writing them when Close is called. The 8000 bytes of requests fit in one
+// read of an 8 KiB buffer: a server that closes a socket with requests still
+// unread in the kernel makes it send a reset, which can destroy replies the
+// client has not read yet (see the chapter 04 lesson on lingering close).
+const pipelinedShows = 1600
+
+// Close checks exercise 4.7: Close stops accepting, lets the replies in
+// flight finish (a client never receives a cut record), closes every
+// connection, writes the stocks back one last time, makes Serve return
+// lab.ErrServerClosed, can be called twice, and leaves no goroutine behind.
+func Close(t *testing.T, impl Impl) {
+	k := impl.start(t, "Close", "4.7")
+	checkCloseBeforeServe(k, impl)
+	checkCloseSyncs(k, impl)
+
+	s := make(syncs, 16)
+	// Small socket buffers on both ends (accepted sockets inherit the
+	// listener's) hold only a few records in flight, so the server is
+	// blocked in the middle of writing a batch of replies when Close comes.
+	ln, err := (&net.ListenConfig{Control: smallBuffer(syscall.SO_SNDBUF)}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen: %v", err)
+	}
+	srv, raw, path := newServerOn(k, impl, Config{SyncInterval: never, OnSync: s.hook}, market, ln)
+	m := newModel(parseStocks(k, market))
+	idle := k.Dial(srv)
+	exchange(k, idle, "buy 4 1", m.apply(mustParse("buy 4 1")))
+
+	busy := k.DialWith(&net.Dialer{Control: smallBuffer(syscall.SO_RCVBUF)}, srv)
+	busy.Write([]byte(strings.Repeat("show\n", pipelinedShows)), `"show\n" × 1600 (in one write)`)
+	want := m.apply(mustParse("show"))
+	expectRecord(k, busy, want) // the server is writing the replies now
+
+	closed := make(chan error, 1)
+	go func() { closed <- raw.Close() }()
+
+	// Every record that arrives is whole; then the connection is closed.
+	got := 1
+	for {
+		text, n, err := readRecordN(busy)
+		if err != nil && n == 0 && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)) {
+			break // closed between two records
+		}
+		if err != nil {
+			k.Fatalf("after Close was called during %d pipelined shows, reply %d: %v\n"+
+				"(Close must let a reply being written finish: no cut record)", pipelinedShows, got+1, err)
+		}
+		if text != want {
+			k.Fatalf("reply %d to a pipelined show while closing\n  want: %q\n   got: %q", got+1, want, text)
+		}
+		got++
+	}
+	busy.Close()
+	idle.ExpectClosed()
+	idle.Close()
+	select {
+	case err := <-closed:
+		if err != nil {
+			k.Fatalf("Close returned %v", err)
+		}
+	case <-time.After(testkit.IOTimeout):
+		k.Fatalf("Close did not return within %v", testkit.IOTimeout)
+	}
+	if got := readText(k, path); got != m.file() {
+		k.Fatalf("after Close, stock.txt must hold the trades (buy 4 1)\n  want: %q\n   got: %q", m.file(), got)
+	}
+	if c, err := net.DialTimeout("tcp", srv.Addr, testkit.IOTimeout); err == nil {
+		c.SetReadDeadline(time.Now().Add(testkit.IOTimeout))
+		n, _ := c.Read(make([]byte, 1))
+		c.Close()
+		if n > 0 {
+			k.Fatalf("after Close, a new connection to %s was answered: Close must stop accepting", srv.Addr)
+		}
+	}
+	if err := raw.Close(); err != nil {
+		k.Fatalf("a second Close returned %v; want nil", err)
+	}
+	srv.Close() // checks that Serve returned lab.ErrServerClosed
+}
+
+// checkCloseBeforeServe: a server closed before it serves refuses to start.
+func checkCloseBeforeServe(k *testkit.T, impl Impl) {
+	k.Helper()
+	raw, err := impl.NewServer(Config{StockPath: writeStocks(k, market)})
+	if errors.Is(err, lab.ErrNotImplemented) {
+		k.Fatalf("building the server needs an earlier exercise: %v", err)
+	}
+	if err != nil {
+		k.Fatalf("NewServer: %v", err)
+	}
+	if err := raw.Close(); err != nil {
+		k.Fatalf("Close of a server that never served returned %v; want nil", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen: %v", err)
+	}
+	defer ln.Close()
+	served := make(chan error, 1)
+	go func() { served <- raw.Serve(ln) }()
+	select {
+	case err := <-served:
+		if !errors.Is(err, lab.ErrServerClosed) {
+			k.Fatalf("Serve after Close returned %v; want lab.ErrServerClosed", err)
+		}
+	case <-time.After(testkit.IOTimeout):
+		ln.Close()
+		<-served
+		k.Fatalf("Serve after Close did not return within %v; it must return lab.ErrServerClosed at once", testkit.IOTimeout)
+	}
+}
+
+// smallBuffer returns a Control function that sets a socket's send or
+// receive buffer (option) to its minimum before it listens or connects.
+func smallBuffer(option int) func(network, address string, c syscall.RawConn) error {
+	return func(network, address string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, option, 4096)
+		})
+		if err != nil {
+			return err
+		}
+		return serr
+	}
+}
+
+// checkCloseSyncs: the write-back when the last client left failed; Close
+// writes the stocks back once more, and this time the disk works.
+func checkCloseSyncs(k *testkit.T, impl Impl) {
+	k.Helper()
+	s := make(syncs, 16)
+	var failing atomic.Bool
+	failing.Store(true)
+	cfg := Config{SyncInterval: never, OnSync: s.hook}
+	cfg.Saver.Intercept = func(w io.Writer) io.Writer {
+		if failing.Load() {
+			return &failAfter{w: w, left: 7}
+		}
+		return w
+	}
+	srv, raw, path := newServer(k, impl, cfg, market)
+	m := newModel(parseStocks(k, market))
+	c := k.Dial(srv)
+	exchange(k, c, "sell 3 4", m.apply(mustParse("sell 3 4")))
+	c.WriteLine("exit")
+	c.ExpectClosed()
+	if err := s.next(k, "after the only client sold and left, with the disk failing"); err == nil {
+		k.Fatalf("the write-back with a failing disk reported success")
+	}
+	failing.Store(false)
+	if err := raw.Close(); err != nil {
+		k.Fatalf("Close returned %v", err)
+	}
+	if got := readText(k, path); got != m.file() {
+		k.Fatalf("the write-back when the last client left failed (injected); then Close was called with the "+
+			"disk working again. Close must write the stocks back one last time\n  want: %q\n   got: %q",
+			m.file(), got)
+	}
+	srv.Close()
+}

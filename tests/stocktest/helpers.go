@@ -1,0 +1,201 @@
+package stocktest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"serverlab/tests/testkit"
+	"serverlab/tools/lab"
+	"serverlab/tools/stockfile"
+	"serverlab/tools/stockproto"
+)
+
+// market is the stock file most checks start from. Its pre-order is
+// 5 3 1 4 8 9, and stock 8 is sold out.
+const market = "5 10 1000\n3 2 500\n8 0 300\n1 7 100\n4 1 50\n9 3 900\n"
+
+// writeStocks writes text as stock.txt in a fresh folder and returns its path.
+func writeStocks(k *testkit.T, text string) string {
+	k.Helper()
+	path := filepath.Join(k.TempDir(), "stock.txt")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		k.Fatalf("writing %s: %v", path, err)
+	}
+	return path
+}
+
+// newServer builds a server on stocks (the text of stock.txt) and starts it.
+func newServer(k *testkit.T, impl Impl, cfg Config, stocks string) (*testkit.Server, lab.Server, string) {
+	k.Helper()
+	return newServerOn(k, impl, cfg, stocks, nil)
+}
+
+// newServerOn is newServer on a listener of the check's own (nil: a fresh
+// one on 127.0.0.1:0).
+func newServerOn(k *testkit.T, impl Impl, cfg Config, stocks string, ln net.Listener) (*testkit.Server, lab.Server, string) {
+	k.Helper()
+	if cfg.StockPath == "" {
+		cfg.StockPath = writeStocks(k, stocks)
+	}
+	raw, err := impl.NewServer(cfg)
+	if errors.Is(err, lab.ErrNotImplemented) {
+		k.Fatalf("building the server needs an earlier exercise: %v", err)
+	}
+	if err != nil {
+		k.Fatalf("NewServer with stock file %q: %v", stocks, err)
+	}
+	if ln == nil {
+		return k.Serve(raw), raw, cfg.StockPath
+	}
+	return k.ServeListener(raw, ln), raw, cfg.StockPath
+}
+
+// parseStocks parses the text of a stock file the suite wrote itself.
+func parseStocks(k *testkit.T, text string) []stockfile.Stock {
+	k.Helper()
+	s, err := stockfile.Parse(strings.NewReader(text))
+	if err != nil {
+		k.Fatalf("the suite's own stock file does not parse: %v", err)
+	}
+	return s
+}
+
+// model is the suite's own picture of the market: the tree in insertion order
+// (its shape) and the counts, updated as the suite trades.
+type model struct {
+	order []stockfile.Stock // pre-order, the order show lists and the file stores
+	index map[int]int       // id → position in order
+}
+
+func newModel(stocks []stockfile.Stock) *model {
+	m := &model{order: preOrder(stocks), index: map[int]int{}}
+	for i, s := range m.order {
+		m.index[s.ID] = i
+	}
+	return m
+}
+
+// apply performs req on the model and returns the reply text the server must
+// send.
+func (m *model) apply(req stockproto.Request) string {
+	i, ok := m.index[req.ID]
+	switch {
+	case req.Cmd == stockproto.Show:
+		text, _ := stockproto.AppendShow(nil, m.order)
+		return string(text)
+	case !ok:
+		return stockproto.NoSuchStock
+	case req.Cmd == stockproto.Buy && req.N > m.order[i].Count:
+		return stockproto.NotEnough
+	case req.Cmd == stockproto.Buy:
+		m.order[i].Count -= req.N
+		return stockproto.BuyOK
+	default:
+		m.order[i].Count += req.N
+		return stockproto.SellOK
+	}
+}
+
+func (m *model) file() string { return string(stockfile.Format(m.order)) }
+
+// preOrder inserts stocks, in order, into a plain binary search tree and
+// lists it in pre-order: the suite's reference for the tree's shape.
+func preOrder(stocks []stockfile.Stock) []stockfile.Stock {
+	type node struct {
+		s           stockfile.Stock
+		left, right *node
+	}
+	var root *node
+	for _, s := range stocks {
+		link := &root
+		for *link != nil {
+			if s.ID < (*link).s.ID {
+				link = &(*link).left
+			} else {
+				link = &(*link).right
+			}
+		}
+		*link = &node{s: s}
+	}
+	var out []stockfile.Stock
+	var walk func(*node)
+	walk = func(n *node) {
+		if n != nil {
+			out = append(out, n.s)
+			walk(n.left)
+			walk(n.right)
+		}
+	}
+	walk(root)
+	return out
+}
+
+// readRecord reads one reply record, exactly stockproto.RecordSize bytes,
+// the way the original's clients do (Rio_readnb(MAXLINE)), and returns its
+// text: the bytes before the first NUL. Everything after the text must be NUL.
+func readRecord(c *testkit.Conn) (string, error) {
+	text, _, err := readRecordN(c)
+	return text, err
+}
+
+// readRecordN is readRecord that also says how many bytes of the record
+// arrived: 0 at a clean end of stream, fewer than a record when it was cut.
+func readRecordN(c *testkit.Conn) (string, int, error) {
+	rec := make([]byte, stockproto.RecordSize)
+	n, err := io.ReadFull(c.Reader(), rec)
+	if err != nil {
+		return "", n, fmt.Errorf("reading a %d-byte reply record: got %d bytes, then %s [%w]",
+			stockproto.RecordSize, n, testkit.Describe(err), err)
+	}
+	text, err := recordText(rec)
+	return text, n, err
+}
+
+// recordText checks the padding of a record and returns its text.
+func recordText(rec []byte) (string, error) {
+	text, pad, found := bytes.Cut(rec, []byte{0})
+	if !found {
+		return "", fmt.Errorf("the %d-byte record has no NUL after its text (a C client could not find its end): "+
+			"it starts %s", stockproto.RecordSize, testkit.Quote(rec[:min(len(rec), 80)]))
+	}
+	if i := bytes.IndexFunc(pad, func(r rune) bool { return r != 0 }); i >= 0 {
+		return "", fmt.Errorf("record text %s is followed by NULs and then byte %d = %q: the padding must be "+
+			"all NUL (were two replies packed into one record, or a reply not padded to %d bytes?)",
+			testkit.Quote(text), len(text)+1+i, pad[i], stockproto.RecordSize)
+	}
+	return string(text), nil
+}
+
+// expectRecord reads one record and compares its text with want.
+func expectRecord(k *testkit.T, c *testkit.Conn, want string) {
+	k.Helper()
+	got, err := readRecord(c)
+	if err != nil {
+		k.Fatalf("want reply %q: %v%s", want, err, c.Context())
+	}
+	if got != want {
+		k.Fatalf("wrong reply\n  want: %q\n   got: %q%s", want, got, c.Context())
+	}
+}
+
+// exchange sends line and expects the reply record with text want.
+func exchange(k *testkit.T, c *testkit.Conn, line, want string) {
+	k.Helper()
+	c.WriteLine(line)
+	expectRecord(k, c, want)
+}
+
+// mustParse parses a request the suite itself builds.
+func mustParse(line string) stockproto.Request {
+	req, err := stockproto.Parse(line)
+	if err != nil {
+		panic("stocktest: bad request in the suite: " + line)
+	}
+	return req
+}

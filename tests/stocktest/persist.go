@@ -1,0 +1,207 @@
+package stocktest
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"serverlab/tests/testkit"
+)
+
+// never is a sync interval no check waits for: only the last client leaving
+// (or Close) can trigger a write-back.
+const never = time.Hour
+
+// Persistence checks exercise 4.6: the stocks are written back to stock.txt,
+// in pre-order, when the last client disconnects and every SyncInterval while
+// clients are connected; the file is replaced atomically (a new file renamed
+// over the old one, no temporary file left behind); and a write that fails
+// halfway leaves the old file intact, is reported, and is retried later.
+func Persistence(t *testing.T, impl Impl) {
+	k := impl.start(t, "Persistence", "4.6")
+	checkLastClient(k, impl)
+	checkInterval(k, impl)
+	checkFailedWrite(k, impl)
+}
+
+// syncs collects OnSync calls.
+type syncs chan error
+
+func (s syncs) hook(err error) {
+	select {
+	case s <- err:
+	default: // nobody is listening for that many; the check is failing anyway
+	}
+}
+
+// next waits for the next write-back.
+func (s syncs) next(k *testkit.T, after string) error {
+	k.Helper()
+	select {
+	case err := <-s:
+		return err
+	case <-time.After(testkit.IOTimeout):
+		k.Fatalf("%s, the stock file was not written back within %v (OnSync was not called)", after, testkit.IOTimeout)
+		return nil
+	}
+}
+
+func readText(k *testkit.T, path string) string {
+	k.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		k.Fatalf("reading %s: %v", path, err)
+	}
+	return string(b)
+}
+
+// onlyFile: the folder holds stock.txt and nothing else (no temporary file
+// left behind).
+func onlyFile(k *testkit.T, path, after string) {
+	k.Helper()
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		k.Fatalf("reading the stock file's folder: %v", err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(names, []string{filepath.Base(path)}) {
+		k.Fatalf("%s, the stock file's folder holds %q; want only %q (remove the temporary file when a "+
+			"write fails)", after, names, filepath.Base(path))
+	}
+}
+
+// checkLastClient: the last client to leave triggers a write-back, which
+// replaces the file (a rename, not a rewrite in place).
+func checkLastClient(k *testkit.T, impl Impl) {
+	k.Helper()
+	s := make(syncs, 16)
+	srv, _, path := newServer(k, impl, Config{SyncInterval: never, OnSync: s.hook}, market)
+	m := newModel(parseStocks(k, market))
+	before, err := os.Stat(path)
+	if err != nil {
+		k.Fatalf("stat %s: %v", path, err)
+	}
+	a, b := k.Dial(srv), k.Dial(srv)
+	exchange(k, a, "buy 5 3", m.apply(mustParse("buy 5 3")))
+	exchange(k, b, "sell 8 2", m.apply(mustParse("sell 8 2")))
+	a.WriteLine("exit")
+	a.ExpectClosed()
+	exchange(k, b, "buy 9 3", m.apply(mustParse("buy 9 3")))
+	b.Close()
+	after := "after two clients traded (buy 5 3, sell 8 2, buy 9 3) and left"
+	for {
+		if err := s.next(k, after); err != nil {
+			k.Fatalf("%s, the write-back failed: %v", after, err)
+		}
+		if readText(k, path) == m.file() {
+			break
+		}
+	}
+	now, err := os.Stat(path)
+	if err != nil {
+		k.Fatalf("stat %s: %v", path, err)
+	}
+	if os.SameFile(before, now) {
+		k.Fatalf("%s, stock.txt is the same file as before, rewritten in place: write a temporary file in "+
+			"the same folder and rename it over stock.txt, so that a crash leaves the old or the new file", after)
+	}
+	onlyFile(k, path, after)
+}
+
+// checkInterval: while a client stays connected, the stocks are written back
+// every SyncInterval.
+func checkInterval(k *testkit.T, impl Impl) {
+	k.Helper()
+	s := make(syncs, 64)
+	srv, _, path := newServer(k, impl, Config{SyncInterval: 20 * time.Millisecond, OnSync: s.hook}, market)
+	m := newModel(parseStocks(k, market))
+	c := k.Dial(srv)
+	exchange(k, c, "buy 1 4", m.apply(mustParse("buy 1 4")))
+	after := "with SyncInterval 20ms and a client connected after buy 1 4"
+	deadline := time.Now().Add(testkit.IOTimeout)
+	for readText(k, path) != m.file() {
+		if time.Now().After(deadline) {
+			k.Fatalf("%s, stock.txt was not written back within %v\n  want: %q\n   got: %q",
+				after, testkit.IOTimeout, m.file(), readText(k, path))
+		}
+		if err := s.next(k, after); err != nil {
+			k.Fatalf("%s, the write-back failed: %v", after, err)
+		}
+	}
+	// Still connected and served.
+	exchange(k, c, "show", m.apply(mustParse("show")))
+}
+
+// failAfter is a writer that takes a few bytes and then fails, like a full
+// disk in the middle of a write.
+type failAfter struct {
+	w    io.Writer
+	left int
+}
+
+var errInjected = errors.New("injected failure: disk full")
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if len(p) <= f.left {
+		f.left -= len(p)
+		return f.w.Write(p)
+	}
+	n, _ := f.w.Write(p[:f.left])
+	f.left = 0
+	return n, errInjected
+}
+
+// checkFailedWrite: a write-back that fails halfway leaves the old file, is
+// reported through OnSync, and the changes are written by the next one.
+func checkFailedWrite(k *testkit.T, impl Impl) {
+	k.Helper()
+	s := make(syncs, 16)
+	var failing atomic.Bool
+	failing.Store(true)
+	cfg := Config{SyncInterval: never, OnSync: s.hook}
+	cfg.Saver.Intercept = func(w io.Writer) io.Writer {
+		if failing.Load() {
+			return &failAfter{w: w, left: 7}
+		}
+		return w
+	}
+	srv, _, path := newServer(k, impl, cfg, market)
+	m := newModel(parseStocks(k, market))
+
+	c := k.Dial(srv)
+	exchange(k, c, "buy 3 2", m.apply(mustParse("buy 3 2")))
+	c.WriteLine("exit")
+	c.ExpectClosed()
+	after := "after a client bought and left, with the disk failing 7 bytes into the write"
+	err := s.next(k, after)
+	if err == nil {
+		k.Fatalf("%s, OnSync reported success: the write-back must go through Config.Saver, and report its error", after)
+	}
+	if got := readText(k, path); got != market {
+		k.Fatalf("%s (OnSync: %v), stock.txt changed\n  want (the old file): %q\n   got: %q", after, err, market, got)
+	}
+	onlyFile(k, path, after)
+
+	failing.Store(false)
+	c = k.Dial(srv)
+	exchange(k, c, "sell 5 1", m.apply(mustParse("sell 5 1")))
+	c.WriteLine("exit")
+	c.ExpectClosed()
+	after = "after the disk recovered and another client sold and left"
+	if err := s.next(k, after); err != nil {
+		k.Fatalf("%s, the write-back failed: %v", after, err)
+	}
+	if got := readText(k, path); got != m.file() {
+		k.Fatalf("%s, stock.txt must hold both trades (the failed write-back's changes are not lost)\n"+
+			"  want: %q\n   got: %q", after, m.file(), got)
+	}
+	onlyFile(k, path, after)
+}

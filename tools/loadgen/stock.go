@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"time"
+
+	"serverlab/tools/loadgen/load"
+	"serverlab/tools/stockproto"
+)
+
+// The stock mode is the original stock server's benchmark (chapters 04 and
+// 05): each client sends random queries, one at a time, and reads each reply
+// as one 8192-byte record. -mix chooses the query types, as in the original's
+// experiment on query types: random (show, buy or sell, equally likely),
+// show (show only) or modify (buy or sell only). -queries splits a total over
+// the clients, as the original's <total_query> did.
+func init() {
+	register(mode{
+		name:    "stock",
+		summary: "stock server (ch 04/05): random show / buy / sell, 8192-byte replies (-mix random|show|modify)",
+		run:     runStock,
+	})
+}
+
+func runStock(ctx context.Context, env *env, args []string) error {
+	fs := newFlagSet(env, "stock")
+	common := addCommonFlags(fs, "127.0.0.1:9000")
+	queries := fs.Int("queries", 0, "total queries, split evenly over the clients (sets -requests)")
+	mix := fs.String("mix", "random", "query types: random (show/buy/sell), show, or modify (buy/sell)")
+	ids := fs.Int("ids", 10, "stock IDs to trade: 1..`n` (the original's stock.txt had 1..10)")
+	most := fs.Int("max", 10, "shares per buy or sell: 1..`n`")
+	seed := fs.Uint64("seed", 1, "random seed (client i uses seed+i)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *queries > 0 {
+		if common.clients < 1 || *queries < common.clients {
+			return fmt.Errorf("-queries %d: need at least one per client (%d clients)", *queries, common.clients)
+		}
+		common.requests = *queries / common.clients
+	}
+	kinds, ok := stockMixes[*mix]
+	if !ok {
+		return fmt.Errorf("-mix %q: want random, show or modify", *mix)
+	}
+	if *ids < 1 || *most < 1 {
+		return fmt.Errorf("-ids and -max must be at least 1")
+	}
+	common.labels = append(common.labels, load.Label{Name: "mix", Value: *mix})
+	newClient := func(ctx context.Context, id int) (load.Client, error) {
+		conn, err := load.Dial(ctx, "tcp", common.addr, common.timeout)
+		if err != nil {
+			return nil, err
+		}
+		return &stockClient{
+			conn: conn, timeout: common.timeout, kinds: kinds, ids: *ids, most: *most,
+			rng:   rand.New(rand.NewPCG(*seed+uint64(id), 0x5eed)),
+			reply: make([]byte, stockproto.RecordSize),
+		}, nil
+	}
+	return common.run(ctx, env, "stock", newClient)
+}
+
+// stockMixes are the query types of each -mix.
+var stockMixes = map[string][]stockproto.Cmd{
+	"random": {stockproto.Show, stockproto.Buy, stockproto.Sell},
+	"show":   {stockproto.Show},
+	"modify": {stockproto.Buy, stockproto.Sell},
+}
+
+// stockClient is one connection to a stock server.
+type stockClient struct {
+	conn      net.Conn
+	timeout   time.Duration
+	kinds     []stockproto.Cmd
+	ids, most int
+	rng       *rand.Rand
+	req       []byte // reused: a load generator should not allocate per request
+	reply     []byte
+}
+
+// Do sends one query and reads its 8192-byte reply, checking that the reply
+// is one the query can get.
+func (c *stockClient) Do(ctx context.Context) error {
+	kind := c.kinds[c.rng.IntN(len(c.kinds))]
+	c.req = c.req[:0]
+	switch kind {
+	case stockproto.Show:
+		c.req = append(c.req, "show\n"...)
+	case stockproto.Buy:
+		c.req = fmt.Appendf(c.req, "buy %d %d\n", 1+c.rng.IntN(c.ids), 1+c.rng.IntN(c.most))
+	case stockproto.Sell:
+		c.req = fmt.Appendf(c.req, "sell %d %d\n", 1+c.rng.IntN(c.ids), 1+c.rng.IntN(c.most))
+	}
+	if err := c.conn.SetDeadline(time.Now().Add(c.timeout)); err != nil {
+		return err
+	}
+	if _, err := c.conn.Write(c.req); err != nil {
+		return err
+	}
+	if _, err := io.ReadFull(c.conn, c.reply); err != nil {
+		return err
+	}
+	text, _, _ := bytes.Cut(c.reply, []byte{0})
+	if !stockReplyFits(kind, text) {
+		return fmt.Errorf("%w: sent %q, got %q", load.ErrBadReply, c.req, text[:min(len(text), 80)])
+	}
+	return nil
+}
+
+// stockReplyFits reports whether text is a reply kind can get.
+func stockReplyFits(kind stockproto.Cmd, text []byte) bool {
+	switch kind {
+	case stockproto.Show:
+		return bytes.HasPrefix(text, []byte(stockproto.ShowOK))
+	case stockproto.Buy:
+		return string(text) == stockproto.BuyOK || string(text) == stockproto.NotEnough ||
+			string(text) == stockproto.NoSuchStock
+	default:
+		return string(text) == stockproto.SellOK || string(text) == stockproto.NoSuchStock
+	}
+}
+
+// Close says goodbye as the original's client did, then closes.
+func (c *stockClient) Close() error {
+	c.conn.SetWriteDeadline(time.Now().Add(c.timeout))
+	c.conn.Write([]byte("exit\n"))
+	return c.conn.Close()
+}
