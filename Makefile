@@ -59,6 +59,9 @@ fuzz: ## run every fuzz target for FUZZTIME each
 			echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 		done; done
 
+interop: ## chapter 06 against curl, wrk and httperf (optional tools; each missing one is reported)
+	sh tools/interop/interop.sh
+
 student-release: ## dist/serverlab-student.tar.gz: the course without solutions/
 	@mkdir -p dist
 	git archive --format=tar.gz --prefix=serverlab/ -o dist/serverlab-student.tar.gz HEAD \

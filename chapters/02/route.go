@@ -8,7 +8,7 @@ import (
 // everyone is the target of every relayed BROADCAST. The server writes every
 // header it relays itself, from what it knows: the sender is the name the
 // client logged in with, never the one it put in its frame.
-const everyone = "ALL"
+const everyone = wire.Everyone
 
 // Payloads of the server's own replies.
 const (

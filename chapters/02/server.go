@@ -2,6 +2,7 @@ package chat
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -19,8 +20,9 @@ type Config struct {
 	// query, so users registered while the chat server runs can log in.
 	UsersPath string
 	// MaxPending bounds the bytes of frames queued for one client and not yet
-	// written to its socket (default 1 MiB). A client whose queue would grow
-	// past it is not reading, and is disconnected.
+	// written to its socket (default 1 MiB; at least one frame of the largest
+	// size). A client whose queue would grow past it is not reading, and is
+	// disconnected.
 	MaxPending int
 	// LoginTimeout bounds the time from connecting to a complete LOGIN frame
 	// (default 10s): a connection that says nothing must not hold a goroutine
@@ -142,7 +144,7 @@ func (s *Server) handle(conn net.Conn) {
 
 	err = s.readLoop(c)
 	switch {
-	case err == nil, errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
 		log.Info("left")
 	default:
 		log.Info("disconnected", "err", err)
@@ -192,7 +194,7 @@ func (s *Server) readLoop(c *client) error {
 			// Reserved by the protocol: accepted and ignored.
 		default:
 			// A second LOGIN, a REGISTRATION or an unknown type.
-			return errProtocol
+			return fmt.Errorf("%w: %v", errProtocol, f.Type)
 		}
 	}
 }

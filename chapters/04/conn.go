@@ -18,7 +18,7 @@ const maxLine = stockproto.RecordSize
 const maxBatch = 8 * stockproto.RecordSize
 
 // session is the per-connection state of a worker: buffers reused for every
-// request of the connection, so a request allocates nothing.
+// request of the connection.
 type session struct {
 	r      *bufio.Reader
 	out    []byte            // replies not yet written

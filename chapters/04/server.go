@@ -160,9 +160,9 @@ func (s *Server) Serve(ln net.Listener) error {
 // worker serves whole connections, one at a time, until the buffer is closed.
 // Connections still waiting when the server closes are closed unserved.
 func (s *Server) worker(pending <-chan net.Conn) {
-	// TODO(ex 4.5): defer s.wg.Done(); serve each connection received from
-	// pending with s.serveOne, until pending is closed.
-	// Checked by TestEx4_5_WorkerPool.
+	defer s.wg.Done()
+	// TODO(ex 4.5): serve each connection received from pending with
+	// s.serveOne, until pending is closed. Checked by TestEx4_5_WorkerPool.
 }
 
 // serveOne serves one connection from start to end, closes it, and writes the

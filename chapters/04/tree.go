@@ -24,19 +24,32 @@ type node struct {
 	id, price   int
 	left, right *node
 
-	mu    sync.Mutex // guards count: one per stock, so trades on different stocks never wait for each other
+	mu    sync.Locker // guards count: one per stock, so trades on different stocks never wait for each other
 	count int
 }
 
 // Tree is a binary search tree of stocks keyed by ID. It is not balanced: its
 // shape is fixed by the order of insertion, which is the order of stock.txt.
 //
-// Insert is for loading only and must not run concurrently with anything
-// else. Once loaded, Lookup, AppendPreOrder, Buy and Sell are safe for
-// concurrent use: the shape no longer changes and each count has its own lock.
+// Make one with NewTree or Load. Insert is for loading only and must not run
+// concurrently with anything else. Once loaded, Lookup, AppendPreOrder, Buy
+// and Sell are safe for concurrent use: the shape no longer changes and each
+// count has its own lock.
 type Tree struct {
-	root *node
-	size int
+	root    *node
+	size    int
+	newLock func() sync.Locker // makes each stock's lock
+}
+
+// NewTree returns an empty tree. newLock, if not nil, makes the lock of each
+// stock inserted (default: a new sync.Mutex). Tests pass locks that can pause
+// a goroutine right after it unlocks, to check that "enough left?" and the
+// update happen in one critical section.
+func NewTree(newLock func() sync.Locker) *Tree {
+	if newLock == nil {
+		newLock = func() sync.Locker { return new(sync.Mutex) }
+	}
+	return &Tree{newLock: newLock}
 }
 
 // Load reads the stock file at path and inserts its stocks in file order.
@@ -45,7 +58,7 @@ func Load(path string) (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Tree{}
+	t := NewTree(nil)
 	for _, s := range stocks {
 		if err := t.Insert(s); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
@@ -59,8 +72,9 @@ func Load(path string) (*Tree, error) {
 // is ErrDuplicate.
 func (t *Tree) Insert(s stockfile.Stock) error {
 	// TODO(ex 4.1): walk down from t.root (left for a smaller ID, right for a
-	// larger one) to the nil link where s belongs and put a new node there;
-	// return an error wrapping ErrDuplicate if you meet s.ID on the way;
+	// larger one) to the nil link where s belongs and put the new node there:
+	// &node{id: s.ID, price: s.Price, count: s.Count, mu: t.newLock()}.
+	// Return an error wrapping ErrDuplicate if you meet s.ID on the way;
 	// count the node in t.size. Hint: walking with a pointer to the link
 	// (link := &t.root; link = &n.left) avoids a special case for the root.
 	// Checked by TestEx4_1_Tree.

@@ -19,7 +19,7 @@ const maxLine = stockproto.RecordSize
 const maxBatch = 8 * stockproto.RecordSize
 
 // session is the per-connection state of a worker: buffers reused for every
-// request of the connection, so a request allocates nothing.
+// request of the connection.
 type session struct {
 	r      *bufio.Reader
 	out    []byte            // replies not yet written
@@ -46,14 +46,16 @@ func (s *Server) serveConn(conn net.Conn) {
 			return // end of stream, reset, or Close's read deadline
 		}
 		exit := s.execute(ss, trimNewline(line))
-		if exit || err != nil || ss.r.Buffered() == 0 || len(ss.out) >= maxBatch || s.closing() {
-			if _, werr := conn.Write(ss.out); werr != nil {
+		// The last request of conn: exit, a last line without '\n', or Close.
+		last := exit || err != nil || s.closing()
+		if last || ss.r.Buffered() == 0 || len(ss.out) >= maxBatch {
+			if _, err := conn.Write(ss.out); err != nil {
 				return
 			}
 			ss.out = ss.out[:0]
 		}
-		if exit || err != nil || s.closing() {
-			return // exit, a last line without '\n', or Close
+		if last {
+			return
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package stock_test
 
 import (
+	"sync"
 	"testing"
 
 	stock "serverlab/solutions/04"
@@ -28,7 +29,9 @@ var impl = stocktest.Impl{
 		}
 		return t, nil
 	},
-	NewTree:   func() stocktest.StockTree { return &stock.Tree{} },
+	NewTree: func(newLock func() sync.Locker) stocktest.StockTree {
+		return stock.NewTree(newLock)
+	},
 	NewRWLock: func(onWait func(writer bool)) stocktest.RWLocker { return stock.NewRWLock(onWait) },
 }
 

@@ -14,7 +14,7 @@ import (
 )
 
 // everyone is the target of every relayed BROADCAST.
-const everyone = "ALL"
+const everyone = wire.Everyone
 
 // The server's replies.
 const (
@@ -87,7 +87,10 @@ func loginReply(name, answer string) wire.Frame {
 func (e *env) loginAs(name string) *testkit.Conn {
 	e.k.Helper()
 	c := e.k.Dial(e.srv)
-	c.SendFrame(loginFrame(name, password(name)))
+	f := loginFrame(name, password(name))
+	if err := c.TryWrite(encode(f), "frame "+f.String()); err != nil {
+		e.k.Fatalf("logging in as %s: %v%s%s", name, err, c.Context(), e.login)
+	}
 	got, err := c.TryReadFrame()
 	if err != nil {
 		e.k.Fatalf("logging in as %s: want %v, got %s%s%s", name, loginReply(name, replyOK), testkit.Describe(err), c.Context(), e.login)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -110,14 +112,16 @@ func checkStalledReader(k *testkit.T, impl Impl) {
 	staller := e.loginAs("staller")
 	r1, r2, sender := e.loginAs("r1"), e.loginAs("r2"), e.loginAs("sender")
 
-	// 12 MiB: more than MaxPending, plus what the kernel buffers of both
-	// sides of a loopback connection take (a few MiB at most).
-	const n, window, size = 384, 8, 32 << 10
+	// Twice what can be buffered for the staller: MaxPending, a batch the
+	// server's writer may have taken, and the kernel's socket buffers.
+	const window, size = 8, 32 << 10
+	n := 2 * (2*limit + kernelBuffers()) / size
 	frames := numbered("sender", n, size)
 	why := fmt.Sprintf("staller logged in and never read; sender broadcast %d frames of %d KiB, %d at a time, "+
 		"and r1 and r2 read each batch (MaxPending = %d bytes). A client that stops reading must not delay the "+
-		"others: never write to a socket while holding a lock, or from another client's goroutine; queue the frame "+
-		"in the receiver's outbox instead", n, size>>10, window, limit)
+		"others: never wait for one client's socket while serving another (no write under a lock, none from the "+
+		"sender's goroutine); queue the frame in the receiver's outbox, its pending output, instead",
+		n, size>>10, window, limit)
 	for i := 0; i < n; i += window {
 		batch := frames[i:min(i+window, n)]
 		for _, f := range batch {
@@ -144,6 +148,33 @@ func checkStalledReader(k *testkit.T, impl Impl) {
 			n, all, limit)
 	}
 	k.Logf("the stalled client had %d of %d bytes buffered for it when it was disconnected", drained, n*(size+wire.HeaderSize))
+}
+
+// kernelBuffers is the most a loopback connection's two socket buffers can
+// hold for a receiver that never reads: the sender's send buffer at its
+// largest (tcp_wmem's maximum) and the receiver's at its start (tcp_rmem's
+// default; it grows only as the receiver reads). Without Linux's numbers it
+// assumes 8 MiB.
+func kernelBuffers() int {
+	wmem, err1 := sysctlField("/proc/sys/net/ipv4/tcp_wmem", 2)
+	rmem, err2 := sysctlField("/proc/sys/net/ipv4/tcp_rmem", 1)
+	if err1 != nil || err2 != nil {
+		return 8 << 20
+	}
+	return wmem + rmem
+}
+
+// sysctlField reads the i-th number of a sysctl file such as "4096 16384 4194304".
+func sysctlField(path string, i int) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b))
+	if i >= len(f) {
+		return 0, fmt.Errorf("%s: %q has no field %d", path, b, i)
+	}
+	return strconv.Atoi(f[i])
 }
 
 // checkVanishingClients: clients that reset their connections while a

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"testing"
 	"time"
@@ -36,6 +37,7 @@ func Login(t *testing.T, impl Impl) {
 
 	checkFail(k, e, "alice", "wrong", "a wrong password")
 	checkFail(k, e, "mallory", "pw-mallory", "a name that is not in the users file")
+	checkFail(k, e, "Carol", password("carol"), "\"Carol\" (names are compared bytewise: carol is registered, Carol is not)")
 	checkFail(k, e, "alice", password("alice"), "the name of a user who is online already (the newcomer is refused)")
 	checkFail(k, e, "alice", password("alice"), "alice again: the refused newcomer must not have taken over her name")
 	checkFirstFrameNotLogin(k, e)
@@ -130,16 +132,32 @@ func checkProtocolErrorsAfterLogin(k *testkit.T, e *env, bob *testkit.Conn) {
 }
 
 // checkLoginTimeout: a connection that does not complete its LOGIN within
-// Config.LoginTimeout is closed.
+// Config.LoginTimeout is closed; one that did is not.
 func checkLoginTimeout(k *testkit.T, impl Impl) {
 	k.Helper()
-	e := start(k, impl, Config{LoginTimeout: 200 * time.Millisecond}, "erin")
+	const timeout = 500 * time.Millisecond
+	e := start(k, impl, Config{LoginTimeout: timeout}, "erin")
 	silent := k.Dial(e.srv)
 	half := k.Dial(e.srv)
 	half.Write(encode(loginFrame("erin", password("erin")))[:40], "the first 40 bytes of a LOGIN, then nothing")
-	e.loginAs("erin") // the others wait, erin need not
+	erin := e.loginAs("erin") // the others wait, erin need not
 	for _, c := range []*testkit.Conn{silent, half} {
 		c.ExpectClosed()
+	}
+
+	// Logged in, erin may stay quiet for as long as she likes: the login
+	// deadline must be lifted. A probe connected after her login is closed
+	// once its own login time is up, so by then hers has passed too.
+	probe := k.Dial(e.srv)
+	probe.ExpectClosed()
+	erin.NetConn().SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	var buf [1]byte
+	_, err := erin.NetConn().Read(buf[:])
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		k.Fatalf("erin logged in and then stayed quiet for longer than the login timeout (%v); want her connection "+
+			"to stay open with nothing to read, got %s.\nhint: once logged in, clear the deadline set for the login "+
+			"(conn.SetDeadline(time.Time{}))", timeout, testkit.Describe(err))
 	}
 }
 

@@ -5,11 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"reflect"
-	"runtime"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -114,78 +109,6 @@ func closeWithin(k *testkit.T, e *env, clients []*testkit.Conn, users int) {
 			"through LOGIN, one not reading): Close must close every connection so the goroutines blocked on "+
 			"them return, then wait for them", testkit.IOTimeout, len(clients))
 	}
-	if left := goroutinesOf(raw); len(left) > 0 {
-		k.Fatalf("when Close returned, %d goroutines of the server were still running:\n%s\n"+
-			"hint: Close must wait (a sync.WaitGroup) for Serve and for every goroutine the server started, "+
-			"after closing the connections they block on", len(left), strings.Join(left, "\n"))
-	}
-}
-
-// goroutinesOf returns a line for each goroutine that is running code of
-// srv's package: the function it is in, and where. It is called the moment
-// Close returns, when there must be none.
-//
-// One state is left out: a goroutine whose innermost frame is the closing
-// brace of a function of the server has finished its work and is only
-// returning (a correct server's goroutine can be caught there, between its
-// wg.Done and its exit).
-func goroutinesOf(srv lab.Server) []string {
-	t := reflect.TypeOf(srv)
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	pkg := t.PkgPath() + "."
-	var found []string
-	for _, g := range strings.Split(allStacks(), "\n\n") {
-		lines := strings.Split(g, "\n")
-		for i := 1; i+1 < len(lines); i += 2 {
-			if !strings.HasPrefix(lines[i], pkg) {
-				continue
-			}
-			if i == 1 && atClosingBrace(lines[i+1]) {
-				break
-			}
-			found = append(found, "  "+lines[0]+" in "+lines[i]+" at "+strings.TrimSpace(lines[i+1]))
-			break
-		}
-	}
-	return found
-}
-
-// allStacks is runtime.Stack of every goroutine.
-func allStacks() string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			return string(buf[:n])
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-}
-
-// atClosingBrace reports whether a stack trace location ("\t/path/file.go:160
-// +0x78a") is a line that holds only a closing brace.
-func atClosingBrace(location string) bool {
-	loc, _, _ := strings.Cut(strings.TrimSpace(location), " ")
-	i := strings.LastIndexByte(loc, ':')
-	if i < 0 {
-		return false
-	}
-	n, err := strconv.Atoi(loc[i+1:])
-	if err != nil {
-		return false
-	}
-	src, err := os.ReadFile(loc[:i])
-	if err != nil {
-		return false
-	}
-	lines := strings.Split(string(src), "\n")
-	if n < 1 || n > len(lines) {
-		return false
-	}
-	line := strings.TrimSpace(lines[n-1])
-	return line == "}" || line == "}()"
 }
 
 func closeAgain(k *testkit.T, e *env) {

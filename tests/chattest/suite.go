@@ -16,6 +16,8 @@
 //     else closes the connection without a reply. FAIL closes too.
 //   - A name already online cannot log in again: the newcomer gets FAIL and is
 //     closed, and the session that has the name keeps it.
+//   - A name logs in only if the users file has it (bytewise); an empty
+//     sender or one without NUL is a malformed frame.
 //   - The users file is read at every login and user query, so users that the
 //     discovery server registers while the chat server runs can log in.
 //   - Relayed frames carry the authenticated sender. A relayed BROADCAST has

@@ -1,10 +1,12 @@
 package stocktest
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -26,16 +28,24 @@ const pipelinedShows = 1600
 // connection, writes the stocks back one last time, makes Serve return
 // lab.ErrServerClosed, can be called twice, and leaves no goroutine behind.
 func Close(t *testing.T, impl Impl) {
-	k := testkit.New(t, "4.7")
+	k := impl.start(t, "Close", "4.7")
 	checkCloseBeforeServe(k, impl)
+	checkCloseSyncs(k, impl)
 
 	s := make(syncs, 16)
-	srv, raw, path := newServer(k, impl, Config{SyncInterval: never, OnSync: s.hook}, market)
+	// Small socket buffers on both ends (accepted sockets inherit the
+	// listener's) hold only a few records in flight, so the server is
+	// blocked in the middle of writing a batch of replies when Close comes.
+	ln, err := (&net.ListenConfig{Control: smallBuffer(syscall.SO_SNDBUF)}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen: %v", err)
+	}
+	srv, raw, path := newServerOn(k, impl, Config{SyncInterval: never, OnSync: s.hook}, market, ln)
 	m := newModel(parseStocks(k, market))
 	idle := k.Dial(srv)
 	exchange(k, idle, "buy 4 1", m.apply(mustParse("buy 4 1")))
 
-	busy := k.Dial(srv)
+	busy := k.DialWith(&net.Dialer{Control: smallBuffer(syscall.SO_RCVBUF)}, srv)
 	busy.Write([]byte(strings.Repeat("show\n", pipelinedShows)), `"show\n" × 1600 (in one write)`)
 	want := m.apply(mustParse("show"))
 	expectRecord(k, busy, want) // the server is writing the replies now
@@ -92,7 +102,7 @@ func checkCloseBeforeServe(k *testkit.T, impl Impl) {
 	k.Helper()
 	raw, err := impl.NewServer(Config{StockPath: writeStocks(k, market)})
 	if errors.Is(err, lab.ErrNotImplemented) {
-		k.Fatalf("building the server needs an earlier exercise (New loads the stock tree: exercise 4.1): %v", err)
+		k.Fatalf("building the server needs an earlier exercise: %v", err)
 	}
 	if err != nil {
 		k.Fatalf("NewServer: %v", err)
@@ -117,4 +127,54 @@ func checkCloseBeforeServe(k *testkit.T, impl Impl) {
 		<-served
 		k.Fatalf("Serve after Close did not return within %v; it must return lab.ErrServerClosed at once", testkit.IOTimeout)
 	}
+}
+
+// smallBuffer returns a Control function that sets a socket's send or
+// receive buffer (option) to its minimum before it listens or connects.
+func smallBuffer(option int) func(network, address string, c syscall.RawConn) error {
+	return func(network, address string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, option, 4096)
+		})
+		if err != nil {
+			return err
+		}
+		return serr
+	}
+}
+
+// checkCloseSyncs: the write-back when the last client left failed; Close
+// writes the stocks back once more, and this time the disk works.
+func checkCloseSyncs(k *testkit.T, impl Impl) {
+	k.Helper()
+	s := make(syncs, 16)
+	var failing atomic.Bool
+	failing.Store(true)
+	cfg := Config{SyncInterval: never, OnSync: s.hook}
+	cfg.Saver.Intercept = func(w io.Writer) io.Writer {
+		if failing.Load() {
+			return &failAfter{w: w, left: 7}
+		}
+		return w
+	}
+	srv, raw, path := newServer(k, impl, cfg, market)
+	m := newModel(parseStocks(k, market))
+	c := k.Dial(srv)
+	exchange(k, c, "sell 3 4", m.apply(mustParse("sell 3 4")))
+	c.WriteLine("exit")
+	c.ExpectClosed()
+	if err := s.next(k, "after the only client sold and left, with the disk failing"); err == nil {
+		k.Fatalf("the write-back with a failing disk reported success")
+	}
+	failing.Store(false)
+	if err := raw.Close(); err != nil {
+		k.Fatalf("Close returned %v", err)
+	}
+	if got := readText(k, path); got != m.file() {
+		k.Fatalf("the write-back when the last client left failed (injected); then Close was called with the "+
+			"disk working again. Close must write the stocks back one last time\n  want: %q\n   got: %q",
+			m.file(), got)
+	}
+	srv.Close()
 }

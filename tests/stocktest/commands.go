@@ -14,7 +14,7 @@ import (
 // line after a command; exit closing only its own connection; CRLF; bad
 // arguments; a listing too long for one record.
 func Commands(t *testing.T, impl Impl) {
-	k := testkit.New(t, "4.2")
+	k := impl.start(t, "Commands", "4.2")
 	srv, _, _ := newServer(k, impl, Config{}, market)
 	m := newModel(parseStocks(k, market))
 
@@ -133,6 +133,13 @@ func checkExit(k *testkit.T, srv *testkit.Server, m *model) {
 	expectRecord(k, c, m.apply(mustParse("sell 5 1")))
 	expectRecord(k, c, m.apply(mustParse("show")))
 	c.ExpectClosed()
+	exchange(k, b, "show", m.apply(mustParse("show")))
+
+	// A line longer than 8192 bytes is no request of this protocol: the
+	// server closes that connection (and only that one).
+	long := k.Dial(srv)
+	long.Write([]byte(strings.Repeat("x", stockproto.RecordSize+100)+"\n"), "a 8293-byte line")
+	long.ExpectClosed()
 	exchange(k, b, "show", m.apply(mustParse("show")))
 }
 

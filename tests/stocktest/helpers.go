@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,17 +33,27 @@ func writeStocks(k *testkit.T, text string) string {
 // newServer builds a server on stocks (the text of stock.txt) and starts it.
 func newServer(k *testkit.T, impl Impl, cfg Config, stocks string) (*testkit.Server, lab.Server, string) {
 	k.Helper()
+	return newServerOn(k, impl, cfg, stocks, nil)
+}
+
+// newServerOn is newServer on a listener of the check's own (nil: a fresh
+// one on 127.0.0.1:0).
+func newServerOn(k *testkit.T, impl Impl, cfg Config, stocks string, ln net.Listener) (*testkit.Server, lab.Server, string) {
+	k.Helper()
 	if cfg.StockPath == "" {
 		cfg.StockPath = writeStocks(k, stocks)
 	}
 	raw, err := impl.NewServer(cfg)
 	if errors.Is(err, lab.ErrNotImplemented) {
-		k.Fatalf("building the server needs an earlier exercise (New loads the stock tree: exercise 4.1): %v", err)
+		k.Fatalf("building the server needs an earlier exercise: %v", err)
 	}
 	if err != nil {
 		k.Fatalf("NewServer with stock file %q: %v", stocks, err)
 	}
-	return k.Serve(raw), raw, cfg.StockPath
+	if ln == nil {
+		return k.Serve(raw), raw, cfg.StockPath
+	}
+	return k.ServeListener(raw, ln), raw, cfg.StockPath
 }
 
 // parseStocks parses the text of a stock file the suite wrote itself.

@@ -18,13 +18,15 @@ import (
 //   - readers share: three readers hold the lock at once;
 //   - a waiting writer holds back new readers: once a writer waits, ten
 //     readers that arrive must wait too (onWait tells the suite they do);
+//   - nobody spins: every goroutine waiting for the lock is parked (asleep
+//     in Cond.Wait), as runtime.Stack shows;
 //   - writers cannot starve: when the last old reader leaves, the writer gets
 //     the lock before any of the ten;
 //   - the readers' guarantee: when a writer unlocks, every reader waiting at
 //     that moment gets in before a writer that was waiting too;
 //   - and, under a random mix of readers and writers, a writer is always alone.
 func RWLock(t *testing.T, impl Impl) {
-	k := testkit.New(t, "4.3")
+	k := impl.start(t, "RWLock", "4.3")
 	h := newLockHarness(k, impl)
 	h.scenario()
 	h.checkClean()
@@ -227,6 +229,8 @@ func (h *lockHarness) scenario() {
 		late[i] = h.start(fmt.Sprintf("late reader %d", i+1), false)
 		h.expectWait(late[i], "readers held the lock and writer 1 waited for it (writer preference)")
 	}
+
+	h.checkAsleep("3 readers held the lock and writer 1 and 10 late readers waited")
 
 	h.releaseAll(r[0], r[1])
 	h.noViolation()

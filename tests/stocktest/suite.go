@@ -6,15 +6,26 @@
 //	var impl = stocktest.Impl{NewServer: …, LoadTree: …, NewRWLock: …}
 //	func TestEx4_2_Commands(t *testing.T) { stocktest.Commands(t, impl) }
 //
-// The server checks (Commands, Conservation, Persistence, Close) need nothing
-// but the protocol (shared/PROTOCOLS.md §3) and Config, so an event loop runs
-// them unchanged. Tree, RWLock and WorkerPool check pieces only the threaded
-// server has; chapter 05 simply does not call them. Each check grades one
-// exercise and can run alone.
+// The server checks (Commands, Conservation, Persistence, Close, and
+// BenchmarkServer) need nothing but the protocol (shared/PROTOCOLS.md §3) and
+// Config, so an event loop runs them unchanged:
+//
+//	var impl = stocktest.Impl{NewServer: func(c stocktest.Config) (lab.Server, error) { … }}
+//	func TestEx5_4_StockCommands(t *testing.T) { stocktest.Commands(t, impl) }
+//
+// Tree, RWLock and WorkerPool check pieces only the threaded server has
+// (LoadTree, NewTree, NewRWLock, a pool of Config.Workers); chapter 05 leaves
+// those fields nil and does not call them. Conservation checks the tree too
+// when LoadTree is set. Each check grades one exercise and can run alone; the
+// exercise ids default to chapter 04's; Impl.IDs renames them for chapter 05.
 package stocktest
 
 import (
+	"sync"
+	"testing"
 	"time"
+
+	"serverlab/tests/testkit"
 
 	"serverlab/tools/lab"
 	"serverlab/tools/stockfile"
@@ -29,13 +40,30 @@ type Impl struct {
 	// LoadTree loads a stock file into the chapter's tree (Tree, and the
 	// tree-level half of Conservation). Chapter 04 only.
 	LoadTree func(path string) (StockTree, error)
-	// NewTree returns an empty tree (Tree). Chapter 04 only.
-	NewTree func() StockTree
+	// NewTree returns an empty tree whose stocks get their locks from
+	// newLock, or sync.Mutexes if newLock is nil (Tree, Conservation).
+	// Chapter 04 only.
+	NewTree func(newLock func() sync.Locker) StockTree
 	// NewRWLock returns an unlocked reader-writer lock (RWLock). onWait, if
 	// not nil, must be called once by each Lock or RLock call that blocks,
 	// just before it first waits, with writer telling which of the two it is.
 	// Chapter 04 only.
 	NewRWLock func(onWait func(writer bool)) RWLocker
+
+	// IDs maps a check's name ("Tree", "Commands", "RWLock", "Conservation",
+	// "WorkerPool", "Persistence", "Close") to the exercise it grades in this
+	// chapter, e.g. {"Commands": "5.3"}; failure messages name it. Checks not
+	// listed grade chapter 04's exercises (4.1 to 4.7).
+	IDs map[string]string
+}
+
+// start begins a check: the exercise id is the chapter's, or chapter 04's.
+func (impl Impl) start(t *testing.T, check, ch04 string) *testkit.T {
+	t.Helper()
+	if id, ok := impl.IDs[check]; ok {
+		return testkit.New(t, id)
+	}
+	return testkit.New(t, ch04)
 }
 
 // Config is what the suite sets when it builds a server. It is in protocol

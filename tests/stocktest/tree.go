@@ -21,7 +21,7 @@ import (
 // by number; writing the pre-order listing and loading it again rebuilds the
 // same shape; Buy and Sell change counts and refuse what they cannot do.
 func Tree(t *testing.T, impl Impl) {
-	k := testkit.New(t, "4.1")
+	k := impl.start(t, "Tree", "4.1")
 	checkInsert(k, impl)
 	checkLoad(k, impl)
 	checkMalformed(k, impl)
@@ -60,7 +60,7 @@ func checkInsert(k *testkit.T, impl Impl) {
 	fixed := []int{50, 30, 70, 20, 40, 60, 80, 35, 45, 65}
 	shuffled := rand.New(rand.NewPCG(4, 1)).Perm(200)
 	for _, ids := range [][]int{fixed, shuffled, {1, 2, 3, 4, 5}} {
-		tree := impl.NewTree()
+		tree := impl.NewTree(nil)
 		var stocks []stockfile.Stock
 		for i, id := range ids {
 			s := stockfile.Stock{ID: id, Count: i, Price: 1000 + id}

@@ -216,3 +216,15 @@ func TestChatConnectionLost(t *testing.T) {
 		t.Errorf("after losing the connection the client returned nil; want an error (exit status 1)")
 	}
 }
+
+// Without -user and -password the client asks for them, as the original did.
+func TestChatAsksForCredentials(t *testing.T) {
+	disc, srv, _ := servers(t)
+	dave := start(t, "-discovery", disc, "-server", srv)
+	dave.type_("dave")
+	dave.type_("pw-d")
+	// The prompts end without a newline, so they share a line with what follows.
+	dave.expect("Username: Password: Logged in as dave. Type /help for the commands.", "answering the prompts")
+	dave.type_("/quit")
+	dave.expect("Bye.", "/quit")
+}

@@ -16,7 +16,7 @@ import (
 
 // everyone is the target the client puts in a BROADCAST, and the one the
 // course's server relays it with.
-const everyone = "ALL"
+const everyone = wire.Everyone
 
 // register asks the discovery server to record the user. Registering again
 // with the same password is accepted, so the client always registers first.

@@ -137,7 +137,8 @@ type chatResult struct {
 	clients, connected int
 	delivery, fanout   load.Result
 	expected, lost     int64
-	rssIdle, rssEnd    int64 // KiB, -1 if not sampled
+	rssIdle, rssEnd    int64   // KiB, -1 if not sampled
+	cpu                float64 // the server's CPU while the messages flowed, % of one core; -1 if not sampled
 }
 
 // degraded says why a stress test should stop after this step, as the
@@ -164,7 +165,8 @@ func reportChat(env *env, common *commonFlags, userLabels labelList, cfg chatCon
 	if cfg.pid != 0 {
 		extra = append(extra,
 			load.Label{Name: "rss_idle_kib", Value: strconv.FormatInt(r.rssIdle, 10)},
-			load.Label{Name: "rss_end_kib", Value: strconv.FormatInt(r.rssEnd, 10)})
+			load.Label{Name: "rss_end_kib", Value: strconv.FormatInt(r.rssEnd, 10)},
+			load.Label{Name: "cpu_pct", Value: strconv.FormatFloat(r.cpu, 'f', 1, 64)})
 	}
 	for _, m := range []struct {
 		name string
@@ -177,7 +179,8 @@ func reportChat(env *env, common *commonFlags, userLabels labelList, cfg chatCon
 	}
 	fmt.Fprintf(env.stdout, "  clients     %d of %d logged in; %d of %d deliveries lost\n", r.connected, r.clients, r.lost, r.expected)
 	if cfg.pid != 0 {
-		fmt.Fprintf(env.stdout, "  server RSS  %d KiB with the clients logged in and idle, %d KiB at the end\n", r.rssIdle, r.rssEnd)
+		fmt.Fprintf(env.stdout, "  server      RSS %d KiB with the clients logged in and idle, %d KiB at the end; CPU %.1f%% while the messages flowed\n",
+			r.rssIdle, r.rssEnd, r.cpu)
 	}
 	return nil
 }
@@ -199,7 +202,7 @@ type chatRun struct {
 }
 
 func runChatOnce(ctx context.Context, cfg chatConfig, n int) (chatResult, error) {
-	r := chatResult{clients: n, rssIdle: -1, rssEnd: -1}
+	r := chatResult{clients: n, rssIdle: -1, rssEnd: -1, cpu: -1}
 	names := clientNames(n)
 	if err := registerAll(ctx, cfg, names); err != nil {
 		return r, err
@@ -219,7 +222,8 @@ func runChatOnce(ctx context.Context, cfg chatConfig, n int) (chatResult, error)
 		}
 	}
 	r.connected = len(senders)
-	r.rssIdle = rss(cfg.pid)
+	idle, sampled := sample(cfg.pid)
+	r.rssIdle = idle.RSSKiB
 
 	run := &chatRun{cfg: cfg, count: make([]atomic.Int32, n*cfg.messages), slowest: make([]atomic.Int64, n*cfg.messages)}
 	for range min(len(senders), 64) {
@@ -245,7 +249,9 @@ func runChatOnce(ctx context.Context, cfg chatConfig, n int) (chatResult, error)
 		conns[i].SetReadDeadline(time.Now().Add(cfg.timeout))
 	}
 	receiving.Wait()
-	r.rssEnd = rss(cfg.pid)
+	if end, ok := sample(cfg.pid); ok && sampled {
+		r.rssEnd, r.cpu = end.RSSKiB, procstat.CPUPercent(idle, end)
+	}
 
 	r.lost = r.expected - received.Load()
 	all := load.NewRecorder()
@@ -369,7 +375,7 @@ func (run *chatRun) send(ctx context.Context, c *chatConn, sender int, rec *load
 		binary.LittleEndian.PutUint64(payload[0:], uint64(sender))
 		binary.LittleEndian.PutUint64(payload[8:], uint64(seq))
 		binary.LittleEndian.PutUint64(payload[16:], uint64(time.Since(run.start)))
-		b, err := wire.Encode(wire.Frame{Type: wire.Broadcast, Sender: "x", Target: "ALL", Payload: payload})
+		b, err := wire.Encode(wire.Frame{Type: wire.Broadcast, Sender: "x", Target: wire.Everyone, Payload: payload})
 		if err == nil {
 			c.SetWriteDeadline(time.Now().Add(cfg.timeout))
 			_, err = c.Write(b)
@@ -432,14 +438,14 @@ func (run *chatRun) fanoutResult(receivers int, wall time.Duration) load.Result 
 	return rec.Result(wall)
 }
 
-// rss reads the server's resident memory in KiB, or -1.
-func rss(pid int) int64 {
+// sample reads the server's counters, if there is a server to watch.
+func sample(pid int) (procstat.Snapshot, bool) {
 	if pid == 0 {
-		return -1
+		return procstat.Snapshot{RSSKiB: -1}, false
 	}
 	s, err := procstat.Read(pid)
 	if err != nil {
-		return -1
+		return procstat.Snapshot{RSSKiB: -1}, false
 	}
-	return s.RSSKiB
+	return s, true
 }

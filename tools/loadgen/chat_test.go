@@ -3,7 +3,10 @@ package main
 import (
 	"errors"
 	"net"
+	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,8 +42,9 @@ func TestChatEndToEnd(t *testing.T) {
 	disc, usersPath := startDiscovery(t, 5*time.Second)
 	addr := startChat(t, usersPath)
 	csvPath := filepath.Join(t.TempDir(), "chat.csv")
+	// The server runs in this process, so -pid watches this process.
 	code, stdout, stderr := runLoadgen(t, "chat", "-addr", addr, "-discovery", disc,
-		"-clients", "4", "-requests", "3", "-interval", "1ms", "-csv", csvPath)
+		"-clients", "4", "-requests", "3", "-interval", "1ms", "-csv", csvPath, "-pid", strconv.Itoa(os.Getpid()))
 	if code != 0 {
 		t.Fatalf("chat: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
@@ -53,7 +57,15 @@ func TestChatEndToEnd(t *testing.T) {
 	rows := readCSV(t, csvPath)
 	if len(rows) != 2 || rows[0]["measure"] != "delivery" || rows[1]["measure"] != "fanout" ||
 		rows[0]["successes"] != "36" || rows[0]["lost"] != "0" || rows[0]["connected"] != "4" {
-		t.Errorf("CSV rows: want a delivery row (36 successes, lost 0, connected 4) and a fanout row, got %v", rows)
+		t.Fatalf("CSV rows: want a delivery row (36 successes, lost 0, connected 4) and a fanout row, got %v", rows)
+	}
+	if runtime.GOOS == "linux" {
+		if kib, err := strconv.Atoi(rows[0]["rss_idle_kib"]); err != nil || kib <= 0 {
+			t.Errorf("with -pid, rss_idle_kib = %q; want the server's RSS", rows[0]["rss_idle_kib"])
+		}
+		if pct, err := strconv.ParseFloat(rows[0]["cpu_pct"], 64); err != nil || pct < 0 {
+			t.Errorf("with -pid, cpu_pct = %q; want the server's CPU share", rows[0]["cpu_pct"])
+		}
 	}
 }
 

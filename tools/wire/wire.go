@@ -61,6 +61,10 @@ func (t Type) String() string {
 // ServerName is the sender of every frame the servers write on their own behalf.
 const ServerName = "server"
 
+// Everyone is the target of a relayed BROADCAST: the course's chat servers
+// write it there, whatever target the sender put in its frame.
+const Everyone = "ALL"
+
 // Errors the codec returns, wrapped with detail; test them with errors.Is.
 var (
 	// ErrLength: payload_length is negative or over MaxPayload.

@@ -1,0 +1,80 @@
+// Command wserver runs the chapter 06 web server, with the original's flags
+// and defaults.
+//
+//	go run ./solutions/06/cmd/wserver -d www -p 10000 -t 8 -b 64 -s SFF
+//
+// Fetch a page with curl or a browser (http://localhost:10000/), run a CGI
+// program (http://localhost:10000/spin.cgi?1), and stop the server with
+// Ctrl-C.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	web "serverlab/chapters/06"
+	"serverlab/tools/lab"
+)
+
+func main() {
+	var cfg web.Config
+	flag.StringVar(&cfg.Root, "d", ".", "document root: the folder to serve")
+	port := flag.Int("p", 10000, "port to listen on")
+	flag.IntVar(&cfg.Threads, "t", 1, "worker threads")
+	flag.IntVar(&cfg.Buffers, "b", 1, "buffer slots between the master and the workers")
+	policy := flag.String("s", "FIFO", "scheduling policy: FIFO or SFF")
+	flag.Float64Var(&cfg.AgeRate, "age", 0, "SFF ageing: bytes of size forgiven per second waited (0: pure SFF)")
+	flag.DurationVar(&cfg.CGITimeout, "cgi-timeout", 30*time.Second, "time limit for a CGI program")
+	verbose := flag.Bool("v", false, "log every request")
+	flag.Parse()
+
+	var err error
+	if cfg.Policy, err = web.ParsePolicy(*policy); err != nil {
+		fmt.Fprintln(os.Stderr, "wserver:", err)
+		os.Exit(2)
+	}
+	if *verbose {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	if err := run(":"+strconv.Itoa(*port), cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "wserver:", err)
+		os.Exit(1)
+	}
+}
+
+// run serves until SIGINT or SIGTERM, then closes the server.
+func run(addr string, cfg web.Config) error {
+	srv, err := web.New(cfg)
+	if err != nil {
+		return err
+	}
+	// KeepAlive -1: one request per connection, so TCP keep-alive probes are
+	// useless, and not enabling them saves four setsockopt calls per accept.
+	lc := net.ListenConfig{KeepAlive: -1}
+	ln, err := lc.Listen(context.Background(), "tcp", addr)
+	if err != nil {
+		srv.Close()
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		slog.Info("shutting down")
+		srv.Close()
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, lab.ErrServerClosed) {
+		srv.Close()
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,120 @@
+package jobtest
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"serverlab/tests/testkit"
+	"serverlab/tools/jobs"
+	"serverlab/tools/lab"
+)
+
+// Shutdown checks exercise 3.6: Close in the original's order. With a job
+// running and the queue full: the listener closes, a reader blocked in Put
+// answers "server shutting down", the queued jobs still run and are
+// answered, and only then does Close return, with no goroutine left.
+func Shutdown(t *testing.T, impl Impl) {
+	k := testkit.New(t, "3.6")
+	const workers, queueCap = 1, 4
+	h := newHolder(2)
+	k.OnAbort(h.releaseAll)
+	defer h.releaseAll()
+	// Line 1 from the idle client, 6 from the busy one.
+	lines := newLineCounter(1 + workers + queueCap + 1)
+	raw, srv := newServer(k, impl, Config{Workers: workers, QueueCap: queueCap,
+		OnJobStart: h.onJobStart, OnLineRead: lines.onLineRead})
+
+	idle := k.Dial(srv)
+	roundTrip(idle, ok("HASH idle", jobs.HashResult(jobs.Hash("idle"))), 1)
+	partial := k.Dial(srv)
+	partial.Write([]byte("HASH unfinish"), `"HASH unfinish" (no newline)`)
+
+	// Job 2 runs (held), jobs 3–6 fill the queue, line 7 waits in Put.
+	busy := k.Dial(srv)
+	var req strings.Builder
+	for id := 2; id <= 7; id++ {
+		fmt.Fprintf(&req, "HASH job%d\n", id)
+	}
+	busy.Write([]byte(req.String()), "6 HASH lines: job 2 held in OnJobStart, jobs 3–6 queued, line 7 waiting in Put")
+	lines.wait(k, "before Close")
+
+	closed := make(chan error, 1)
+	go func() { closed <- raw.Close() }()
+	k.OnAbort(func() { <-closed })
+
+	// Step 4 (close the queue) fails the Put waiting for room.
+	busy.ExpectLine(fail("", msgShuttingDown).answer(7))
+	select {
+	case err := <-closed:
+		k.Fatalf("Close returned (%v) while job 2 was still running and jobs 3–6 were queued: "+
+			"it must let the workers finish them", err)
+	default:
+	}
+	// Step 2 (stop accepting) comes before step 4.
+	if nc, err := net.DialTimeout("tcp", srv.Addr, testkit.IOTimeout); err == nil {
+		nc.Close()
+		k.Fatalf("a new connection was accepted after the queue was closed: Close must close the listener first")
+	}
+
+	// Step 5: the running and queued jobs finish and are answered.
+	h.releaseAll()
+	var got []string
+	for range 5 {
+		got = append(got, busy.ReadLine())
+	}
+	slices.Sort(got)
+	var want []string
+	for id := uint64(2); id <= 6; id++ {
+		text := fmt.Sprintf("job%d", id)
+		want = append(want, ok("", jobs.HashResult(jobs.Hash(text))).answer(id))
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		k.Fatalf("after Close began, the held job and the queued ones must still be answered\n  want: %q\n   got: %q", want, got)
+	}
+	busy.ExpectClosed()
+	idle.ExpectClosed()
+	partial.ExpectClosed()
+	select {
+	case err := <-closed:
+		if err != nil {
+			k.Fatalf("Close returned %v, want nil", err)
+		}
+	case <-time.After(testkit.IOTimeout):
+		k.Fatalf("every job was answered and every client closed, but Close did not return within %v: "+
+			"it must wait for the readers and the workers, and nothing else", testkit.IOTimeout)
+	}
+	checkClosedServer(k, raw)
+	srv.Close()
+}
+
+// checkClosedServer: Close again returns nil, and Serve after Close returns
+// lab.ErrServerClosed at once.
+func checkClosedServer(k *testkit.T, raw lab.Server) {
+	k.Helper()
+	if err := raw.Close(); err != nil {
+		k.Fatalf("a second Close returned %v, want nil", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen: %v", err)
+	}
+	defer ln.Close()
+	served := make(chan error, 1)
+	go func() { served <- raw.Serve(ln) }()
+	select {
+	case err := <-served:
+		if !errors.Is(err, lab.ErrServerClosed) {
+			k.Fatalf("Serve after Close returned %v, want lab.ErrServerClosed", err)
+		}
+	case <-time.After(testkit.IOTimeout):
+		ln.Close()
+		<-served
+		k.Fatalf("Serve after Close did not return within %v: it must return lab.ErrServerClosed at once", testkit.IOTimeout)
+	}
+}

@@ -1,0 +1,165 @@
+// Package cgiprog holds the CGI programs of chapter 06: spin.cgi from the
+// original project and a few the suite uses to probe a server's CGI support.
+// One binary plays all of them; its file name picks the part:
+//
+//	spin…cgi   spin.cgi?N sleeps N seconds (a decimal), then answers a small
+//	           HTML page, as the original spin.c does
+//	env…cgi    answers text with its QUERY_STRING, argument count and parent
+//	           process id, to show how the server ran it
+//	slow…cgi   sends its header and process id at once, then sleeps for
+//	           QUERY_STRING seconds (default: an hour)
+//	flood…cgi  sends its process id, then QUERY_STRING MiB of bytes (default 64)
+//
+// Build spin.cgi for the experiments with
+//
+//	go build -o www/spin.cgi ./tests/webtest/cgiprog/spin
+//
+// The suite needs no build: its test binary plays the programs itself, from a
+// hard link named *.cgi (see Install and Invoked).
+package cgiprog
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Invoked reports whether this process was started as a CGI program, that is
+// from a file whose name ends in ".cgi".
+func Invoked() bool { return strings.HasSuffix(os.Args[0], ".cgi") }
+
+// Main runs the program the file name asks for and returns its exit status.
+func Main() int {
+	name := filepath.Base(os.Args[0])
+	query := os.Getenv("QUERY_STRING")
+	out := bufio.NewWriter(os.Stdout)
+	defer out.Flush()
+	var err error
+	switch {
+	case strings.Contains(name, "spin"):
+		err = spin(out, query)
+	case strings.Contains(name, "env"):
+		err = env(out, query)
+	case strings.Contains(name, "slow"):
+		err = slow(out, query)
+	case strings.Contains(name, "flood"):
+		err = flood(out, query)
+	default:
+		err = fmt.Errorf("no CGI program is called %q", name)
+	}
+	if err == nil {
+		err = out.Flush()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		return 1
+	}
+	return 0
+}
+
+// seconds reads a query such as "1" or "0.25" as a duration; def if empty.
+func seconds(query string, def time.Duration) (time.Duration, error) {
+	if query == "" {
+		return def, nil
+	}
+	f, err := strconv.ParseFloat(query, 64)
+	if err != nil || f < 0 {
+		return 0, fmt.Errorf("query %q is not a number of seconds", query)
+	}
+	return time.Duration(f * float64(time.Second)), nil
+}
+
+// spin is the original spin.cgi: waste N seconds, then say so.
+func spin(w io.Writer, query string) error {
+	d, err := seconds(query, time.Second)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	time.Sleep(d)
+	body := fmt.Sprintf("<p>Welcome to the CGI program (%s)</p>\r\n"+
+		"<p>My only purpose is to waste time on the server!</p>\r\n"+
+		"<p>I spun for %.2f seconds</p>\r\n", query, time.Since(start).Seconds())
+	_, err = fmt.Fprintf(w, "Content-Length: %d\r\nContent-Type: text/html\r\n\r\n%s", len(body), body)
+	return err
+}
+
+// env describes how the program was run.
+func env(w io.Writer, query string) error {
+	body := fmt.Sprintf("QUERY_STRING=%s\nARGS=%d\nPPID=%d\n", query, len(os.Args), os.Getppid())
+	_, err := fmt.Fprintf(w, "Content-Length: %d\r\nContent-Type: text/plain\r\n\r\n%s", len(body), body)
+	return err
+}
+
+// slow sends its pid at once and then takes its time.
+func slow(w *bufio.Writer, query string) error {
+	d, err := seconds(query, time.Hour)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "Content-Type: text/plain\r\n\r\nPID=%d\n", os.Getpid())
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	time.Sleep(d)
+	_, err = io.WriteString(w, "done\n")
+	return err
+}
+
+// flood sends its pid, then many bytes, for as long as someone reads them.
+func flood(w *bufio.Writer, query string) error {
+	mib := 64
+	if query != "" {
+		n, err := strconv.Atoi(query)
+		if err != nil {
+			return err
+		}
+		mib = n
+	}
+	fmt.Fprintf(w, "Content-Type: text/plain\r\n\r\nPID=%d\n", os.Getpid())
+	chunk := []byte(strings.Repeat("flood\n", 1024))
+	for sent := 0; sent < mib<<20; sent += len(chunk) {
+		if _, err := w.Write(chunk); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Install makes a program called name in dir: a hard link to (or, across file
+// systems, a copy of) the running executable, which must call Main when
+// Invoked. Never chmod what Install made: a hard link shares its mode with the
+// executable itself.
+func Install(dir, name string) (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	dst := filepath.Join(dir, name)
+	if err := os.Link(self, dst); err == nil {
+		return dst, nil
+	}
+	return dst, copyFile(self, dst)
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}

@@ -1,0 +1,13 @@
+// Command spin is spin.cgi, and the suite's other CGI programs: what it does
+// depends on the name it is installed under (see package cgiprog).
+//
+//	go build -o www/spin.cgi ./tests/webtest/cgiprog/spin
+package main
+
+import (
+	"os"
+
+	"serverlab/tests/webtest/cgiprog"
+)
+
+func main() { os.Exit(cgiprog.Main()) }

@@ -1,0 +1,74 @@
+package webtest
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"serverlab/tests/testkit"
+	"serverlab/tools/lab"
+)
+
+// Paths checks exercise 6.2: a URI maps to a file under the document root
+// and never to anything outside it.
+func Paths(t *testing.T, impl Impl) {
+	k := testkit.New(t, "6.2")
+	s := newSite(k)
+	s.cgi(k, "cgi-bin/env.cgi")
+	if _, err := impl.Resolve(s.root, "/a.txt"); errors.Is(err, lab.ErrNotImplemented) {
+		k.Fatalf("Docroot.Open is not implemented yet: %v", err)
+	}
+	size := func(name string) int64 { return int64(len(s.files[name])) }
+	for _, c := range []struct {
+		uri  string
+		want Resolved
+	}{
+		{"/a.txt", Resolved{Path: s.path("a.txt"), Size: size("a.txt")}},
+		{"/", Resolved{Path: s.path("index.html"), Size: size("index.html")}},
+		{"/sub/", Resolved{Path: s.path("sub/index.html"), Size: size("sub/index.html")}},
+		{"/sub/b.html", Resolved{Path: s.path("sub/b.html"), Size: size("sub/b.html")}},
+		{"/a.txt?x=1&y=%20", Resolved{Path: s.path("a.txt"), Query: "x=1&y=%20", Size: size("a.txt")}},
+		{"/space%20name.txt", Resolved{Path: s.path("space name.txt"), Size: size("space name.txt")}},
+		{"/link-in", Resolved{Path: s.path("link-in"), Size: size("a.txt")}},
+		{"/huge.bin", Resolved{Path: s.path("huge.bin"), Size: hugeSize}},
+		{"/cgi-bin/env.cgi?a=b&c", Resolved{Path: s.path("cgi-bin/env.cgi"), Query: "a=b&c", CGI: true}},
+	} {
+		got, err := impl.Resolve(s.root, c.uri)
+		if c.want.CGI && err == nil {
+			c.want.Size = got.Size // the test binary's size: not the point here
+		}
+		if err != nil || filepath.Clean(got.Path) != c.want.Path || got.Query != c.want.Query ||
+			got.CGI != c.want.CGI || got.Size != c.want.Size {
+			k.Fatalf("Resolve(%q) with -d %s\n  want %+v\n   got %+v, error %v", c.uri, s.root, c.want, got, err)
+		}
+	}
+	for _, c := range []struct {
+		uri  string
+		code int
+		why  string
+	}{
+		{"/missing.txt", 404, "no such file"},
+		{"/sub/missing.html", 404, "no such file"},
+		{"/dir/", 404, "a folder without index.html"},
+		{"/dir", 403, "a folder is not a regular file"},
+		{"/../outside/secret.txt", 403, "'..' leaves the root"},
+		{"/sub/../../outside/secret.txt", 403, "'..' leaves the root"},
+		{"/sub/../a.txt", 403, "any '..' element is refused"},
+		{"/../../../../../../etc/hostname", 403, "the original served this"},
+		{"/%2e%2e/outside/secret.txt", 403, "'..' spelled %2e%2e"},
+		{"/%2E%2E/%2e%2E/etc/hostname", 403, "'..' spelled %2E%2E"},
+		{"/..%2foutside/secret.txt", 403, "'../' with the slash spelled %2f"},
+		{"//etc/hostname", 403, "an absolute path after the first '/'"},
+		{"/%2fetc/hostname", 403, "an absolute path spelled %2f"},
+		{"etc/hostname", 403, "a URI that does not start with '/'"},
+		{"http://localhost/../outside/secret.txt", 403, "an absolute URI"},
+		{"/link-out", 403, "a symbolic link to a file outside the root"},
+		{"/dirlink-out/secret.txt", 403, "a path through a symbolic link to a folder outside the root"},
+	} {
+		got, err := impl.Resolve(s.root, c.uri)
+		if err == nil || impl.Status(err) != c.code {
+			k.Fatalf("Resolve(%q) with -d %s (%s)\n  want an error with status %d\n   got %+v, error %v (status %d)",
+				c.uri, s.root, c.why, c.code, got, err, impl.Status(err))
+		}
+	}
+}

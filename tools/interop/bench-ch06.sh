@@ -1,0 +1,56 @@
+#!/bin/sh
+# bench-ch06.sh — chapter 06's performance goal: the course's web server
+# against nginx on 1 KiB (and 100 KiB) files, one request per connection
+# (wrk -H "Connection: close"), interleaved A B A B … in one run, medians.
+#
+#   sh tools/interop/bench-ch06.sh [rounds] [seconds]      (defaults: 7 rounds of 3 s)
+#
+# Needs nginx and wrk (Debian: apt-get install -y nginx wrk). Serves a
+# temporary folder on 127.0.0.1:10080 (nginx) and :10000 (wserver). Set
+# WSERVER_FLAGS to change the server's flags (default: -t 8 -b 64). With
+# PIN=1, each server gets CPU 1 (nginx one worker, Go GOMAXPROCS=1) and wrk
+# CPU 0 (one thread), so that the load generator does not compete with the
+# server on a 2-core machine.
+set -eu
+rounds=${1:-7}
+secs=${2:-3}
+for tool in nginx wrk go; do
+	command -v $tool >/dev/null 2>&1 || { echo "bench-ch06: $tool is not installed (apt-get install -y nginx wrk)"; exit 1; }
+done
+dir=$(mktemp -d)
+pin_server= pin_wrk= threads=2 workers=auto
+if [ "${PIN:-0}" = 1 ]; then
+	pin_server="taskset -c 1" pin_wrk="taskset -c 0" threads=1 workers=1
+fi
+trap 'nginx -c $dir/nginx.conf -p $dir -s stop 2>/dev/null; kill $wpid 2>/dev/null; rm -rf $dir' EXIT
+mkdir -p $dir/www $dir/logs
+head -c 1024 /dev/urandom > $dir/www/f1k.html
+head -c 102400 /dev/urandom > $dir/www/f100k.bin
+cat > $dir/nginx.conf <<CONF
+worker_processes $workers;
+pid $dir/nginx.pid;
+error_log $dir/logs/error.log;
+events { worker_connections 4096; }
+http {
+    access_log off; sendfile on; tcp_nopush on; keepalive_timeout 0;
+    client_body_temp_path $dir/b; proxy_temp_path $dir/p; fastcgi_temp_path $dir/f; uwsgi_temp_path $dir/u; scgi_temp_path $dir/s;
+    server { listen 127.0.0.1:10080; root $dir/www; }
+}
+CONF
+$pin_server nginx -c $dir/nginx.conf -p $dir
+go build -o $dir/wserver ./solutions/06/cmd/wserver
+$pin_server $dir/wserver -d $dir/www -p 10000 ${WSERVER_FLAGS:--t 8 -b 64} 2>/dev/null &
+wpid=$!
+sleep 1
+rps() { $pin_wrk wrk -t$threads -c50 -d${secs}s -H "Connection: close" "http://127.0.0.1:$1$2" | awk '/Requests\/sec/ {print int($2)}'; }
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+for file in /f1k.html /f100k.bin; do
+	: > $dir/nginx.txt; : > $dir/go.txt; : > $dir/ratio.txt
+	for i in $(seq $rounds); do
+		n=$(rps 10080 $file); g=$(rps 10000 $file)
+		echo "$n" >> $dir/nginx.txt; echo "$g" >> $dir/go.txt
+		echo "$g $n" | awk '{printf "%.3f\n", $1/$2}' >> $dir/ratio.txt
+		echo "round $i $file: nginx $n req/s, wserver $g req/s"
+	done
+	echo "$file: median nginx $(median < $dir/nginx.txt) req/s, wserver $(median < $dir/go.txt) req/s, median ratio wserver/nginx $(median < $dir/ratio.txt)"
+done

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// httpServer is an HTTP server that closes every HTTP/1.0 connection after
+// its response, as chapter 06's does. /short lies about its length; /missing
+// is a 404.
+func httpServer(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/short":
+			w.Header().Set("Content-Length", "100")
+			w.Write([]byte("only this"))
+		case "/missing":
+			http.NotFound(w, r)
+		default:
+			w.Write(bytes.Repeat([]byte("x"), 1024))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+// runJSON runs loadgen with args and decodes its JSON result.
+func runJSON(t *testing.T, args ...string) map[string]any {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), &env{stdout: &out, stderr: &errOut}, append(args, "-json", "-quiet")); code != 0 && code != 1 {
+		t.Fatalf("loadgen %q: exit %d\nstderr: %s", args, code, errOut.String())
+	}
+	var res map[string]any
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("loadgen %q: output is not JSON: %v\n%s\nstderr: %s", args, err, out.String(), errOut.String())
+	}
+	return res
+}
+
+func TestHTTPClosedLoop(t *testing.T) {
+	addr := httpServer(t)
+	res := runJSON(t, "http", "-addr", addr, "-uri", "/f", "-clients", "4", "-requests", "25")
+	if res["successes"] != float64(100) || res["failures"] != float64(0) {
+		t.Fatalf("4 clients × 25 GETs of a good page: want 100 successes and no failures, got %v", res)
+	}
+}
+
+func TestHTTPFixedRateNumConns(t *testing.T) {
+	addr := httpServer(t)
+	res := runJSON(t, "http", "-addr", addr, "-uri", "/f", "-rate", "2000", "-num-conns", "50")
+	if res["successes"] != float64(50) {
+		t.Fatalf("-rate 2000 -num-conns 50: want exactly 50 successes, got %v", res)
+	}
+}
+
+func TestHTTPBadReplies(t *testing.T) {
+	addr := httpServer(t)
+	for _, c := range []struct{ uri, kind string }{{"/missing", "status"}, {"/short", "short body"}} {
+		res := runJSON(t, "http", "-addr", addr, "-uri", c.uri, "-clients", "1", "-requests", "3")
+		errs, _ := res["errors"].(map[string]any)
+		if res["successes"] != float64(0) || errs[c.kind] == nil {
+			t.Errorf("GET %s: want every request to fail with kind %q, got %v", c.uri, c.kind, res)
+		}
+	}
+}
