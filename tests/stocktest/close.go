@@ -28,7 +28,7 @@ const pipelinedShows = 1600
 // connection, writes the stocks back one last time, makes Serve return
 // lab.ErrServerClosed, can be called twice, and leaves no goroutine behind.
 func Close(t *testing.T, impl Impl) {
-	k := impl.start(t, "Close", "4.7")
+	k := testkit.New(t, "4.7")
 	checkCloseBeforeServe(k, impl)
 	checkCloseSyncs(k, impl)
 

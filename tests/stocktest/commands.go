@@ -14,7 +14,7 @@ import (
 // line after a command; exit closing only its own connection; CRLF; bad
 // arguments; a listing too long for one record.
 func Commands(t *testing.T, impl Impl) {
-	k := impl.start(t, "Commands", "4.2")
+	k := testkit.New(t, "4.2")
 	srv, _, _ := newServer(k, impl, Config{}, market)
 	m := newModel(parseStocks(k, market))
 

@@ -22,7 +22,7 @@ import (
 // time; then many goroutines, and many clients through the server, trade at
 // once.
 func Conservation(t *testing.T, impl Impl) {
-	k := impl.start(t, "Conservation", "4.4")
+	k := testkit.New(t, "4.4")
 	if impl.NewTree != nil {
 		checkAtomicTrades(k, impl)
 	}

@@ -23,7 +23,7 @@ const never = time.Hour
 // over the old one, no temporary file left behind); and a write that fails
 // halfway leaves the old file intact, is reported, and is retried later.
 func Persistence(t *testing.T, impl Impl) {
-	k := impl.start(t, "Persistence", "4.6")
+	k := testkit.New(t, "4.6")
 	checkLastClient(k, impl)
 	checkInterval(k, impl)
 	checkFailedWrite(k, impl)

@@ -20,7 +20,7 @@ const quietWindow = 200 * time.Millisecond
 // Config.Workers = 2 and a third client. Chapter 05's event loop serves
 // everyone at once and does not run this check.
 func WorkerPool(t *testing.T, impl Impl) {
-	k := impl.start(t, "WorkerPool", "4.5")
+	k := testkit.New(t, "4.5")
 	checkPool(k, impl, 0, 4)
 	checkPool(k, impl, 2, 2)
 }

@@ -26,7 +26,7 @@ import (
 //     that moment gets in before a writer that was waiting too;
 //   - and, under a random mix of readers and writers, a writer is always alone.
 func RWLock(t *testing.T, impl Impl) {
-	k := impl.start(t, "RWLock", "4.3")
+	k := testkit.New(t, "4.3")
 	h := newLockHarness(k, impl)
 	h.scenario()
 	h.checkClean()

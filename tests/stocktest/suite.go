@@ -16,16 +16,13 @@
 // Tree, RWLock and WorkerPool check pieces only the threaded server has
 // (LoadTree, NewTree, NewRWLock, a pool of Config.Workers); chapter 05 leaves
 // those fields nil and does not call them. Conservation checks the tree too
-// when LoadTree is set. Each check grades one exercise and can run alone; the
-// exercise ids default to chapter 04's; Impl.IDs renames them for chapter 05.
+// when LoadTree is set. Each check grades one exercise and can run alone;
+// failure messages name the exercise of the chapter's test that called it.
 package stocktest
 
 import (
 	"sync"
-	"testing"
 	"time"
-
-	"serverlab/tests/testkit"
 
 	"serverlab/tools/lab"
 	"serverlab/tools/stockfile"
@@ -49,21 +46,6 @@ type Impl struct {
 	// just before it first waits, with writer telling which of the two it is.
 	// Chapter 04 only.
 	NewRWLock func(onWait func(writer bool)) RWLocker
-
-	// IDs maps a check's name ("Tree", "Commands", "RWLock", "Conservation",
-	// "WorkerPool", "Persistence", "Close") to the exercise it grades in this
-	// chapter, e.g. {"Commands": "5.3"}; failure messages name it. Checks not
-	// listed grade chapter 04's exercises (4.1 to 4.7).
-	IDs map[string]string
-}
-
-// start begins a check: the exercise id is the chapter's, or chapter 04's.
-func (impl Impl) start(t *testing.T, check, ch04 string) *testkit.T {
-	t.Helper()
-	if id, ok := impl.IDs[check]; ok {
-		return testkit.New(t, id)
-	}
-	return testkit.New(t, ch04)
 }
 
 // Config is what the suite sets when it builds a server. It is in protocol

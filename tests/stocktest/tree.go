@@ -21,7 +21,7 @@ import (
 // by number; writing the pre-order listing and loading it again rebuilds the
 // same shape; Buy and Sell change counts and refuse what they cannot do.
 func Tree(t *testing.T, impl Impl) {
-	k := impl.start(t, "Tree", "4.1")
+	k := testkit.New(t, "4.1")
 	checkInsert(k, impl)
 	checkLoad(k, impl)
 	checkMalformed(k, impl)

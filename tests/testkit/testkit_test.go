@@ -169,3 +169,19 @@ func TestCourseFrames(t *testing.T) {
 		t.Errorf("courseFrames = %q", got)
 	}
 }
+
+func TestExerciseFromName(t *testing.T) {
+	cases := map[string]string{
+		"TestEx5_9_ChatLogin":     "5.9",
+		"TestEx1_1_ReadFrame/sub": "1.1",
+		"TestEx12_30_X":           "12.30",
+		"TestConnHelpers":         "",
+		"TestEx1_ReadFrame":       "",
+	}
+	for name, want := range cases {
+		got, ok := exerciseFromName(name)
+		if got != want || ok != (want != "") {
+			t.Errorf("exerciseFromName(%q) = %q, %v; want %q", name, got, ok, want)
+		}
+	}
+}
