@@ -40,7 +40,7 @@ func password(name string) string { return "pw-" + name }
 func start(k *testkit.T, impl Impl, cfg Config, names ...string) *env {
 	k.Helper()
 	e := &env{k: k, users: filepath.Join(k.TempDir(), "users.txt")}
-	if k.Exercise() != "2.1" && k.Exercise() != "5.9" {
+	if !strings.HasSuffix(k.Name(), "Login") { // every check but the login one
 		e.login = "\n(this check needs logging in, the chapter's login exercise, to work first)"
 	}
 	e.register(names...)
