@@ -13,7 +13,7 @@ EX      ?=
 
 GRADE_FLAGS = -target $(TARGET) -format $(FORMAT) $(if $(CH),-ch $(CH)) $(if $(OUT),-o $(OUT))
 
-.PHONY: help test vet unit grade status watch bench fuzz interop student-release
+.PHONY: help test vet unit grade status watch bench bench-ch05 fuzz interop student-release
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 18
@@ -58,6 +58,9 @@ fuzz: ## run every fuzz target for FUZZTIME each
 		for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
 			echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 		done; done
+
+bench-ch05: ## chapter 05's C10K experiment: ch02 vs ch05 chat servers, 2 to 10,000 clients (about 5 min)
+	$(GO) run ./tools/bench/c10k -out docs/bench-ch05
 
 interop: ## chapter 06 against curl, wrk and httperf (optional tools; each missing one is reported)
 	sh tools/interop/interop.sh
