@@ -33,8 +33,11 @@ vet: ## go vet and gofmt on everything
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-unit: ## the tests of tests/, tools/ and solutions/ under -race
-	$(GO) test -race -count=1 ./tests/... ./tools/... ./solutions/...
+# The solutions' tests are the graded exercises: `make test` runs every one of
+# them through the grader (under -race, each in its own process), so unit does
+# not run them a second time.
+unit: ## the tests of tests/ and tools/ under -race (the solutions' run through the grader)
+	$(GO) test -race -count=1 ./tests/... ./tools/...
 
 grade: ## grade chapters/ (CH=01 TARGET=solutions FORMAT=gradescope|classroom|junit|json OUT=file)
 	$(GO) run ./tools/grade $(GRADE_FLAGS)
