@@ -80,8 +80,14 @@ var (
 // runs of spaces or tabs. An unknown command is an *ErrRequest with
 // NoSuchCommand; a known one with missing, extra, non-numeric, zero, negative
 // or too large arguments is an *ErrRequest with InvalidArgument.
+//
+// Parse runs once per request on the servers' hot path, so it does not
+// allocate: the fields go into an array on the stack, and nothing keeps a
+// reference to line (a caller's string(b) conversion can then stay on the
+// stack too).
 func Parse(line string) (Request, error) {
-	f := strings.FieldsFunc(strings.TrimSuffix(line, "\r"), func(r rune) bool { return r == ' ' || r == '\t' })
+	buf, n := fields(strings.TrimSuffix(line, "\r"))
+	f := buf[:n]
 	if len(f) == 0 {
 		return Request{Cmd: Empty}, nil
 	}
@@ -98,6 +104,32 @@ func Parse(line string) (Request, error) {
 	return Request{}, errNoSuchCommand
 }
 
+// maxFields is one more than any request has: a fourth field is enough to
+// know that a line has too many.
+const maxFields = 4
+
+// fields splits line at runs of spaces and tabs, keeping at most maxFields
+// fields: they are f[:n]. (An array returned by value, rather than a slice,
+// lets the fields stay on the caller's stack.)
+func fields(line string) (f [maxFields]string, n int) {
+	for i := 0; i < len(line) && n < maxFields; {
+		for i < len(line) && isBlank(line[i]) {
+			i++
+		}
+		start := i
+		for i < len(line) && !isBlank(line[i]) {
+			i++
+		}
+		if i > start {
+			f[n] = line[start:i]
+			n++
+		}
+	}
+	return f, n
+}
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' }
+
 func noArgs(c Cmd, f []string) (Request, error) {
 	if len(f) != 1 {
 		return Request{}, errInvalid
@@ -109,15 +141,35 @@ func trade(c Cmd, f []string) (Request, error) {
 	if len(f) != 3 {
 		return Request{}, errInvalid
 	}
-	id, err := stockfile.Number(f[1])
-	if err != nil || id > MaxArg {
+	id, ok := arg(f[1])
+	if !ok {
 		return Request{}, errInvalid
 	}
-	n, err := stockfile.Number(f[2])
-	if err != nil || n < 1 || n > MaxArg {
+	n, ok := arg(f[2])
+	if !ok || n < 1 {
 		return Request{}, errInvalid
 	}
 	return Request{Cmd: c, ID: id, N: n}, nil
+}
+
+// arg parses a request's number: decimal digits only (no sign), at most
+// MaxArg. Unlike stockfile.Number it builds no error message, which would
+// make the line escape to the heap.
+func arg(s string) (int, bool) {
+	if s == "" {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+		if n > MaxArg {
+			return 0, false
+		}
+	}
+	return n, true
 }
 
 // ReplyOf is the text to answer a failed request with: the Reply of an

@@ -80,3 +80,58 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestParseDoesNotAllocate guards the servers' hot path: Parse runs once per
+// request (a count of allocations, not a timing, so it is stable).
+func TestParseDoesNotAllocate(t *testing.T) {
+	line := []byte("buy 7 3")
+	allocs := testing.AllocsPerRun(100, func() {
+		if req, err := Parse(string(line)); err != nil || req.Cmd != Buy {
+			t.Fatalf("Parse(%q) = %+v, %v", line, req, err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Parse(string(%q)): %.1f allocations per call, want 0", line, allocs)
+	}
+}
+
+// referenceParse is the obvious Parse (strings.FieldsFunc, strconv.Atoi);
+// the fuzz test checks that the allocation-free one agrees with it.
+func referenceParse(line string) (Request, string) {
+	f := strings.FieldsFunc(strings.TrimSuffix(line, "\r"), func(r rune) bool { return r == ' ' || r == '\t' })
+	if len(f) == 0 {
+		return Request{Cmd: Empty}, ""
+	}
+	cmds := map[string]Cmd{"show": Show, "exit": Exit, "buy": Buy, "sell": Sell}
+	c, ok := cmds[f[0]]
+	switch {
+	case !ok:
+		return Request{}, NoSuchCommand
+	case c == Show || c == Exit:
+		if len(f) != 1 {
+			return Request{}, InvalidArgument
+		}
+		return Request{Cmd: c}, ""
+	case len(f) != 3:
+		return Request{}, InvalidArgument
+	}
+	id, err1 := stockfile.Number(f[1])
+	n, err2 := stockfile.Number(f[2])
+	if err1 != nil || err2 != nil || id > MaxArg || n < 1 || n > MaxArg {
+		return Request{}, InvalidArgument
+	}
+	return Request{Cmd: c, ID: id, N: n}, ""
+}
+
+func FuzzParseAgreesWithReference(f *testing.F) {
+	for _, s := range []string{"show", "buy 1 2", "sell 3 4\r", "", "exit", "buy 99999999999999999999 1", "buy\t1  2 ", "sell 1 -5", "a b c d e"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		got, err := Parse(line)
+		want, wantReply := referenceParse(line)
+		if got != want || ReplyOf(err) != wantReply {
+			t.Fatalf("Parse(%q) = %+v, reply %q; reference: %+v, reply %q", line, got, ReplyOf(err), want, wantReply)
+		}
+	})
+}
