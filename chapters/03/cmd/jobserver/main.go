@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 
@@ -30,6 +31,7 @@ func main() {
 	addr := flag.String("addr", ":9000", "address to listen on")
 	workers := flag.Int("workers", runtime.NumCPU(), "number of worker goroutines")
 	queueCap := flag.Int("queue", 1024, "capacity of the job queue")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: jobserver [flags] [<port> <workers> <queue_cap>]\n")
 		flag.PrintDefaults()
@@ -42,7 +44,7 @@ func main() {
 		os.Exit(2)
 	}
 	cfg := jobserver.Config{Workers: *workers, QueueCap: *queueCap}
-	if err := run(*addr, cfg); err != nil {
+	if err := profiled(*cpuProfile, func() error { return run(*addr, cfg) }); err != nil {
 		fmt.Fprintln(os.Stderr, "jobserver:", err)
 		os.Exit(1)
 	}
@@ -67,6 +69,25 @@ func positional(args []string, addr *string, workers, queueCap *int) error {
 		*targets[i] = n
 	}
 	return nil
+}
+
+// profiled runs f, recording a CPU profile into the file at path unless path
+// is empty.
+func profiled(path string, f func() error) error {
+	if path == "" {
+		return f()
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		out.Close()
+		return err
+	}
+	runErr := f()
+	pprof.StopCPUProfile()
+	return errors.Join(runErr, out.Close())
 }
 
 // run serves until SIGINT or SIGTERM, then closes the server gracefully.
