@@ -70,3 +70,30 @@ func TestHTTPBadReplies(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPEngines runs the closed loop on both engines: the same load must
+// give the same counts, and the same bad replies the same kinds.
+func TestHTTPEngines(t *testing.T) {
+	addr := httpServer(t)
+	for _, engine := range []string{"epoll", "goroutine"} {
+		res := runJSON(t, "http", "-engine", engine, "-addr", addr, "-uri", "/f", "-clients", "3", "-requests", "10", "-loops", "2")
+		if res["successes"] != float64(30) || res["failures"] != float64(0) {
+			t.Errorf("-engine %s, 3 clients × 10 GETs: want 30 successes and no failures, got %v", engine, res)
+		}
+		res = runJSON(t, "http", "-engine", engine, "-addr", addr, "-uri", "/short", "-clients", "1", "-requests", "2")
+		if errs, _ := res["errors"].(map[string]any); errs["short body"] != float64(2) {
+			t.Errorf("-engine %s, GET /short twice: want 2 failures of kind \"short body\", got %v", engine, res)
+		}
+	}
+}
+
+func TestHTTPEngineUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"http", "-engine", "threads", "-requests", "1"},
+		{"http", "-engine", "epoll", "-rate", "10", "-num-conns", "1"},
+	} {
+		if code, _, stderr := runLoadgen(t, args...); code != 2 {
+			t.Errorf("loadgen %q: want exit 2 (usage), got %d\nstderr: %s", args, code, stderr)
+		}
+	}
+}
