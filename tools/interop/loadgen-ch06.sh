@@ -19,6 +19,7 @@ for tool in nginx wrk go /usr/bin/time; do
 	command -v $tool >/dev/null 2>&1 || { echo "loadgen-ch06: $tool is not installed (apt-get install -y nginx wrk time)"; exit 1; }
 done
 dir=$(mktemp -d)
+chmod 755 $dir # mktemp makes it 0700: nginx's workers (user nobody) would answer 403
 trap 'nginx -c $dir/nginx.conf -p $dir -s stop 2>/dev/null; kill $wpid 2>/dev/null; rm -rf $dir' EXIT
 mkdir -p $dir/www $dir/logs
 head -c 1024 /dev/urandom > $dir/www/f1k.html
