@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"serverlab/tools/loadgen/load"
 )
 
 // httpServer is an HTTP server that closes every HTTP/1.0 connection after
@@ -94,6 +96,27 @@ func TestHTTPEngineUsage(t *testing.T) {
 	} {
 		if code, _, stderr := runLoadgen(t, args...); code != 2 {
 			t.Errorf("loadgen %q: want exit 2 (usage), got %d\nstderr: %s", args, code, stderr)
+		}
+	}
+}
+
+func TestCheckReply(t *testing.T) {
+	ok := []byte("200")
+	for _, c := range []struct {
+		reply, kind string
+	}{
+		{"HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\nabc", ""},
+		{"HTTP/1.1 200 OK\r\nServer: x\r\ncontent-length:  3 \r\n\r\nabc", ""},
+		{"HTTP/1.0 200 OK\r\n\r\nanything", ""},
+		{"HTTP/1.0 200 OK\r\nContent-Length: 4\r\n\r\nabc", "short body"},
+		{"HTTP/1.0 404 Not Found\r\n\r\n", "status"},
+		{"HTTP/1.0  200\r\n\r\n", ""},
+		{"HTTP/1.0 200 OK\r\nContent-Length: 3", "bad reply"},
+		{"", "eof"},
+	} {
+		err := checkReply([]byte(c.reply), len(c.reply), ok)
+		if got := load.ErrorKind(err); got != c.kind {
+			t.Errorf("reply %q: want kind %q, got %q (%v)", c.reply, c.kind, got, err)
 		}
 	}
 }
