@@ -235,7 +235,7 @@ var dialer = net.Dialer{
 	KeepAlive: -1,
 	Control: func(network, address string, c syscall.RawConn) error {
 		var err error
-		c.Control(func(fd uintptr) { err = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_SYNCNT, 2) })
+		c.Control(func(fd uintptr) { err = limitSYNs(int(fd)) })
 		return err
 	},
 }
