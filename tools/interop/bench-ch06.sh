@@ -10,14 +10,17 @@
 # WSERVER_FLAGS to change the server's flags (default: -t 8 -b 64). With
 # PIN=1, each server gets CPU 1 (nginx one worker, Go GOMAXPROCS=1) and wrk
 # CPU 0 (one thread), so that the load generator does not compete with the
-# server on a 2-core machine.
+# server on a 2-core machine. NGINX_PORT and WSERVER_PORT change the ports.
 set -eu
+nport=${NGINX_PORT:-10080}
+wport=${WSERVER_PORT:-10000}
 rounds=${1:-7}
 secs=${2:-3}
 for tool in nginx wrk go; do
 	command -v $tool >/dev/null 2>&1 || { echo "bench-ch06: $tool is not installed (apt-get install -y nginx wrk)"; exit 1; }
 done
 dir=$(mktemp -d)
+chmod 755 $dir # mktemp makes it 0700: nginx's workers (user nobody) would answer 403
 pin_server= pin_wrk= threads=2 workers=auto
 if [ "${PIN:-0}" = 1 ]; then
 	pin_server="taskset -c 1" pin_wrk="taskset -c 0" threads=1 workers=1
@@ -34,20 +37,23 @@ events { worker_connections 4096; }
 http {
     access_log off; sendfile on; tcp_nopush on; keepalive_timeout 0;
     client_body_temp_path $dir/b; proxy_temp_path $dir/p; fastcgi_temp_path $dir/f; uwsgi_temp_path $dir/u; scgi_temp_path $dir/s;
-    server { listen 127.0.0.1:10080; root $dir/www; }
+    server { listen 127.0.0.1:$nport; root $dir/www; }
 }
 CONF
 $pin_server nginx -c $dir/nginx.conf -p $dir
 go build -o $dir/wserver ./solutions/06/cmd/wserver
-$pin_server $dir/wserver -d $dir/www -p 10000 ${WSERVER_FLAGS:--t 8 -b 64} 2>/dev/null &
+$pin_server $dir/wserver -d $dir/www -p $wport ${WSERVER_FLAGS:--t 8 -b 64} 2>/dev/null &
 wpid=$!
 sleep 1
-rps() { $pin_wrk wrk -t$threads -c50 -d${secs}s -H "Connection: close" "http://127.0.0.1:$1$2" | awk '/Requests\/sec/ {print int($2)}'; }
+# rps prints wrk's requests per second, or fails if any reply was not a 2xx
+# (wrk counts those as requests too: a 403 page is not the benchmark).
+rps() { $pin_wrk wrk -t$threads -c50 -d${secs}s -H "Connection: close" "http://127.0.0.1:$1$2" |
+	awk '/Non-2xx/ {bad=$NF} /Requests\/sec/ {r=int($2)} END {if (bad) {print "bench-ch06: " bad " non-2xx replies from port '$1'" > "/dev/stderr"; exit 1}; print r}'; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 for file in /f1k.html /f100k.bin; do
 	: > $dir/nginx.txt; : > $dir/go.txt; : > $dir/ratio.txt
 	for i in $(seq $rounds); do
-		n=$(rps 10080 $file); g=$(rps 10000 $file)
+		n=$(rps $nport $file); g=$(rps $wport $file)
 		echo "$n" >> $dir/nginx.txt; echo "$g" >> $dir/go.txt
 		echo "$g $n" | awk '{printf "%.3f\n", $1/$2}' >> $dir/ratio.txt
 		echo "round $i $file: nginx $n req/s, wserver $g req/s"

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"serverlab/tools/loadgen/load"
 )
 
 // httpServer is an HTTP server that closes every HTTP/1.0 connection after
@@ -67,6 +69,54 @@ func TestHTTPBadReplies(t *testing.T) {
 		errs, _ := res["errors"].(map[string]any)
 		if res["successes"] != float64(0) || errs[c.kind] == nil {
 			t.Errorf("GET %s: want every request to fail with kind %q, got %v", c.uri, c.kind, res)
+		}
+	}
+}
+
+// TestHTTPEngines runs the closed loop on both engines: the same load must
+// give the same counts, and the same bad replies the same kinds.
+func TestHTTPEngines(t *testing.T) {
+	addr := httpServer(t)
+	for _, engine := range []string{"epoll", "goroutine"} {
+		res := runJSON(t, "http", "-engine", engine, "-addr", addr, "-uri", "/f", "-clients", "3", "-requests", "10", "-loops", "2")
+		if res["successes"] != float64(30) || res["failures"] != float64(0) {
+			t.Errorf("-engine %s, 3 clients × 10 GETs: want 30 successes and no failures, got %v", engine, res)
+		}
+		res = runJSON(t, "http", "-engine", engine, "-addr", addr, "-uri", "/short", "-clients", "1", "-requests", "2")
+		if errs, _ := res["errors"].(map[string]any); errs["short body"] != float64(2) {
+			t.Errorf("-engine %s, GET /short twice: want 2 failures of kind \"short body\", got %v", engine, res)
+		}
+	}
+}
+
+func TestHTTPEngineUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"http", "-engine", "threads", "-requests", "1"},
+		{"http", "-engine", "epoll", "-rate", "10", "-num-conns", "1"},
+	} {
+		if code, _, stderr := runLoadgen(t, args...); code != 2 {
+			t.Errorf("loadgen %q: want exit 2 (usage), got %d\nstderr: %s", args, code, stderr)
+		}
+	}
+}
+
+func TestCheckReply(t *testing.T) {
+	ok := []byte("200")
+	for _, c := range []struct {
+		reply, kind string
+	}{
+		{"HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\nabc", ""},
+		{"HTTP/1.1 200 OK\r\nServer: x\r\ncontent-length:  3 \r\n\r\nabc", ""},
+		{"HTTP/1.0 200 OK\r\n\r\nanything", ""},
+		{"HTTP/1.0 200 OK\r\nContent-Length: 4\r\n\r\nabc", "short body"},
+		{"HTTP/1.0 404 Not Found\r\n\r\n", "status"},
+		{"HTTP/1.0  200\r\n\r\n", ""},
+		{"HTTP/1.0 200 OK\r\nContent-Length: 3", "bad reply"},
+		{"", "eof"},
+	} {
+		err := checkReply([]byte(c.reply), len(c.reply), ok)
+		if got := load.ErrorKind(err); got != c.kind {
+			t.Errorf("reply %q: want kind %q, got %q (%v)", c.reply, c.kind, got, err)
 		}
 	}
 }

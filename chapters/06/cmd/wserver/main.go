@@ -59,7 +59,7 @@ func run(addr string, cfg web.Config) error {
 	}
 	// KeepAlive -1: one request per connection, so TCP keep-alive probes are
 	// useless, and not enabling them saves four setsockopt calls per accept.
-	lc := net.ListenConfig{KeepAlive: -1}
+	lc := net.ListenConfig{KeepAlive: -1, Control: deferAccept}
 	ln, err := lc.Listen(context.Background(), "tcp", addr)
 	if err != nil {
 		srv.Close()
@@ -77,4 +77,17 @@ func run(addr string, cfg web.Config) error {
 		return err
 	}
 	return nil
+}
+
+// deferAccept asks the kernel (Linux: TCP_DEFER_ACCEPT) to complete an accept
+// only once the client's first bytes have arrived, as nginx's "listen …
+// deferred" does. A worker then finds the whole request waiting: its first
+// read succeeds, instead of failing with EAGAIN and parking the goroutine in
+// the network poller until the request comes. A connection that never sends
+// anything is still accepted, after about a second, and answered as usual.
+// Where the option does not exist, accept works as before.
+func deferAccept(network, address string, c syscall.RawConn) error {
+	return c.Control(func(fd uintptr) {
+		_ = setDeferAccept(int(fd), 1) // best effort: an optimisation only
+	})
 }
