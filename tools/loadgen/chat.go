@@ -46,6 +46,7 @@ type chatConfig struct {
 	timeout                    time.Duration
 	pid                        int    // the server's, for its RSS; 0 = don't sample
 	engine                     string // engineGoroutines or engineEpoll
+	kernelTimestamps           bool   // epoll: time deliveries by the kernel's receive timestamp
 }
 
 // The receive engines. Both measure the same thing; they differ in what the
@@ -81,6 +82,7 @@ func runChat(ctx context.Context, env *env, args []string) error {
 	fs.DurationVar(&cfg.interval, "interval", 50*time.Millisecond, "pause between one client's messages (0 = a burst)")
 	fs.IntVar(&cfg.pid, "pid", 0, "the server's process id: report its RSS with the clients idle and at the end")
 	fs.StringVar(&cfg.engine, "engine", engineGoroutines, "how the clients receive: `goroutines` (one per client) or epoll (one goroutine for all; Linux)")
+	fs.BoolVar(&cfg.kernelTimestamps, "kernel-timestamps", false, "with -engine epoll: time each delivery by when the kernel queued it on the socket (SO_TIMESTAMPNS), not when the load generator read it")
 	steps := fs.String("steps", "", "stress: client counts to run in turn, `list` like 2,7,12 or start:max:step like 2:47:5")
 	maxP95 := fs.Duration("max-p95", 5*time.Second, "stress: stop after a step whose p95 delivery latency is over this")
 	if err := parseFlags(fs, args); err != nil {
@@ -91,6 +93,9 @@ func runChat(ctx context.Context, env *env, args []string) error {
 	}
 	if err := checkEngine(cfg.engine); err != nil {
 		return usageFail(fs, err)
+	}
+	if cfg.kernelTimestamps && cfg.engine != engineEpoll {
+		return usageFail(fs, errors.New("-kernel-timestamps needs -engine epoll"))
 	}
 	cfg.addr, cfg.timeout, cfg.messages = common.addr, common.timeout, common.requests
 	if cfg.messages == 0 {

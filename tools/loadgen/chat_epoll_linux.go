@@ -4,10 +4,12 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -60,12 +62,20 @@ func receiveEpoll(ctx context.Context, run *chatRun, conns []*chatConn, want int
 		}
 		peers = append(peers, epollPeer{})
 		peers[i] = epollPeer{fd: fd, buf: make([]byte, 2*(wire.HeaderSize+wire.MaxPayload))}
+		if run.cfg.kernelTimestamps {
+			if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
+				return 0, fmt.Errorf("SO_TIMESTAMPNS: %w", err)
+			}
+		}
 		ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(i)} // Fd carries the peer's index
 		if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 			return 0, fmt.Errorf("epoll_ctl: %w", err)
 		}
 	}
-	l := epollLoop{run: run, ep: ep, peers: peers, want: want, active: len(peers)}
+	l := epollLoop{run: run, ep: ep, peers: peers, want: want, active: len(peers), epoch: run.start.UnixNano()}
+	if run.cfg.kernelTimestamps {
+		l.oob = make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.Timespec{}))))
+	}
 	if want <= 0 { // nobody to hear anything
 		l.active = 0
 	}
@@ -104,6 +114,10 @@ type epollLoop struct {
 	peers  []epollPeer
 	want   int64
 	active int // peers still expecting broadcasts
+	// With -kernel-timestamps: room for the SCM_TIMESTAMPNS message, and the
+	// run's start on the kernel's (wall) clock.
+	oob   []byte
+	epoch int64
 }
 
 // loop runs until every peer has its broadcasts, ctx is done, or the senders
@@ -152,8 +166,7 @@ func (l *epollLoop) readPeer(p *epollPeer) {
 		p.end = copy(p.buf, p.buf[p.start:p.end])
 		p.start = 0
 	}
-	n, err := unix.Read(p.fd, p.buf[p.end:])
-	now := time.Since(l.run.start)
+	n, now, err := l.read(p)
 	if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
 		return // spurious wake-up: nothing to read after all
 	}
@@ -183,6 +196,33 @@ func (l *epollLoop) readPeer(p *epollPeer) {
 	if p.got >= l.want {
 		l.drop(p)
 	}
+}
+
+// read reads into p's buffer and says when the data arrived: as the read
+// returns, or with -kernel-timestamps when the kernel queued the latest of
+// the data on the socket (SO_TIMESTAMPNS), which leaves the load
+// generator's own scheduling delay out of the measure.
+func (l *epollLoop) read(p *epollPeer) (int, time.Duration, error) {
+	if l.oob == nil {
+		n, err := unix.Read(p.fd, p.buf[p.end:])
+		return n, time.Since(l.run.start), err
+	}
+	n, oobn, _, _, err := unix.Recvmsg(p.fd, p.buf[p.end:], l.oob, 0)
+	now := time.Since(l.run.start)
+	if err != nil || oobn == 0 {
+		return n, now, err
+	}
+	msgs, perr := unix.ParseSocketControlMessage(l.oob[:oobn])
+	if perr != nil {
+		return n, now, nil
+	}
+	for _, m := range msgs {
+		if m.Header.Level == unix.SOL_SOCKET && m.Header.Type == unix.SCM_TIMESTAMPNS && len(m.Data) >= 16 {
+			ts := unix.Timespec{Sec: int64(binary.NativeEndian.Uint64(m.Data[0:])), Nsec: int64(binary.NativeEndian.Uint64(m.Data[8:]))}
+			return n, time.Duration(ts.Nano() - l.epoch), nil
+		}
+	}
+	return n, now, nil
 }
 
 // drop stops watching p.
