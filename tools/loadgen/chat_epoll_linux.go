@@ -35,10 +35,10 @@ type epollPeer struct {
 
 // receiveEpoll is the epoll engine: one goroutine waits on every connection
 // with epoll(7) and reads whichever are readable, without blocking, into a
-// reused buffer per connection. All frames of one read share its timestamp,
-// taken as the read returns, so no scheduling delay between the data
-// arriving and the clock being read is charged to the server (beyond the
-// loop's own turn round the other connections).
+// reused buffer per connection. All frames of one read share its timestamp:
+// taken as the read returns, so that only the loop's own turn round the
+// other connections is charged to the server, or with -kernel-timestamps the
+// kernel's, so that nothing of the load generator's is.
 //
 // The loop reads duplicates of the net.Conns' descriptors. The sockets stay
 // registered with Go's own poller too, which is harmless: no goroutine reads
@@ -60,8 +60,7 @@ func receiveEpoll(ctx context.Context, run *chatRun, conns []*chatConn, want int
 		if err != nil {
 			return 0, err
 		}
-		peers = append(peers, epollPeer{})
-		peers[i] = epollPeer{fd: fd, buf: make([]byte, 2*(wire.HeaderSize+wire.MaxPayload))}
+		peers = append(peers, epollPeer{fd: fd, buf: make([]byte, 2*(wire.HeaderSize+wire.MaxPayload))})
 		if run.cfg.kernelTimestamps {
 			if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
 				return 0, fmt.Errorf("SO_TIMESTAMPNS: %w", err)
