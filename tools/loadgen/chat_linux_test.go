@@ -58,6 +58,7 @@ func TestChatAgainstEventLoopServer(t *testing.T) {
 		})
 	}
 }
+
 // With kernel receive timestamps every delivery is still counted once, and
 // the flag is refused without the epoll engine.
 func TestChatKernelTimestamps(t *testing.T) {
