@@ -105,7 +105,7 @@ func TestChatStressSteps(t *testing.T) {
 }
 
 // A relay that splits every frame into small writes makes the epoll engine
-// reassemble frames across reads; one that relays nothing loses everything,
+// reassemble frames across reads, and grow its buffer for long ones; one that relays nothing loses everything,
 // which both engines must count once -timeout has passed.
 func TestChatFakeRelay(t *testing.T) {
 	for _, engine := range chatEngines() {
@@ -119,6 +119,18 @@ func TestChatFakeRelay(t *testing.T) {
 			}
 			if want := "3 of 3 logged in; 0 of 18 deliveries lost"; !strings.Contains(stdout, want) {
 				t.Errorf("relaying in 7-byte writes: want %q in:\n%s", want, stdout)
+			}
+		})
+		t.Run(engine+"/large", func(t *testing.T) { // frames longer than the epoll engine's first buffer
+			usersPath := filepath.Join(t.TempDir(), "users.txt")
+			addr := startFakeRelay(t, 1000)
+			code, stdout, stderr := runLoadgen(t, "chat", "-engine", engine, "-addr", addr, "-users", usersPath,
+				"-clients", "3", "-requests", "2", "-interval", "0", "-size", "40000")
+			if code != 0 {
+				t.Fatalf("chat: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+			}
+			if want := "3 of 3 logged in; 0 of 12 deliveries lost"; !strings.Contains(stdout, want) {
+				t.Errorf("40 000-byte messages relayed in 1000-byte writes: want %q in:\n%s", want, stdout)
 			}
 		})
 		t.Run(engine+"/silent", func(t *testing.T) {
