@@ -44,7 +44,32 @@ type chatConfig struct {
 	size                       int           // payload bytes
 	interval                   time.Duration // between one client's messages
 	timeout                    time.Duration
-	pid                        int // the server's, for its RSS; 0 = don't sample
+	pid                        int    // the server's, for its RSS; 0 = don't sample
+	engine                     string // engineGoroutines or engineEpoll
+	kernelTimestamps           bool   // epoll: time deliveries by the kernel's receive timestamp
+}
+
+// The receive engines. Both measure the same thing; they differ in what the
+// measuring costs. With a goroutine per client, each broadcast wakes N−1
+// goroutines in the load generator, which on a small machine competes with
+// the server and adds its own scheduling delay to every delivery. The epoll
+// engine reads every connection from one goroutine and timestamps each
+// delivery as soon as its read returns.
+const (
+	engineGoroutines = "goroutines"
+	engineEpoll      = "epoll"
+)
+
+func checkEngine(name string) error {
+	switch {
+	case name == engineGoroutines:
+		return nil
+	case name == engineEpoll && epollSupported:
+		return nil
+	case name == engineEpoll:
+		return errors.New("-engine epoll works on Linux only; use -engine goroutines")
+	}
+	return fmt.Errorf("-engine %q: want %s or %s", name, engineGoroutines, engineEpoll)
 }
 
 func runChat(ctx context.Context, env *env, args []string) error {
@@ -56,6 +81,8 @@ func runChat(ctx context.Context, env *env, args []string) error {
 	fs.IntVar(&cfg.size, "size", 64, "payload bytes per message (at least 24: sender, number, send time)")
 	fs.DurationVar(&cfg.interval, "interval", 50*time.Millisecond, "pause between one client's messages (0 = a burst)")
 	fs.IntVar(&cfg.pid, "pid", 0, "the server's process id: report its RSS with the clients idle and at the end")
+	fs.StringVar(&cfg.engine, "engine", engineGoroutines, "how the clients receive: `goroutines` (one per client) or epoll (one goroutine for all; Linux)")
+	fs.BoolVar(&cfg.kernelTimestamps, "kernel-timestamps", false, "with -engine epoll: time each delivery by when the kernel queued it on the socket (SO_TIMESTAMPNS), not when the load generator read it")
 	steps := fs.String("steps", "", "stress: client counts to run in turn, `list` like 2,7,12 or start:max:step like 2:47:5")
 	maxP95 := fs.Duration("max-p95", 5*time.Second, "stress: stop after a step whose p95 delivery latency is over this")
 	if err := parseFlags(fs, args); err != nil {
@@ -63,6 +90,12 @@ func runChat(ctx context.Context, env *env, args []string) error {
 	}
 	if common.rate > 0 {
 		return usageFail(fs, errors.New("-rate is not meaningful here: each client sends every -interval"))
+	}
+	if err := checkEngine(cfg.engine); err != nil {
+		return usageFail(fs, err)
+	}
+	if cfg.kernelTimestamps && cfg.engine != engineEpoll {
+		return usageFail(fs, errors.New("-kernel-timestamps needs -engine epoll"))
 	}
 	cfg.addr, cfg.timeout, cfg.messages = common.addr, common.timeout, common.requests
 	if cfg.messages == 0 {
@@ -199,6 +232,21 @@ type chatRun struct {
 	// latest one's latency, for the fan-out latency.
 	count   []atomic.Int32
 	slowest []atomic.Int64
+	// lastDelivery is the latest delivery's time since start: the run's wall time.
+	lastDelivery atomic.Int64
+}
+
+// receiveFunc is a receive engine: until ctx is done, it reads the broadcasts reaching conns,
+// each of which should get want of them, records them in run, and returns how
+// many arrived. Once sendersDone is closed it waits at most cfg.timeout more
+// for messages still missing, which are then lost.
+type receiveFunc func(ctx context.Context, run *chatRun, conns []*chatConn, want int64, sendersDone <-chan struct{}) (int64, error)
+
+func receiveEngine(name string) receiveFunc {
+	if name == engineEpoll {
+		return receiveEpoll
+	}
+	return receiveGoroutines
 }
 
 func runChatOnce(ctx context.Context, cfg chatConfig, n int) (chatResult, error) {
@@ -231,29 +279,32 @@ func runChatOnce(ctx context.Context, cfg chatConfig, n int) (chatResult, error)
 	}
 	perReceiver := int64(cfg.messages * (len(senders) - 1))
 	r.expected = perReceiver * int64(len(senders))
+	receivers := make([]*chatConn, 0, len(senders))
+	for _, i := range senders {
+		receivers = append(receivers, conns[i])
+	}
 
-	var received atomic.Int64
-	var sending, receiving sync.WaitGroup
-	var lastDelivery atomic.Int64
+	var sending sync.WaitGroup
+	sendersDone := make(chan struct{})
 	run.start = time.Now()
 	for k, i := range senders {
 		rec := run.delivery[k%len(run.delivery)]
-		receiving.Go(func() {
-			got := run.receive(conns[i], perReceiver, rec, &lastDelivery)
-			received.Add(got)
-		})
 		sending.Go(func() { run.send(ctx, conns[i], i, rec) })
 	}
-	sending.Wait()
-	for _, i := range senders { // a receiver still waiting for a lost message stops at this deadline
-		conns[i].SetReadDeadline(time.Now().Add(cfg.timeout))
+	go func() {
+		sending.Wait()
+		close(sendersDone)
+	}()
+	received, err := receiveEngine(cfg.engine)(ctx, run, receivers, perReceiver, sendersDone)
+	<-sendersDone
+	if err != nil {
+		return r, err
 	}
-	receiving.Wait()
 	if end, ok := sample(cfg.pid); ok && sampled {
 		r.rssEnd, r.cpu = end.RSSKiB, procstat.CPUPercent(idle, end)
 	}
 
-	r.lost = r.expected - received.Load()
+	r.lost = r.expected - received
 	all := load.NewRecorder()
 	for _, rec := range run.delivery {
 		all.Merge(rec)
@@ -261,7 +312,7 @@ func runChatOnce(ctx context.Context, cfg chatConfig, n int) (chatResult, error)
 	for range r.lost {
 		all.Fail(load.WithKind("lost", errors.New("a broadcast never reached a logged-in client")))
 	}
-	wall := time.Duration(lastDelivery.Load())
+	wall := time.Duration(run.lastDelivery.Load())
 	r.delivery = all.Result(wall)
 	r.fanout = run.fanoutResult(len(senders)-1, wall)
 	return r, ctx.Err()
@@ -325,8 +376,25 @@ func request(conn net.Conn, f wire.Frame) (wire.Frame, error) {
 
 // chatConn is a logged-in client.
 type chatConn struct {
-	net.Conn
-	r *bufio.Reader
+	net.Conn // a *net.TCPConn, whose descriptor the epoll engine reads
+	r        *bufio.Reader
+	untie    func() bool
+}
+
+// dialChat connects as load.Dial does, closing the connection once ctx is
+// done, but keeps the *net.TCPConn itself so that its descriptor can be had.
+func dialChat(ctx context.Context, cfg chatConfig) (*chatConn, error) {
+	d := net.Dialer{Timeout: cfg.timeout}
+	conn, err := d.DialContext(ctx, "tcp", cfg.addr)
+	if err != nil {
+		return nil, err
+	}
+	return &chatConn{Conn: conn, untie: context.AfterFunc(ctx, func() { conn.Close() })}, nil
+}
+
+func (c *chatConn) Close() error {
+	c.untie()
+	return c.Conn.Close()
 }
 
 // loginAll logs every client in at once; a client that fails is nil.
@@ -335,7 +403,7 @@ func loginAll(ctx context.Context, cfg chatConfig, names []string) []*chatConn {
 	var wg sync.WaitGroup
 	for i, name := range names {
 		wg.Go(func() {
-			conn, err := load.Dial(ctx, "tcp", cfg.addr, cfg.timeout)
+			conn, err := dialChat(ctx, cfg)
 			if err != nil {
 				return
 			}
@@ -346,7 +414,8 @@ func loginAll(ctx context.Context, cfg chatConfig, names []string) []*chatConn {
 				return
 			}
 			conn.SetDeadline(time.Time{})
-			conns[i] = &chatConn{Conn: conn, r: bufio.NewReaderSize(conn, 64<<10)}
+			conn.r = bufio.NewReaderSize(conn.Conn, 64<<10)
+			conns[i] = conn
 		})
 	}
 	wg.Wait()
@@ -387,34 +456,58 @@ func (run *chatRun) send(ctx context.Context, c *chatConn, sender int, rec *load
 	}
 }
 
+// receiveGoroutines is the goroutine-per-client engine: each client blocks
+// in its own read, as a chat client would.
+func receiveGoroutines(_ context.Context, run *chatRun, conns []*chatConn, want int64, sendersDone <-chan struct{}) (int64, error) {
+	var received atomic.Int64
+	var receiving sync.WaitGroup
+	for k, c := range conns {
+		rec := run.delivery[k%len(run.delivery)]
+		receiving.Go(func() { received.Add(run.receive(c, want, rec)) })
+	}
+	<-sendersDone
+	for _, c := range conns { // a receiver still waiting for a lost message stops at this deadline
+		c.SetReadDeadline(time.Now().Add(run.cfg.timeout))
+	}
+	receiving.Wait()
+	return received.Load(), nil
+}
+
 // receive reads broadcasts until it has want of them or its read deadline
 // passes, recording each one's latency. It returns how many it got.
-func (run *chatRun) receive(c *chatConn, want int64, rec *load.Recorder, last *atomic.Int64) int64 {
+func (run *chatRun) receive(c *chatConn, want int64, rec *load.Recorder) int64 {
 	var got int64
 	for got < want {
 		f, err := wire.ReadFrame(c.r)
 		if err != nil {
 			return got
 		}
-		now := time.Since(run.start)
-		if f.Type != wire.Broadcast || len(f.Payload) < payloadHeader {
-			continue
+		if run.deliver(f, time.Since(run.start), rec) {
+			got++
 		}
-		sender := int(binary.LittleEndian.Uint64(f.Payload[0:]))
-		seq := int(binary.LittleEndian.Uint64(f.Payload[8:]))
-		sent := time.Duration(binary.LittleEndian.Uint64(f.Payload[16:]))
-		id := sender*run.cfg.messages + seq
-		if id < 0 || id >= len(run.count) {
-			continue // not one of this run's messages
-		}
-		got++
-		latency := now - sent
-		rec.Succeed(latency)
-		run.count[id].Add(1)
-		atomicMax(&run.slowest[id], int64(latency))
-		atomicMax(last, int64(now))
 	}
 	return got
+}
+
+// deliver records broadcast f, which arrived at now (since the run's start),
+// and reports whether it was one of this run's messages.
+func (run *chatRun) deliver(f wire.Frame, now time.Duration, rec *load.Recorder) bool {
+	if f.Type != wire.Broadcast || len(f.Payload) < payloadHeader {
+		return false
+	}
+	sender := int(binary.LittleEndian.Uint64(f.Payload[0:]))
+	seq := int(binary.LittleEndian.Uint64(f.Payload[8:]))
+	sent := time.Duration(binary.LittleEndian.Uint64(f.Payload[16:]))
+	id := sender*run.cfg.messages + seq
+	if sender < 0 || seq < 0 || seq >= run.cfg.messages || id >= len(run.count) {
+		return false // not one of this run's messages
+	}
+	latency := now - sent
+	rec.Succeed(latency)
+	run.count[id].Add(1)
+	atomicMax(&run.slowest[id], int64(latency))
+	atomicMax(&run.lastDelivery, int64(now))
+	return true
 }
 
 func atomicMax(v *atomic.Int64, x int64) {

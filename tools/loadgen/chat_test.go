@@ -8,11 +8,13 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	chat "serverlab/solutions/02"
 	"serverlab/tools/lab"
+	"serverlab/tools/wire"
 )
 
 // startChat runs the chapter 02 reference server on usersPath until the test
@@ -38,12 +40,26 @@ func startChat(t *testing.T, usersPath string) string {
 	return ln.Addr().String()
 }
 
+// chatEngines are the receive engines this platform has.
+func chatEngines() []string {
+	if epollSupported {
+		return []string{engineGoroutines, engineEpoll}
+	}
+	return []string{engineGoroutines}
+}
+
 func TestChatEndToEnd(t *testing.T) {
+	for _, engine := range chatEngines() {
+		t.Run(engine, func(t *testing.T) { testChatEndToEnd(t, engine) })
+	}
+}
+
+func testChatEndToEnd(t *testing.T, engine string) {
 	disc, usersPath := startDiscovery(t, 5*time.Second)
 	addr := startChat(t, usersPath)
 	csvPath := filepath.Join(t.TempDir(), "chat.csv")
 	// The server runs in this process, so -pid watches this process.
-	code, stdout, stderr := runLoadgen(t, "chat", "-addr", addr, "-discovery", disc,
+	code, stdout, stderr := runLoadgen(t, "chat", "-engine", engine, "-addr", addr, "-discovery", disc,
 		"-clients", "4", "-requests", "3", "-interval", "1ms", "-csv", csvPath, "-pid", strconv.Itoa(os.Getpid()))
 	if code != 0 {
 		t.Fatalf("chat: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
@@ -70,17 +86,65 @@ func TestChatEndToEnd(t *testing.T) {
 }
 
 func TestChatStressSteps(t *testing.T) {
-	_, usersPath := startDiscovery(t, 5*time.Second)
-	addr := startChat(t, usersPath)
-	code, stdout, stderr := runLoadgen(t, "chat", "-addr", addr, "-users", usersPath,
-		"-steps", "2:5:3", "-requests", "2", "-interval", "0")
-	if code != 0 {
-		t.Fatalf("chat -steps: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	for _, engine := range chatEngines() {
+		t.Run(engine, func(t *testing.T) {
+			_, usersPath := startDiscovery(t, 5*time.Second)
+			addr := startChat(t, usersPath)
+			code, stdout, stderr := runLoadgen(t, "chat", "-engine", engine, "-addr", addr, "-users", usersPath,
+				"-steps", "2:5:3", "-requests", "2", "-interval", "0")
+			if code != 0 {
+				t.Fatalf("chat -steps: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+			}
+			for _, want := range []string{"clients=2 ", "2 of 2 logged in; 0 of 4 deliveries lost", "clients=5 ", "5 of 5 logged in; 0 of 40 deliveries lost"} {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("chat -steps 2:5:3 lacks %q:\n%s", want, stdout)
+				}
+			}
+		})
 	}
-	for _, want := range []string{"clients=2 ", "2 of 2 logged in; 0 of 4 deliveries lost", "clients=5 ", "5 of 5 logged in; 0 of 40 deliveries lost"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("chat -steps 2:5:3 lacks %q:\n%s", want, stdout)
-		}
+}
+
+// A relay that splits every frame into small writes makes the epoll engine
+// reassemble frames across reads, and grow its buffer for long ones; one that relays nothing loses everything,
+// which both engines must count once -timeout has passed.
+func TestChatFakeRelay(t *testing.T) {
+	for _, engine := range chatEngines() {
+		t.Run(engine+"/split", func(t *testing.T) {
+			usersPath := filepath.Join(t.TempDir(), "users.txt")
+			addr := startFakeRelay(t, 7)
+			code, stdout, stderr := runLoadgen(t, "chat", "-engine", engine, "-addr", addr, "-users", usersPath,
+				"-clients", "3", "-requests", "3", "-interval", "0")
+			if code != 0 {
+				t.Fatalf("chat: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+			}
+			if want := "3 of 3 logged in; 0 of 18 deliveries lost"; !strings.Contains(stdout, want) {
+				t.Errorf("relaying in 7-byte writes: want %q in:\n%s", want, stdout)
+			}
+		})
+		t.Run(engine+"/large", func(t *testing.T) { // frames longer than the epoll engine's first buffer
+			usersPath := filepath.Join(t.TempDir(), "users.txt")
+			addr := startFakeRelay(t, 1000)
+			code, stdout, stderr := runLoadgen(t, "chat", "-engine", engine, "-addr", addr, "-users", usersPath,
+				"-clients", "3", "-requests", "2", "-interval", "0", "-size", "40000")
+			if code != 0 {
+				t.Fatalf("chat: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+			}
+			if want := "3 of 3 logged in; 0 of 12 deliveries lost"; !strings.Contains(stdout, want) {
+				t.Errorf("40 000-byte messages relayed in 1000-byte writes: want %q in:\n%s", want, stdout)
+			}
+		})
+		t.Run(engine+"/silent", func(t *testing.T) {
+			usersPath := filepath.Join(t.TempDir(), "users.txt")
+			addr := startFakeRelay(t, 0)
+			code, stdout, stderr := runLoadgen(t, "chat", "-engine", engine, "-addr", addr, "-users", usersPath,
+				"-clients", "3", "-requests", "2", "-interval", "0", "-timeout", "300ms")
+			if code != 0 {
+				t.Fatalf("chat: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+			}
+			if want := "3 of 3 logged in; 12 of 12 deliveries lost"; !strings.Contains(stdout, want) {
+				t.Errorf("a relay that relays nothing: want %q in:\n%s", want, stdout)
+			}
+		})
 	}
 }
 
@@ -102,9 +166,84 @@ func TestChatStressStopsOnDegradation(t *testing.T) {
 }
 
 func TestChatUsage(t *testing.T) {
-	for _, args := range [][]string{{"chat", "-rate", "10"}, {"chat", "-steps", "1,x"}} {
+	for _, args := range [][]string{{"chat", "-rate", "10"}, {"chat", "-steps", "1,x"}, {"chat", "-engine", "threads"}} {
 		if code, _, stderr := runLoadgen(t, args...); code != 2 || stderr == "" {
 			t.Errorf("loadgen %q: exit %d, stderr %q; want 2 and a message", args, code, stderr)
 		}
 	}
+}
+
+// startFakeRelay runs a minimal chat server until the test ends: it accepts
+// every login and relays each broadcast to every other client in writes of
+// chunk bytes, or relays nothing if chunk is 0.
+func startFakeRelay(t *testing.T, chunk int) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu     sync.Mutex // guards online and each conn's writes
+		online []net.Conn
+		wg     sync.WaitGroup
+	)
+	relay := func(from net.Conn, frame []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range online {
+			if c == from {
+				continue
+			}
+			for b := frame; len(b) > 0; b = b[min(chunk, len(b)):] {
+				c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+				if _, err := c.Write(b[:min(chunk, len(b))]); err != nil {
+					break
+				}
+			}
+		}
+	}
+	serve := func(c net.Conn) {
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		login, err := wire.ReadFrame(c)
+		if err != nil || login.Type != wire.Login {
+			return
+		}
+		mu.Lock()
+		online = append(online, c)
+		mu.Unlock()
+		if wire.WriteFrame(c, wire.Frame{Type: wire.Login, Sender: wire.ServerName, Target: login.Sender, Payload: []byte("OK")}) != nil {
+			return
+		}
+		for {
+			f, err := wire.ReadFrame(c)
+			if err != nil {
+				return
+			}
+			if f.Type == wire.Broadcast && chunk > 0 {
+				f.Target = wire.Everyone
+				b, _ := wire.Encode(f)
+				relay(c, b)
+			}
+		}
+	}
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() { serve(c) })
+		}
+	})
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range online {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return ln.Addr().String()
 }

@@ -1,0 +1,82 @@
+//go:build linux
+
+package main
+
+import (
+	"errors"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	evloop "serverlab/solutions/05"
+	"serverlab/tools/lab"
+)
+
+// startEvloopChat runs the chapter 05 reference server (Linux only) on
+// usersPath until the test ends.
+func startEvloopChat(t *testing.T, usersPath string) string {
+	t.Helper()
+	srv, err := evloop.NewChat(evloop.ChatConfig{UsersPath: usersPath, Loop: evloop.Options{Logger: slog.New(slog.DiscardHandler)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	t.Cleanup(func() {
+		srv.Close()
+		if err := <-done; !errors.Is(err, lab.ErrServerClosed) {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return ln.Addr().String()
+}
+
+// The chapter 05 event-loop server batches deliveries into one write per
+// connection, so a receiver's read returns several frames at once.
+func TestChatAgainstEventLoopServer(t *testing.T) {
+	for _, engine := range chatEngines() {
+		t.Run(engine, func(t *testing.T) {
+			_, usersPath := startDiscovery(t, 5*time.Second)
+			addr := startEvloopChat(t, usersPath)
+			code, stdout, stderr := runLoadgen(t, "chat", "-engine", engine, "-addr", addr, "-users", usersPath,
+				"-clients", "6", "-requests", "4", "-interval", "0")
+			if code != 0 {
+				t.Fatalf("chat: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+			}
+			// 6 clients × 4 messages, each delivered to the 5 others.
+			for _, want := range []string{"120 ok, 0 failed", "24 ok, 0 failed", "6 of 6 logged in; 0 of 120 deliveries lost"} {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("chat summary lacks %q:\n%s", want, stdout)
+				}
+			}
+		})
+	}
+}
+
+// With kernel receive timestamps every delivery is still counted once, and
+// the flag is refused without the epoll engine.
+func TestChatKernelTimestamps(t *testing.T) {
+	_, usersPath := startDiscovery(t, 5*time.Second)
+	addr := startChat(t, usersPath)
+	code, stdout, stderr := runLoadgen(t, "chat", "-engine", "epoll", "-kernel-timestamps", "-addr", addr, "-users", usersPath,
+		"-clients", "5", "-requests", "3", "-interval", "1ms")
+	if code != 0 {
+		t.Fatalf("chat: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	// 5 clients × 3 messages, each delivered to the 4 others.
+	for _, want := range []string{"60 ok, 0 failed", "15 ok, 0 failed", "5 of 5 logged in; 0 of 60 deliveries lost"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("chat summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	args := []string{"chat", "-engine", "goroutines", "-kernel-timestamps"}
+	if code, _, stderr := runLoadgen(t, args...); code != 2 || !strings.Contains(stderr, "-kernel-timestamps needs -engine epoll") {
+		t.Errorf("loadgen %q: exit %d, stderr %q; want 2 and a message", args, code, stderr)
+	}
+}
