@@ -1,7 +1,6 @@
 package chattest
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -9,7 +8,6 @@ import (
 	"time"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/lab"
 )
 
 // Shutdown checks exercise 2.6: Close, with many clients connected in every
@@ -125,32 +123,12 @@ func closeAgain(k *testkit.T, e *env) {
 	}
 }
 
-// checkCloseBeforeServe: Serve on a server that is already closed returns
-// lab.ErrServerClosed at once, as net/http.Server does.
+// checkCloseBeforeServe: a server closed before it serves refuses to start.
 func checkCloseBeforeServe(k *testkit.T, impl Impl) {
 	k.Helper()
 	srv, err := impl.NewServer(Config{UsersPath: k.TempDir() + "/users.txt"})
 	if err != nil {
 		k.Fatalf("NewServer: %v", err)
 	}
-	if err := srv.Close(); err != nil {
-		k.Fatalf("Close before Serve: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		k.Fatalf("listen: %v", err)
-	}
-	defer ln.Close()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	select {
-	case err := <-served:
-		if !errors.Is(err, lab.ErrServerClosed) {
-			k.Errorf("Serve after Close returned %v; want lab.ErrServerClosed", err)
-		}
-	case <-time.After(testkit.IOTimeout):
-		ln.Close()
-		<-served
-		k.Fatalf("Serve after Close did not return within %v; want lab.ErrServerClosed at once", testkit.IOTimeout)
-	}
+	k.CheckServeAfterClose(srv)
 }

@@ -331,32 +331,6 @@ func Close(t *testing.T, impl Impl) {
 	case <-time.After(testkit.IOTimeout):
 		k.Fatalf("a second Close did not return within %v", testkit.IOTimeout)
 	}
-	checkCloseBeforeServe(k, impl)
-}
-
-// checkCloseBeforeServe: Serve on a server that is already closed returns
-// lab.ErrServerClosed at once, as net/http.Server does.
-func checkCloseBeforeServe(k *testkit.T, impl Impl) {
-	k.Helper()
-	raw, _ := newServer(k, impl, Config{Timeout: time.Minute})
-	if err := raw.Close(); err != nil {
-		k.Fatalf("Close before Serve: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		k.Fatalf("listen: %v", err)
-	}
-	defer ln.Close()
-	served := make(chan error, 1)
-	go func() { served <- raw.Serve(ln) }()
-	select {
-	case err := <-served:
-		if !errors.Is(err, lab.ErrServerClosed) {
-			k.Errorf("Serve after Close returned %v; want lab.ErrServerClosed", err)
-		}
-	case <-time.After(testkit.IOTimeout):
-		ln.Close()
-		<-served
-		k.Fatalf("Serve after Close did not return within %v; want lab.ErrServerClosed at once", testkit.IOTimeout)
-	}
+	fresh, _ := newServer(k, impl, Config{Timeout: time.Minute})
+	k.CheckServeAfterClose(fresh)
 }

@@ -1,7 +1,6 @@
 package jobtest
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -11,7 +10,6 @@ import (
 
 	"serverlab/tests/testkit"
 	"serverlab/tools/jobs"
-	"serverlab/tools/lab"
 )
 
 // Shutdown checks exercise 3.6: Close in the original's order. With a job
@@ -89,32 +87,6 @@ func Shutdown(t *testing.T, impl Impl) {
 		k.Fatalf("every job was answered and every client closed, but Close did not return within %v: "+
 			"it must wait for the readers and the workers, and nothing else", testkit.IOTimeout)
 	}
-	checkClosedServer(k, raw)
+	k.CheckServeAfterClose(raw) // a second Close, then Serve
 	srv.Close()
-}
-
-// checkClosedServer: Close again returns nil, and Serve after Close returns
-// lab.ErrServerClosed at once.
-func checkClosedServer(k *testkit.T, raw lab.Server) {
-	k.Helper()
-	if err := raw.Close(); err != nil {
-		k.Fatalf("a second Close returned %v, want nil", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		k.Fatalf("listen: %v", err)
-	}
-	defer ln.Close()
-	served := make(chan error, 1)
-	go func() { served <- raw.Serve(ln) }()
-	select {
-	case err := <-served:
-		if !errors.Is(err, lab.ErrServerClosed) {
-			k.Fatalf("Serve after Close returned %v, want lab.ErrServerClosed", err)
-		}
-	case <-time.After(testkit.IOTimeout):
-		ln.Close()
-		<-served
-		k.Fatalf("Serve after Close did not return within %v: it must return lab.ErrServerClosed at once", testkit.IOTimeout)
-	}
 }

@@ -107,26 +107,7 @@ func checkCloseBeforeServe(k *testkit.T, impl Impl) {
 	if err != nil {
 		k.Fatalf("NewServer: %v", err)
 	}
-	if err := raw.Close(); err != nil {
-		k.Fatalf("Close of a server that never served returned %v; want nil", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		k.Fatalf("listen: %v", err)
-	}
-	defer ln.Close()
-	served := make(chan error, 1)
-	go func() { served <- raw.Serve(ln) }()
-	select {
-	case err := <-served:
-		if !errors.Is(err, lab.ErrServerClosed) {
-			k.Fatalf("Serve after Close returned %v; want lab.ErrServerClosed", err)
-		}
-	case <-time.After(testkit.IOTimeout):
-		ln.Close()
-		<-served
-		k.Fatalf("Serve after Close did not return within %v; it must return lab.ErrServerClosed at once", testkit.IOTimeout)
-	}
+	k.CheckServeAfterClose(raw)
 }
 
 // smallBuffer returns a Control function that sets a socket's send or

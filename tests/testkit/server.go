@@ -132,3 +132,31 @@ func (s *Server) Close() {
 	}
 	s.srv = nil
 }
+
+// CheckServeAfterClose closes srv (a fresh server, or one closed already:
+// Close is idempotent, so either way it must return nil) and checks that Serve
+// then returns lab.ErrServerClosed at once, as net/http.Server's does: a
+// closed server must not start serving again.
+func (k *T) CheckServeAfterClose(srv lab.Server) {
+	k.Helper()
+	if err := srv.Close(); err != nil {
+		k.Fatalf("Close returned %v; want nil (Close is idempotent, and safe before Serve)", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen on 127.0.0.1:0: %v", err)
+	}
+	defer ln.Close()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		if !errors.Is(err, lab.ErrServerClosed) {
+			k.Fatalf("Serve after Close returned %s; want lab.ErrServerClosed", errString(err))
+		}
+	case <-time.After(IOTimeout):
+		ln.Close()
+		<-served
+		k.Fatalf("Serve after Close did not return within %v; want lab.ErrServerClosed at once", IOTimeout)
+	}
+}
