@@ -3,15 +3,12 @@
 package main
 
 import (
-	"errors"
 	"log/slog"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	evloop "serverlab/solutions/05"
-	"serverlab/tools/lab"
 )
 
 // startEvloopChat runs the chapter 05 reference server (Linux only) on
@@ -19,22 +16,7 @@ import (
 func startEvloopChat(t *testing.T, usersPath string) string {
 	t.Helper()
 	srv, err := evloop.NewChat(evloop.ChatConfig{UsersPath: usersPath, Loop: evloop.Options{Logger: slog.New(slog.DiscardHandler)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		srv.Close()
-		if err := <-done; !errors.Is(err, lab.ErrServerClosed) {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return ln.Addr().String()
+	return serve(t, srv, err)
 }
 
 // The chapter 05 event-loop server batches deliveries into one write per

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	chat "serverlab/solutions/02"
-	"serverlab/tools/lab"
 	"serverlab/tools/wire"
 )
 
@@ -22,22 +20,7 @@ import (
 func startChat(t *testing.T, usersPath string) string {
 	t.Helper()
 	srv, err := chat.New(chat.Config{UsersPath: usersPath})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		srv.Close()
-		if err := <-done; !errors.Is(err, lab.ErrServerClosed) {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return ln.Addr().String()
+	return serve(t, srv, err)
 }
 
 // chatEngines are the receive engines this platform has.

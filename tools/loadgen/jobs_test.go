@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -11,29 +10,13 @@ import (
 
 	jobserver "serverlab/solutions/03"
 	"serverlab/tools/jobs"
-	"serverlab/tools/lab"
 )
 
 // startJobServer runs the chapter 03 reference server until the test ends.
 func startJobServer(t *testing.T) string {
 	t.Helper()
 	srv, err := jobserver.New(jobserver.Config{Workers: 2, QueueCap: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		srv.Close()
-		if err := <-done; !errors.Is(err, lab.ErrServerClosed) {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return ln.Addr().String()
+	return serve(t, srv, err)
 }
 
 func TestJobsEndToEnd(t *testing.T) {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +8,6 @@ import (
 	"time"
 
 	discovery "serverlab/solutions/01"
-	"serverlab/tools/lab"
 )
 
 // startDiscovery runs the chapter 01 reference server until the test ends.
@@ -18,22 +15,7 @@ func startDiscovery(t *testing.T, timeout time.Duration) (addr, usersPath string
 	t.Helper()
 	usersPath = filepath.Join(t.TempDir(), "users.txt")
 	srv, err := discovery.New(discovery.Config{UsersPath: usersPath, Timeout: timeout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		srv.Close()
-		if err := <-done; !errors.Is(err, lab.ErrServerClosed) {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return ln.Addr().String(), usersPath
+	return serve(t, srv, err), usersPath
 }
 
 func TestRegisterEndToEnd(t *testing.T) {

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	stock "serverlab/solutions/04"
-	"serverlab/tools/lab"
 	"serverlab/tools/stockfile"
 )
 
@@ -26,22 +23,7 @@ func startStock(t *testing.T) (addr, path string) {
 		t.Fatal(err)
 	}
 	srv, err := stock.New(stock.Config{StockPath: path, Workers: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		srv.Close()
-		if err := <-done; !errors.Is(err, lab.ErrServerClosed) {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return ln.Addr().String(), path
+	return serve(t, srv, err), path
 }
 
 func TestStockMixes(t *testing.T) {
