@@ -7,15 +7,10 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	discovery "serverlab/chapters/01"
@@ -45,16 +40,5 @@ func run(addr string, cfg discovery.Config) error {
 		srv.Close()
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		slog.Info("shutting down")
-		srv.Close()
-	}()
-	if err := srv.Serve(ln); !errors.Is(err, lab.ErrServerClosed) {
-		srv.Close()
-		return err
-	}
-	return nil
+	return lab.ServeUntilSignal(srv, ln)
 }

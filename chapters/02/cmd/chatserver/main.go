@@ -8,15 +8,10 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
-	"os/signal"
-	"syscall"
 
 	chat "serverlab/chapters/02"
 	"serverlab/tools/lab"
@@ -46,16 +41,5 @@ func run(addr string, cfg chat.Config) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		slog.Info("shutting down")
-		srv.Close()
-	}()
-	if err := srv.Serve(ln); !errors.Is(err, lab.ErrServerClosed) {
-		srv.Close()
-		return err
-	}
-	return nil
+	return lab.ServeUntilSignal(srv, ln)
 }

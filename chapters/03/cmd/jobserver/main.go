@@ -10,18 +10,15 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
-	"os/signal"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
-	"syscall"
 
 	jobserver "serverlab/chapters/03"
 	"serverlab/tools/lab"
@@ -102,16 +99,5 @@ func run(addr string, cfg jobserver.Config) error {
 		return err
 	}
 	slog.Info("job server listening", "addr", ln.Addr().String(), "workers", cfg.Workers, "queue", cfg.QueueCap)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		slog.Info("shutting down")
-		srv.Close()
-	}()
-	if err := srv.Serve(ln); !errors.Is(err, lab.ErrServerClosed) {
-		srv.Close()
-		return err
-	}
-	return nil
+	return lab.ServeUntilSignal(srv, ln)
 }

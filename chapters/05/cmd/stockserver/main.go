@@ -13,15 +13,11 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	evloop "serverlab/chapters/05"
@@ -60,16 +56,5 @@ func run(addr string, cfg evloop.StockConfig) error {
 		return err
 	}
 	slog.Info("stock server running", "addr", ln.Addr(), "file", cfg.StockPath)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		slog.Info("shutting down")
-		srv.Close()
-	}()
-	if err := srv.Serve(ln); !errors.Is(err, lab.ErrServerClosed) {
-		srv.Close()
-		return err
-	}
-	return srv.Close() // waits for the final write-back
+	return lab.ServeUntilSignal(srv, ln)
 }

@@ -10,13 +10,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
-	"os/signal"
 	"strconv"
 	"syscall"
 	"time"
@@ -65,18 +63,7 @@ func run(addr string, cfg web.Config) error {
 		srv.Close()
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		slog.Info("shutting down")
-		srv.Close()
-	}()
-	if err := srv.Serve(ln); !errors.Is(err, lab.ErrServerClosed) {
-		srv.Close()
-		return err
-	}
-	return nil
+	return lab.ServeUntilSignal(srv, ln)
 }
 
 // deferAccept asks the kernel (Linux: TCP_DEFER_ACCEPT) to complete an accept

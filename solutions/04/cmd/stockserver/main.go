@@ -9,16 +9,13 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
 	"time"
 
 	stock "serverlab/solutions/04"
@@ -86,16 +83,5 @@ func run(addr string, cfg stock.Config) error {
 		return err
 	}
 	slog.Info("server running", "addr", ln.Addr(), "file", cfg.StockPath)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		slog.Info("shutting down")
-		srv.Close()
-	}()
-	if err := srv.Serve(ln); !errors.Is(err, lab.ErrServerClosed) {
-		srv.Close()
-		return err
-	}
-	return srv.Close() // waits for the final write-back; nil if it is done
+	return lab.ServeUntilSignal(srv, ln)
 }

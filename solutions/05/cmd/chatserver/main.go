@@ -12,15 +12,11 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	evloop "serverlab/solutions/05"
@@ -52,16 +48,5 @@ func run(addr string, cfg evloop.ChatConfig) error {
 		return err
 	}
 	slog.Info("chat server running", "addr", ln.Addr())
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		slog.Info("shutting down")
-		srv.Close()
-	}()
-	if err := srv.Serve(ln); !errors.Is(err, lab.ErrServerClosed) {
-		srv.Close()
-		return err
-	}
-	return nil
+	return lab.ServeUntilSignal(srv, ln)
 }
