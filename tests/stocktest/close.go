@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -130,15 +129,7 @@ func smallBuffer(option int) func(network, address string, c syscall.RawConn) er
 func checkCloseSyncs(k *testkit.T, impl Impl) {
 	k.Helper()
 	s := make(syncs, 16)
-	var failing atomic.Bool
-	failing.Store(true)
-	cfg := Config{SyncInterval: never, OnSync: s.hook}
-	cfg.Saver.Intercept = func(w io.Writer) io.Writer {
-		if failing.Load() {
-			return &failAfter{w: w, left: 7}
-		}
-		return w
-	}
+	cfg, failing := failingDisk(s)
 	srv, raw, path := newServer(k, impl, cfg, market)
 	m := newModel(parseStocks(k, market))
 	c := k.Dial(srv)

@@ -159,12 +159,10 @@ func (f *failAfter) Write(p []byte) (int, error) {
 	return n, errInjected
 }
 
-// checkFailedWrite: a write-back that fails halfway leaves the old file, is
-// reported through OnSync, and the changes are written by the next one.
-func checkFailedWrite(k *testkit.T, impl Impl) {
-	k.Helper()
-	s := make(syncs, 16)
-	var failing atomic.Bool
+// failingDisk is a Config whose write-backs fail 7 bytes into the file until
+// the returned flag is cleared, and report to s.
+func failingDisk(s syncs) (Config, *atomic.Bool) {
+	failing := new(atomic.Bool)
 	failing.Store(true)
 	cfg := Config{SyncInterval: never, OnSync: s.hook}
 	cfg.Saver.Intercept = func(w io.Writer) io.Writer {
@@ -173,6 +171,15 @@ func checkFailedWrite(k *testkit.T, impl Impl) {
 		}
 		return w
 	}
+	return cfg, failing
+}
+
+// checkFailedWrite: a write-back that fails halfway leaves the old file, is
+// reported through OnSync, and the changes are written by the next one.
+func checkFailedWrite(k *testkit.T, impl Impl) {
+	k.Helper()
+	s := make(syncs, 16)
+	cfg, failing := failingDisk(s)
 	srv, _, path := newServer(k, impl, cfg, market)
 	m := newModel(parseStocks(k, market))
 
