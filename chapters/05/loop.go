@@ -93,6 +93,7 @@ type Loop struct {
 	nextTick time.Time
 	dirty    []*Conn  // connections with output queued during this batch
 	pool     [][]byte // output buffers to reuse
+	pooled   int      // bytes of capacity in pool
 	draining bool     // Close was called: sending what is queued, reading nothing
 	stopping bool     // the loop ends after this batch
 }
