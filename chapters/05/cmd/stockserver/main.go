@@ -27,7 +27,7 @@ import (
 func main() {
 	file := flag.String("file", "stock.txt", "the stock file")
 	syncEvery := flag.Duration("sync", 16*time.Second, "write the stocks back this often while clients are connected")
-	flag.String("lock", "tree", "ignored: chapter 04's lock granularity (one goroutine needs no lock)")
+	flag.String("lock", "stock", "ignored: chapter 04's lock granularity (one goroutine needs no lock)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: stockserver [flags] <port> [workers (ignored)]\n")
 		flag.PrintDefaults()

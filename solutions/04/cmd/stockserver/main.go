@@ -25,7 +25,7 @@ import (
 func main() {
 	file := flag.String("file", "stock.txt", "the stock file")
 	syncEvery := flag.Duration("sync", 16*time.Second, "write the stocks back this often while clients are connected")
-	lock := flag.String("lock", "tree", "how trades lock: tree (one tree lock) or stock (per-stock locks only)")
+	lock := flag.String("lock", "stock", "how trades lock: stock (per-stock locks under the tree's read lock) or tree (the tree's write lock)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: stockserver [flags] <port> [workers]\n")
 		flag.PrintDefaults()
