@@ -11,9 +11,11 @@
 // header chapter 06's server sends, and closes: no parsing, no file system,
 // no deadlines, no logging. Two ways of doing that:
 //
-//   - net: package net, as chapter 06 is built: Accept on a net.Listener and
-//     a goroutine per connection (the runtime's netpoller registers every
-//     connection with epoll, sets TCP_NODELAY and asks for its local address).
+//   - net: package net, as chapter 06 is built, with the same listener
+//     settings as its server (no keep-alive, TCP_DEFER_ACCEPT): Accept on a
+//     net.Listener and a goroutine per connection (the runtime's netpoller
+//     registers every connection with epoll, sets TCP_NODELAY and asks for its
+//     local address).
 //   - raw (Linux): no package net: a blocking listening socket and -n
 //     goroutines, each looping accept4, read, write, close on plain
 //     descriptors, like a pre-threaded C server.
@@ -54,7 +56,12 @@ func run(ctx context.Context, mode, addr string, n int) error {
 	resp := response(bodySize)
 	switch mode {
 	case "net":
-		ln, err := net.Listen("tcp", addr)
+		// The listener chapter 06's server uses: no keep-alive probes (one
+		// request per connection), and TCP_DEFER_ACCEPT where it exists.
+		lc := net.ListenConfig{KeepAlive: -1, Control: func(_, _ string, c syscall.RawConn) error {
+			return c.Control(deferAccept)
+		}}
+		ln, err := lc.Listen(ctx, "tcp", addr)
 		if err != nil {
 			return err
 		}

@@ -92,3 +92,10 @@ func boundPort(fd int) (int, error) {
 	}
 	return 0, fmt.Errorf("descriptor %d is not an IPv4 socket", fd)
 }
+
+// deferAccept sets TCP_DEFER_ACCEPT on a listening descriptor: accept
+// completes once the client's request has arrived. Best effort: it is an
+// optimisation only.
+func deferAccept(fd uintptr) {
+	_ = unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_DEFER_ACCEPT, 1)
+}

@@ -10,3 +10,6 @@ import (
 func serveRaw(ctx context.Context, addr string, n int, resp []byte) error {
 	return errors.New("-mode raw works on Linux only")
 }
+
+// deferAccept does nothing where TCP_DEFER_ACCEPT does not exist.
+func deferAccept(fd uintptr) {}
