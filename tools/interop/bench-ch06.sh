@@ -11,6 +11,9 @@
 # PIN=1, each server gets CPU 1 (nginx one worker, Go GOMAXPROCS=1) and wrk
 # CPU 0 (one thread), so that the load generator does not compete with the
 # server on a 2-core machine. NGINX_PORT and WSERVER_PORT change the ports.
+# With CEILING=1, tools/bench/webceiling joins the 1 KiB rounds: the least a Go
+# server can do, through package net (port WSERVER_PORT+10) and on raw
+# descriptors (WSERVER_PORT+20) — the ceiling the course's server is under.
 set -eu
 nport=${NGINX_PORT:-10080}
 wport=${WSERVER_PORT:-10000}
@@ -25,7 +28,7 @@ pin_server= pin_wrk= threads=2 workers=auto
 if [ "${PIN:-0}" = 1 ]; then
 	pin_server="taskset -c 1" pin_wrk="taskset -c 0" threads=1 workers=1
 fi
-trap 'nginx -c $dir/nginx.conf -p $dir -s stop 2>/dev/null; kill $wpid 2>/dev/null; rm -rf $dir' EXIT
+trap 'nginx -c $dir/nginx.conf -p $dir -s stop 2>/dev/null; kill $wpid $npid $rpid 2>/dev/null; rm -rf $dir' EXIT
 mkdir -p $dir/www $dir/logs
 head -c 1024 /dev/urandom > $dir/www/f1k.html
 head -c 102400 /dev/urandom > $dir/www/f100k.bin
@@ -44,6 +47,14 @@ $pin_server nginx -c $dir/nginx.conf -p $dir
 go build -o $dir/wserver ./solutions/06/cmd/wserver
 $pin_server $dir/wserver -d $dir/www -p $wport ${WSERVER_FLAGS:--t 8 -b 64} 2>/dev/null &
 wpid=$!
+npid= rpid=
+if [ "${CEILING:-0}" = 1 ]; then
+	go build -o $dir/webceiling ./tools/bench/webceiling
+	$pin_server $dir/webceiling -mode net -addr 127.0.0.1:$((wport + 10)) 2>/dev/null &
+	npid=$!
+	$pin_server $dir/webceiling -mode raw -addr 127.0.0.1:$((wport + 20)) -n 2 2>/dev/null &
+	rpid=$!
+fi
 sleep 1
 # rps prints wrk's requests per second, or fails if any reply was not a 2xx
 # (wrk counts those as requests too: a 403 page is not the benchmark).
@@ -52,11 +63,24 @@ rps() { $pin_wrk wrk -t$threads -c50 -d${secs}s -H "Connection: close" "http://1
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 for file in /f1k.html /f100k.bin; do
 	: > $dir/nginx.txt; : > $dir/go.txt; : > $dir/ratio.txt
+	ceiling=
+	[ "${CEILING:-0}" = 1 ] && [ $file = /f1k.html ] && ceiling=1
+	: > $dir/net.txt; : > $dir/raw.txt
 	for i in $(seq $rounds); do
 		n=$(rps $nport $file); g=$(rps $wport $file)
 		echo "$n" >> $dir/nginx.txt; echo "$g" >> $dir/go.txt
 		echo "$g $n" | awk '{printf "%.3f\n", $1/$2}' >> $dir/ratio.txt
-		echo "round $i $file: nginx $n req/s, wserver $g req/s"
+		line="round $i $file: nginx $n req/s, wserver $g req/s"
+		if [ -n "$ceiling" ]; then
+			c=$(rps $((wport + 10)) $file); r=$(rps $((wport + 20)) $file)
+			echo "$c $n" | awk '{printf "%.3f\n", $1/$2}' >> $dir/net.txt
+			echo "$r $n" | awk '{printf "%.3f\n", $1/$2}' >> $dir/raw.txt
+			line="$line, webceiling net $c, raw $r"
+		fi
+		echo "$line"
 	done
 	echo "$file: median nginx $(median < $dir/nginx.txt) req/s, wserver $(median < $dir/go.txt) req/s, median ratio wserver/nginx $(median < $dir/ratio.txt)"
+	if [ -n "$ceiling" ]; then
+		echo "$file: median ratio to nginx of webceiling net $(median < $dir/net.txt), raw $(median < $dir/raw.txt)"
+	fi
 done
