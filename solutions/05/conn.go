@@ -220,8 +220,8 @@ func (l *Loop) flushAll() {
 // thousands of connections leaves at most a few megabytes behind. The
 // per-buffer limit must cover a typical reply: the stock server's is an
 // 8 KiB record, and with a 4 KiB limit every request allocated (and the
-// garbage collector freed) a new 8 KiB buffer, which cost the event loop a
-// third of its throughput.
+// garbage collector freed) a new 8 KiB buffer: the stock server answered
+// 15-20% fewer requests a second (docs/bench-ch04.md).
 const (
 	maxPooledBuffer = 64 << 10 // larger buffers go back to the garbage collector
 	poolBytes       = 4 << 20
