@@ -1,0 +1,307 @@
+package testkit
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"serverlab/tools/lab"
+)
+
+// Contract describes a server to CheckContract: how to build a fresh one, and
+// the smallest exchange that proves it is serving.
+type Contract struct {
+	// New builds a fresh, unstarted server that logs to log. A server should
+	// log (at any level, Debug included) when a connection ends: the check
+	// slows that log down to prove that Close waits for the goroutine doing it.
+	New func(log *slog.Logger) lab.Server
+	// Probe dials addr and makes one exchange that a serving server answers,
+	// failing k (Fatalf) if it does not.
+	Probe func(k *T, addr string)
+	// Hold, if set, dials addr and leaves a connection open that the server is
+	// serving (e.g. logged in), so that Close has a connection goroutine to stop
+	// and wait for. Without it, the check holds a plain idle connection.
+	Hold func(k *T, addr string)
+}
+
+// CheckContract checks the face every server in the course has (docs/servers.md),
+// each rule as a named subtest:
+//
+//   - nothing-before-serve: building a server starts no goroutine, and Close
+//     before Serve returns nil;
+//   - serve-after-close: Serve after Close returns lab.ErrServerClosed at once;
+//   - close-waits: two Close calls that race both return nil, and neither
+//     returns while a goroutine of the server is still running — not even one
+//     that is busy ending a connection;
+//   - accept-errors-retried: Accept failing with EMFILE, ENFILE or
+//     ECONNABORTED does not end Serve; the server goes on serving.
+func (k *T) CheckContract(c Contract) {
+	k.Helper()
+	k.Run("nothing-before-serve", func(t *testing.T) { checkNothingBeforeServe(New(t, k.exercise), c) })
+	k.Run("serve-after-close", func(t *testing.T) {
+		sk := New(t, k.exercise)
+		sk.CheckServeAfterClose(c.New(Logger()))
+	})
+	k.Run("close-waits", func(t *testing.T) { checkCloseWaits(New(t, k.exercise), c) })
+	k.Run("accept-errors-retried", func(t *testing.T) { checkAcceptRetried(New(t, k.exercise), c) })
+}
+
+func checkNothingBeforeServe(k *T, c Contract) {
+	before := goroutineIDs()
+	srv := c.New(Logger())
+	if extra := serverGoroutines(before); extra != "" {
+		srv.Close()
+		k.Fatalf("building the server started goroutines before Serve was called:\n%s\n"+
+			"hint: start workers and loops in Serve, not in the constructor: a server that is never "+
+			"served must not leave anything running (and Close then has nothing to wait for)", extra)
+	}
+	if err := closeWithin(srv); err != nil {
+		k.Fatalf("Close before Serve: %v; want nil", err)
+	}
+	if extra := serverGoroutines(before); extra != "" {
+		k.Fatalf("after Close (never served), goroutines of the server are running:\n%s", extra)
+	}
+}
+
+func checkCloseWaits(k *T, c Contract) {
+	log, slow := slowLogger()
+	before := goroutineIDs()
+	srv := c.New(log)
+	s := k.Serve(srv)
+	c.Probe(k, s.Addr)
+	if c.Hold != nil {
+		c.Hold(k, s.Addr)
+	} else {
+		k.DialAddr(s.Addr)
+	}
+	slow.Store(true) // from now on every log line takes slowLog: ending a connection is slow
+	type result struct {
+		err   error
+		extra string
+	}
+	results := make(chan result, 2)
+	for range 2 {
+		go func() {
+			err := srv.Close()
+			results <- result{err, serverGoroutines(before)} // looked at the moment Close returns
+		}()
+	}
+	for i := range 2 {
+		select {
+		case r := <-results:
+			if r.err != nil {
+				k.Errorf("Close call %d of 2 (racing) returned %v; want nil (Close is idempotent)", i+1, r.err)
+			}
+			if r.extra != "" {
+				k.Errorf("a Close call returned while goroutines of the server were still running:\n%s\n"+
+					"hint: every call of Close must wait for every goroutine the server started "+
+					"(a sync.WaitGroup), also the second call: sync.Once makes later callers wait for "+
+					"the first; a bare `if closed { return nil }` does not", r.extra)
+			}
+		case <-time.After(IOTimeout + 2*slowLog):
+			k.Fatalf("Close did not return within %v (two calls racing): it must close the listener "+
+				"and every connection, then wait for the goroutines it started", IOTimeout)
+		}
+	}
+}
+
+func checkAcceptRetried(k *T, c Contract) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen on 127.0.0.1:0: %v", err)
+	}
+	faulty := &faultyListener{Listener: ln, faults: []error{
+		acceptError(syscall.EMFILE), acceptError(syscall.ENFILE), acceptError(syscall.ECONNABORTED),
+	}}
+	s := k.ServeListener(c.New(Logger()), faulty)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Probe(k, s.Addr)
+	}()
+	select {
+	case <-done:
+	case <-time.After(IOTimeout + 2*time.Second):
+		k.Fatalf("after Accept failed with EMFILE, ENFILE and ECONNABORTED, the server did not answer "+
+			"within %v", IOTimeout)
+	}
+	if err, stopped := s.Stopped(); stopped {
+		k.Fatalf("Serve returned %s after Accept failed with %v: these errors pass (the process is out of "+
+			"file descriptors, or a client gave up in the backlog); wait a little and accept again, "+
+			"as lab.Accept does", errString(err), faulty.seen())
+	}
+}
+
+// faultyListener fails its first Accept calls with the given errors, then
+// accepts as ln does.
+type faultyListener struct {
+	net.Listener
+	mu     sync.Mutex
+	faults []error
+	failed []string
+}
+
+func (l *faultyListener) Accept() (net.Conn, error) {
+	l.mu.Lock()
+	if len(l.faults) > 0 {
+		err := l.faults[0]
+		l.faults = l.faults[1:]
+		l.failed = append(l.failed, err.Error())
+		l.mu.Unlock()
+		return nil, err
+	}
+	l.mu.Unlock()
+	return l.Listener.Accept()
+}
+
+func (l *faultyListener) seen() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.failed, ", ")
+}
+
+// acceptError is the error net.TCPListener.Accept returns when accept4 fails
+// with errno.
+func acceptError(errno syscall.Errno) error {
+	return &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", errno)}
+}
+
+func closeWithin(srv lab.Server) error {
+	done := make(chan error, 1)
+	go func() { done <- srv.Close() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(IOTimeout):
+		return fmt.Errorf("Close did not return within %v", IOTimeout)
+	}
+}
+
+// slowLog is how long each log line takes once the slow logger is armed: long
+// beside the microseconds a goroutine needs to finish, so a Close that does not
+// wait is caught every time, short enough to keep the check fast.
+const slowLog = 50 * time.Millisecond
+
+// slowLogger returns a logger that accepts every level and, once armed, takes
+// slowLog for each line.
+func slowLogger() (*slog.Logger, *atomic.Bool) {
+	h := &slowHandler{armed: new(atomic.Bool)}
+	return slog.New(h), h.armed
+}
+
+type slowHandler struct{ armed *atomic.Bool }
+
+func (h *slowHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *slowHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *slowHandler) WithGroup(string) slog.Handler            { return h }
+func (h *slowHandler) Handle(context.Context, slog.Record) error {
+	if h.armed.Load() {
+		time.Sleep(slowLog) // fault injection: a slow log sink, not synchronisation
+	}
+	return nil
+}
+
+// goroutineIDs returns the ids of the goroutines running now.
+func goroutineIDs() map[int]bool {
+	ids := map[int]bool{}
+	for _, g := range goroutineStacks() {
+		ids[g.id] = true
+	}
+	return ids
+}
+
+type goroutine struct {
+	id    int
+	stack string
+	funcs []string // the functions on its stack, innermost first
+}
+
+func goroutineStacks() []goroutine {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	var gs []goroutine
+	for _, block := range bytes.Split(buf, []byte("\n\n")) {
+		lines := strings.Split(strings.TrimSpace(string(block)), "\n")
+		head, ok := strings.CutPrefix(lines[0], "goroutine ")
+		if !ok {
+			continue
+		}
+		idText, _, _ := strings.Cut(head, " ")
+		id, err := strconv.Atoi(idText)
+		if err != nil {
+			continue
+		}
+		g := goroutine{id: id, stack: string(block)}
+		for _, l := range lines[1:] {
+			if !strings.HasPrefix(l, "\t") && !strings.HasPrefix(l, "created by ") {
+				g.funcs = append(g.funcs, l)
+			}
+		}
+		gs = append(gs, g)
+	}
+	return gs
+}
+
+// serverPackages are the prefixes of the functions that belong to servers
+// under test: the student's or the reference code, and the given code they
+// call. (This package's own tests add their fixture server.)
+var serverPackages = []string{"serverlab/chapters/", "serverlab/solutions/", "serverlab/tools/"}
+
+func isServerFunc(fn string) bool {
+	for _, p := range serverPackages {
+		if strings.HasPrefix(fn, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// serverGoroutines describes the goroutines, not in before, that belong to
+// the server under test: started by the server's code, or running it while
+// not started by the test itself. It looks once, at once: no retry window, so
+// a Close that returns before its goroutines have finished is caught.
+func serverGoroutines(before map[int]bool) string {
+	var out []string
+	for _, g := range goroutineStacks() {
+		if before[g.id] || len(g.funcs) == 0 {
+			continue
+		}
+		outer := g.funcs[len(g.funcs)-1]
+		isTests := strings.HasPrefix(outer, "serverlab/tests/") || strings.HasPrefix(outer, "testing.")
+		if isTests && !isServerFunc(outer) {
+			continue
+		}
+		for _, f := range g.funcs {
+			if isServerFunc(f) {
+				out = append(out, fmt.Sprintf("  goroutine %d in %s", g.id, trimArgs(f)))
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func trimArgs(fn string) string {
+	if i := strings.LastIndexByte(fn, '('); i > 0 && strings.HasSuffix(fn, ")") {
+		return fn[:i]
+	}
+	return fn
+}

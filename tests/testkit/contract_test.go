@@ -1,0 +1,176 @@
+package testkit
+
+import (
+	"bufio"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+
+	"serverlab/tools/lab"
+)
+
+// echo is a small server that keeps the contract, with switches that break it
+// the ways students do.
+type echo struct {
+	log *slog.Logger
+
+	noWait       bool // Close returns without waiting for the goroutines
+	onceNoWait   bool // a second Close returns at once, without waiting
+	startInNew   bool // a goroutine starts before Serve
+	acceptIsExit bool // any Accept error ends Serve
+
+	mu     sync.Mutex
+	closed bool
+	ln     net.Listener
+	conns  map[net.Conn]bool
+	done   chan struct{}
+	once   sync.Once
+	wg     sync.WaitGroup
+	ticker chan struct{}
+}
+
+func newEcho(log *slog.Logger, broken func(*echo)) *echo {
+	e := &echo{log: log, conns: map[net.Conn]bool{}, done: make(chan struct{})}
+	if broken != nil {
+		broken(e)
+	}
+	if e.startInNew {
+		e.wg.Add(1)
+		go func() { defer e.wg.Done(); <-e.done }()
+	}
+	return e
+}
+
+func (e *echo) Serve(ln net.Listener) error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return lab.ErrServerClosed
+	}
+	e.ln = ln
+	e.wg.Add(1)
+	e.mu.Unlock()
+	defer e.wg.Done()
+	for {
+		var conn net.Conn
+		var err error
+		if e.acceptIsExit {
+			conn, err = ln.Accept()
+			if err != nil {
+				select {
+				case <-e.done:
+					return lab.ErrServerClosed
+				default:
+					return err
+				}
+			}
+		} else if conn, err = lab.Accept(ln, e.done, e.log); err != nil {
+			return err
+		}
+		e.mu.Lock()
+		if e.closed { // Close ran while this connection was being accepted
+			e.mu.Unlock()
+			conn.Close()
+			return lab.ErrServerClosed
+		}
+		e.conns[conn] = true
+		e.wg.Add(1)
+		e.mu.Unlock()
+		go e.handle(conn)
+	}
+}
+
+func (e *echo) handle(conn net.Conn) {
+	defer e.wg.Done()
+	defer e.log.Debug("connection ended", "remote", conn.RemoteAddr())
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return
+		}
+		conn.Write([]byte(line))
+	}
+}
+
+func (e *echo) Close() error {
+	first := false
+	e.once.Do(func() {
+		first = true
+		e.mu.Lock()
+		e.closed = true
+		close(e.done)
+		if e.ln != nil {
+			e.ln.Close()
+		}
+		for c := range e.conns {
+			c.Close()
+		}
+		e.mu.Unlock()
+	})
+	if e.noWait || (e.onceNoWait && !first) {
+		return nil
+	}
+	e.wg.Wait()
+	return nil
+}
+
+func echoContract(broken func(*echo)) Contract {
+	return Contract{
+		New: func(log *slog.Logger) lab.Server { return newEcho(log, broken) },
+		Probe: func(k *T, addr string) {
+			c := k.DialAddr(addr)
+			c.WriteLine("ping")
+			c.ExpectLine("ping")
+		},
+	}
+}
+
+func init() {
+	// The fixture server lives in this test package: count its goroutines as
+	// a server's.
+	serverPackages = append(serverPackages, "serverlab/tests/testkit.(*echo)", "serverlab/tests/testkit.newEcho")
+}
+
+func TestContractKept(t *testing.T) {
+	New(t, "0.1").CheckContract(echoContract(nil))
+}
+
+func TestChildContractNoWait(t *testing.T) {
+	onlyInChild(t)
+	New(t, "0.1").CheckContract(echoContract(func(e *echo) { e.noWait = true }))
+}
+
+func TestChildContractSecondCloseNoWait(t *testing.T) {
+	onlyInChild(t)
+	New(t, "0.1").CheckContract(echoContract(func(e *echo) { e.onceNoWait = true }))
+}
+
+func TestChildContractStartInNew(t *testing.T) {
+	onlyInChild(t)
+	New(t, "0.1").CheckContract(echoContract(func(e *echo) { e.startInNew = true }))
+}
+
+func TestChildContractAcceptExit(t *testing.T) {
+	onlyInChild(t)
+	New(t, "0.1").CheckContract(echoContract(func(e *echo) { e.acceptIsExit = true }))
+}
+
+func TestContractBroken(t *testing.T) {
+	for _, c := range []struct{ child, want string }{
+		{"TestChildContractNoWait", "a Close call returned while goroutines of the server were still running"},
+		{"TestChildContractSecondCloseNoWait", "a Close call returned while goroutines of the server were still running"},
+		{"TestChildContractStartInNew", "building the server started goroutines before Serve"},
+		{"TestChildContractAcceptExit", "after Accept failed with"},
+	} {
+		t.Run(c.child, func(t *testing.T) {
+			out := runChild(t, c.child)
+			if !strings.Contains(out, c.want) {
+				t.Fatalf("child %s: want its failure to say %q; got:\n%s", c.child, c.want, out)
+			}
+		})
+	}
+}
