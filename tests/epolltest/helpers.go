@@ -96,7 +96,7 @@ func encode(f wire.Frame) []byte {
 	return b
 }
 
-// recordSize is the size of every stock reply (shared/PROTOCOLS.md §3).
+// recordSize is the size of every stock reply (docs/protocols.md §3).
 const recordSize = 8192
 
 // readRecord reads one stock reply and returns its text (before the NULs).
@@ -181,7 +181,7 @@ func fill(k *testkit.T, conn net.Conn) int {
 	total := 0
 	raw.Write(func(fd uintptr) bool {
 		for {
-			n, err := syscall.Write(int(fd), chunk)
+			n, err := testkit.RawWrite(fd, chunk)
 			if n > 0 {
 				total += n
 			}

@@ -8,7 +8,7 @@
 //	func TestEx5_1_DrainFrames(t *testing.T) { epolltest.DrainFrames(t, impl) }
 //
 // Each exported check grades one exercise and can run alone. The checks
-// depend only on the protocols (shared/PROTOCOLS.md §1 and §3), on Impl and
+// depend only on the protocols (docs/protocols.md §1 and §3), on Impl and
 // on what Linux says about the test process (its CPU time and its open fds),
 // never on the loop's internals. Off Linux every check skips: the loop is
 // built on epoll.
