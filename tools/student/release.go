@@ -68,7 +68,10 @@ func (c *course) release(w io.Writer, out string) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	rel, _ := filepath.Rel(c.root, out)
+	rel, err := filepath.Rel(c.root, out)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		rel = out
+	}
 	fmt.Fprintf(w, "wrote %s: %d files from %s, %d maintainer-only files left out (solutions/, .ci/, tests/mutants/, files tagged %q); chapters/ also as %s/ for make reset\n",
 		filepath.ToSlash(rel), len(ship), from, left, releaseTag, starterDir)
 	return nil
@@ -159,9 +162,42 @@ func needsTag(file, tag string) (bool, error) {
 		if err != nil {
 			return false, fmt.Errorf("%s: %w", file, err)
 		}
-		return !expr.Eval(func(t string) bool { return t != tag }), nil
+		return !satisfiable(expr, tag), nil
 	}
 	return false, sc.Err()
+}
+
+// satisfiable says whether some setting of the expression's other tags makes
+// it true while tag is unset.
+func satisfiable(expr constraint.Expr, tag string) bool {
+	var others []string
+	var collect func(constraint.Expr)
+	collect = func(e constraint.Expr) {
+		switch e := e.(type) {
+		case *constraint.TagExpr:
+			if e.Tag != tag && !slices.Contains(others, e.Tag) {
+				others = append(others, e.Tag)
+			}
+		case *constraint.NotExpr:
+			collect(e.X)
+		case *constraint.AndExpr:
+			collect(e.X)
+			collect(e.Y)
+		case *constraint.OrExpr:
+			collect(e.X)
+			collect(e.Y)
+		}
+	}
+	collect(expr)
+	for set := 0; set < 1<<len(others); set++ {
+		if expr.Eval(func(t string) bool {
+			i := slices.Index(others, t)
+			return i >= 0 && set&(1<<i) != 0
+		}) {
+			return true
+		}
+	}
+	return false
 }
 
 // writeArchive writes the files under serverlab/, and starter again under

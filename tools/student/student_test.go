@@ -395,6 +395,7 @@ func TestRelease(t *testing.T) {
 		"tools/x/y_test.go":            "//go:build !solutions\n\npackage x\n",
 		"tools/x/z_linux_test.go":      "//go:build solutions && linux\n\npackage x\n",
 		"tools/x/x.go":                 "// Package x.\npackage x\n",
+		"tools/x/race_off.go":          "//go:build !race\n\npackage x\n",
 		"users.txt":                    "alice pw 127.0.0.1 1\n",
 		"x.test":                       "binary",
 	}
@@ -410,7 +411,7 @@ func TestRelease(t *testing.T) {
 	mustContain(t, "release", out, "wrote dist/s.tar.gz", "the folder (no git)")
 	got := tarNames(t, filepath.Join(root, "dist/s.tar.gz"))
 	slices.Sort(got)
-	want := []string{".gitignore", ".starter/chapters/01/ex.go", "Makefile", "chapters/01/ex.go", "go.mod", "tools/x/x.go", "tools/x/y_test.go"}
+	want := []string{".gitignore", ".starter/chapters/01/ex.go", "Makefile", "chapters/01/ex.go", "go.mod", "tools/x/race_off.go", "tools/x/x.go", "tools/x/y_test.go"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("the release holds\n  %v\nwant\n  %v", got, want)
 	}
