@@ -123,11 +123,16 @@ func (c *course) findChapter(arg string) (rubric.Chapter, error) {
 	if ch, ok := c.rb.Chapter(arg); ok {
 		return ch, nil
 	}
-	var ids []string
+	return rubric.Chapter{}, usagef("unknown chapter %q; %s", arg, c.chapterList())
+}
+
+// chapterList lists the rubric's chapters, one per line.
+func (c *course) chapterList() string {
+	ids := []string{"the chapters are:"}
 	for _, ch := range c.rb.Chapters {
 		ids = append(ids, fmt.Sprintf("  %s  %s", ch.ID, ch.Title))
 	}
-	return rubric.Chapter{}, usagef("unknown chapter %q; the chapters are:\n%s", arg, strings.Join(ids, "\n"))
+	return strings.Join(ids, "\n")
 }
 
 // todo is one TODO(ex N.M) comment: where it is, and its text (the comment

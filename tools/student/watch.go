@@ -91,8 +91,7 @@ func (c *course) watch(ctx context.Context, cfg watchConfig) error {
 // watchTarget validates CH and EX against the rubric.
 func (c *course) watchTarget(chArg, exArg string) (rubric.Chapter, *rubric.Exercise, error) {
 	if strings.TrimSpace(chArg) == "" {
-		_, err := c.findChapter("")
-		return rubric.Chapter{}, nil, usagef("usage: make watch CH=NN [EX=N_M]\n%v", err)
+		return rubric.Chapter{}, nil, usagef("usage: make watch CH=NN [EX=N_M]; %s", c.chapterList())
 	}
 	ch, err := c.findChapter(chArg)
 	if err != nil {
