@@ -73,7 +73,7 @@ bench: ## the course's benchmarks, short (CH=04: also your chapter's); experimen
 
 # go list fails loudly (a package that does not build is an error, not an
 # empty list), and a fuzz target that fails stops the run.
-fuzz: ## run every fuzz target (tools/, tests/, chapters/ and solutions/) for FUZZTIME each
+fuzz: ## run every fuzz target (tools/, tests/, chapters/, solutions/ if here) for FUZZTIME each
 	@pkgs=$$($(GO) list $(TAGS) ./tools/... ./tests/... ./chapters/... $(if $(HAVE_SOLUTIONS),./solutions/...)) || \
 		{ echo "make fuzz: go list failed (see above): nothing was fuzzed"; exit 1; }; \
 	n=0; for pkg in $$pkgs; do \
