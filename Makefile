@@ -113,6 +113,11 @@ release-check: #M build the student release, unpack it elsewhere, run its vet, t
 	echo "== go vet ./..." && $(GO) vet ./... && \
 	echo "== go test ./tools/... ./tests/..." && $(GO) test -count=1 ./tools/... ./tests/... && \
 	echo "== make grade" && $(MAKE) --no-print-directory grade > grade.txt && tail -3 grade.txt && \
+	export SERVERLAB_CACHE_DIR="$$tmp/cache" && \
+	echo "== make status, next, hint, reset" && $(MAKE) --no-print-directory status && \
+	$(MAKE) --no-print-directory next > next.txt && head -2 next.txt && \
+	$(MAKE) --no-print-directory hint EX=1.1 > /dev/null && \
+	$(MAKE) --no-print-directory reset EX=1.1 | grep -q 'already as in the starter (the release' && \
 	echo "== make help" && $(MAKE) --no-print-directory help && \
 	echo "release-check: the student release passes its own vet, tests and grade"
 
