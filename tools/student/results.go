@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"slices"
 	"strings"
 
 	"serverlab/tools/grade/rubric"
@@ -24,7 +23,7 @@ import (
 type result struct {
 	Pass   bool     `json:"pass"`
 	Cause  string   `json:"cause,omitempty"`  // why it did not pass: failed, build error, panic, race, leak, timeout, not run
-	Output []string `json:"output,omitempty"` // the test's own output, for the first failure in full
+	Output []string `json:"output,omitempty"` // the test's own output, whole: watch shows the first failure in full
 }
 
 // chapterResults are the latest results of a chapter's exercises, valid for
@@ -298,7 +297,7 @@ func (c *course) goTest(ctx context.Context, pkgs, names []string, byTest map[st
 		case "pass":
 			got[id] = result{Pass: true}
 		case "fail", "skip":
-			got[id] = result{Cause: causeOf(ev.Action, output[ev.Test]), Output: trimOutput(output[ev.Test])}
+			got[id] = result{Cause: causeOf(ev.Action, output[ev.Test]), Output: output[ev.Test]}
 		}
 	}
 	werr := cmd.Wait()
@@ -329,16 +328,6 @@ func causeOf(action string, out []string) string {
 		return "timeout"
 	}
 	return "failed"
-}
-
-// trimOutput keeps the first lines of a failure: enough to read it in full,
-// not a whole goroutine dump.
-func trimOutput(out []string) []string {
-	const most = 60
-	if len(out) > most {
-		return append(slices.Clip(out[:most]), fmt.Sprintf("… (%d more lines: run the go test command above to see them)", len(out)-most))
-	}
-	return out
 }
 
 // checkRace turns -race off, once and with a note, when it cannot work: the
