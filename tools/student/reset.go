@@ -227,7 +227,11 @@ func spliceFuncs(cur, pristine, marker []byte) ([]byte, []string, error) {
 		if !bytes.Contains(text, marker) {
 			continue
 		}
-		names = append(names, funcKey(fd))
+		name := funcKey(fd)
+		if others := otherExercises(text, marker); len(others) > 0 {
+			name += " (which also holds the TODOs of " + strings.Join(others, ", ") + ")"
+		}
+		names = append(names, name)
 		if at, ok := mine[funcKey(fd)]; ok {
 			edits = append(edits, edit{at, text})
 		} else {
@@ -247,6 +251,20 @@ func spliceFuncs(cur, pristine, marker []byte) ([]byte, []string, error) {
 		return nil, nil, err
 	}
 	return out, names, nil
+}
+
+var anyMarker = regexp.MustCompile(`TODO\(ex ([0-9]+\.[0-9]+)\)`)
+
+// otherExercises lists the exercises other than marker's whose TODOs text
+// holds: restoring it restores their stubs too.
+func otherExercises(text, marker []byte) []string {
+	var ids []string
+	for _, m := range anyMarker.FindAllSubmatch(text, -1) {
+		if id := string(m[1]); !bytes.Equal(m[0], marker) && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // funcKey names a function or method: "Serve" or "(*Server).Serve".

@@ -156,6 +156,19 @@ func TestStatus(t *testing.T) {
 	mustContain(t, "status's notes after a change", log3, "running the tests of chapter 01")
 }
 
+func TestStatusBuildError(t *testing.T) {
+	root := fixture(t, stubGo+"\nfunc broken() int { return \"x\" }\n")
+	out, _, err := student(t, root, "status")
+	if err != nil {
+		t.Fatalf("status: %v", err)
+	}
+	mustContain(t, "status of a chapter that does not build", out, "0/100", "0 of 6", "next: 1.1")
+	c, _ := openCourse(root)
+	if r := c.loadResults("01").Results["1.1"]; r.Cause != "build error" || !strings.Contains(strings.Join(r.Output, "\n"), "ex.go") {
+		t.Errorf("exercise 1.1 of a chapter that does not build: %+v; want cause build error and the compiler's message", r)
+	}
+}
+
 func TestNext(t *testing.T) {
 	root := fixture(t, solvedOne)
 	out, log, err := student(t, root, "next")
