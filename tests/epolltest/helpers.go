@@ -1,3 +1,5 @@
+//go:build linux
+
 package epolltest
 
 import (
@@ -181,7 +183,7 @@ func fill(k *testkit.T, conn net.Conn) int {
 	total := 0
 	raw.Write(func(fd uintptr) bool {
 		for {
-			n, err := testkit.RawWrite(fd, chunk)
+			n, err := syscall.Write(int(fd), chunk)
 			if n > 0 {
 				total += n
 			}

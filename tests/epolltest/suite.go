@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package epolltest is the conformance suite of chapter 05's event loop: the
 // checks that only an epoll server needs. (The chat and stock servers on the
 // loop also run the very same suites as chapters 02 and 04, tests/chattest and

@@ -11,9 +11,3 @@ import "syscall"
 func SetsockoptInt(fd uintptr, level, opt, value int) error {
 	return syscall.SetsockoptInt(int(fd), level, opt, value)
 }
-
-// RawWrite writes b to the descriptor a syscall.RawConn's Write hands out (see
-// SetsockoptInt for why it is wrapped).
-func RawWrite(fd uintptr, b []byte) (int, error) {
-	return syscall.Write(int(fd), b)
-}
