@@ -1,75 +1,142 @@
 # serverlab — the course's commands. `make help` lists them.
+#
+# One Makefile for both trees: the maintainers' (with solutions/) and the
+# student release (without). Targets that need the reference solutions exist
+# only where solutions/ does, and `make help` lists only what works here.
 
 GO      ?= go
+export GO
 # make grade: what to grade and how to report it.
 TARGET  ?= chapters
 CH      ?=
 FORMAT  ?= text
 OUT     ?=
+# make hint / reset / watch: the exercise (3.4 or 3_4) and chapter (03).
+EX      ?=
 # make fuzz: how long each fuzz target runs.
 FUZZTIME ?= 20s
-# make watch: the chapter and (optional) exercise to re-run on every change.
-EX      ?=
+
+HAVE_SOLUTIONS := $(wildcard solutions)
+# The solution-backed tests (tools/chat, tools/loadgen) build only with this tag.
+TAGS := $(if $(HAVE_SOLUTIONS),-tags solutions)
 
 GRADE_FLAGS = -target $(TARGET) -format $(FORMAT) $(if $(CH),-ch $(CH)) $(if $(OUT),-o $(OUT))
 
-.PHONY: help test vet unit grade status watch bench bench-ch05 fuzz interop student-release
+.PHONY: help status next hint reset watch grade vet vet-portable bench fuzz student-release
 
+# `##` documents a target for everyone, `#M` one that only the maintainers'
+# tree has.
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 18
-
-ifneq ($(wildcard solutions),)
-test: vet unit ## prove the course: vet, every suite on the solutions (-race), the grader both ways
-	$(GO) run ./tools/grade -q -target solutions -require all
-	$(GO) run ./tools/grade -q -target chapters -require none
-else
-test:
-	@echo "This checkout has no solutions/ (a student release). make test proves the course against its"
-	@echo "reference solutions; here, use make grade to see your points."
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 18
+ifneq ($(HAVE_SOLUTIONS),)
+	@echo; echo "maintainers (this tree has solutions/):"
+	@grep -E '^[a-z0-9-]+:.*#M ' $(MAKEFILE_LIST) | sed 's/:.*#M /\t/' | expand -t 18
 endif
 
+## ---- students ------------------------------------------------------------
+
+status: ## where you stand: points per chapter, and the next exercise (re-runs only what changed)
+	@$(GO) run ./tools/student status
+
+next: ## the next unsolved exercise: its lesson paragraph, its TODOs, its last failure
+	@$(GO) run ./tools/student next
+
+hint: ## one more hint for an exercise: the idea, then the pitfall, then the API (EX=3.4)
+	@$(GO) run ./tools/student hint $(EX)
+
+reset: ## restore an exercise's stubs from the starter, backing up yours first (EX=3.4)
+	@$(GO) run ./tools/student reset $(EX)
+
+watch: ## re-run a chapter's tests on every save (CH=03 [EX=3_4])
+	@$(GO) run ./tools/student watch -ch "$(CH)" $(if $(EX),-ex $(EX))
+
+grade: ## the official points table (CH=01 TARGET=solutions FORMAT=gradescope|classroom|junit|json OUT=file)
+	@$(GO) run ./tools/grade $(GRADE_FLAGS); rc=$$?; \
+	if [ -n "$(OUT)" ] && [ $$rc -le 1 ] && [ -f "$(OUT)" ]; then echo "make grade: wrote $(OUT) ($(FORMAT))"; fi; exit $$rc
+
 vet: ## go vet and gofmt on everything
-	$(GO) vet ./...
-	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	$(GO) vet $(TAGS) ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.*')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+# Chapter 05 is Linux-only (epoll): its files carry //go:build linux, so it
+# vets here as the package that explains why it cannot run.
+vet-portable: ## go vet as macOS and Windows see the course
+	GOOS=darwin $(GO) vet $(TAGS) ./...
+	GOOS=windows $(GO) vet $(TAGS) ./...
+
+# In the student release the chapters' benchmarks are yours: CH=04 runs them
+# on your server (they need its exercises solved).
+bench: ## the course's benchmarks, short (CH=04: also your chapter's); experiments live in each lesson
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200ms ./tools/... \
+		$(if $(HAVE_SOLUTIONS),./solutions/...) $(if $(CH),./chapters/$(CH)/...)
+
+# go list fails loudly (a package that does not build is an error, not an
+# empty list), and a fuzz target that fails stops the run.
+fuzz: ## run every fuzz target (tools/, tests/, chapters/, solutions/ if here) for FUZZTIME each
+	@pkgs=$$($(GO) list $(TAGS) ./tools/... ./tests/... ./chapters/... $(if $(HAVE_SOLUTIONS),./solutions/...)) || \
+		{ echo "make fuzz: go list failed (see above): nothing was fuzzed"; exit 1; }; \
+	n=0; for pkg in $$pkgs; do \
+		targets=$$($(GO) test $(TAGS) -list '^Fuzz' $$pkg) || { echo "make fuzz: cannot list the fuzz targets of $$pkg"; exit 1; }; \
+		for f in $$(echo "$$targets" | grep '^Fuzz'); do \
+			n=$$((n+1)); echo "== $$pkg $$f"; \
+			$(GO) test $(TAGS) -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		done; done; \
+	if [ $$n -eq 0 ]; then echo "make fuzz: found no fuzz target"; exit 1; fi; echo "make fuzz: $$n targets, $(FUZZTIME) each"
+
+student-release: ## dist/serverlab-student.tar.gz: the course without solutions/ (from git or from a plain folder)
+	@$(GO) run ./tools/student release -o dist/serverlab-student.tar.gz
+
+ifneq ($(HAVE_SOLUTIONS),)
+## ---- maintainers (only where solutions/ exists) ---------------------------
+
+.PHONY: test unit release-check bench-ch05 interop
+
+test: vet unit #M prove the course: vet, every suite on the solutions (-race), the grader both ways
+	$(GO) run ./tools/grade -q -target solutions -require all
+	$(GO) run ./tools/grade -q -target chapters -require none
 
 # The solutions' tests are the graded exercises: `make test` runs every one of
 # them through the grader (under -race, each in its own process), so unit does
-# not run them a second time.
-unit: ## the tests of tests/ and tools/ under -race (the solutions' run through the grader)
-	$(GO) test -race -count=1 ./tests/... ./tools/...
+# not run them a second time. -tags solutions adds the end-to-end tests of
+# tools/chat and tools/loadgen against the reference servers.
+unit: #M the tests of tests/ and tools/ under -race (the solutions' run through the grader)
+	$(GO) test $(TAGS) -race -count=1 ./tests/... ./tools/...
 
-grade: ## grade chapters/ (CH=01 TARGET=solutions FORMAT=gradescope|classroom|junit|json OUT=file)
-	$(GO) run ./tools/grade $(GRADE_FLAGS)
+# What CI runs on the student release: build it, unpack it in a temporary
+# folder and run there what a student runs.
+release-check: #M build the student release, unpack it elsewhere, run its vet, tests and grade
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(GO) run ./tools/student release -o "$$tmp/release.tar.gz" && \
+	tar -xzf "$$tmp/release.tar.gz" -C "$$tmp" && cd "$$tmp/serverlab" && \
+	if [ -d solutions ]; then echo "release-check: the release ships solutions/"; exit 1; fi && \
+	echo "== go vet ./..." && $(GO) vet ./... && \
+	echo "== go test ./tools/... ./tests/..." && $(GO) test -count=1 ./tools/... ./tests/... && \
+	echo "== make grade" && $(MAKE) --no-print-directory grade > grade.txt && tail -3 grade.txt && \
+	export SERVERLAB_CACHE_DIR="$$tmp/cache" && \
+	echo "== make status, next, hint, reset" && $(MAKE) --no-print-directory status && \
+	$(MAKE) --no-print-directory next > next.txt && head -2 next.txt && \
+	$(MAKE) --no-print-directory hint EX=1.1 > /dev/null && \
+	$(MAKE) --no-print-directory reset EX=1.1 | grep -q 'already as in the starter (the release' && \
+	echo "== make help" && $(MAKE) --no-print-directory help && \
+	echo "release-check: the student release passes its own vet, tests and grade"
 
-status: ## one table of where you stand (same as make grade)
-	$(GO) run ./tools/grade -target $(TARGET) $(if $(CH),-ch $(CH))
-
-watch: ## re-run one chapter's tests on every save (CH=01 [EX=1_2])
-	@test -n "$(CH)" || { echo "usage: make watch CH=01 [EX=1_2]"; exit 2; }
-	@last=""; while :; do \
-		now=$$(find chapters/$(CH) -name '*.go' -exec stat -c '%Y %n' {} + | md5sum); \
-		if [ "$$now" != "$$last" ]; then last="$$now"; clear; date; \
-			$(GO) test -race -count=1 ./chapters/$(CH)/... $(if $(EX),-run 'Ex$(EX)_') 2>&1 | tail -40; fi; \
-		sleep 1; done
-
-bench: ## the course's benchmarks (short); experiments live in each chapter's README
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200ms ./tools/... ./solutions/...
-
-fuzz: ## run every fuzz target for FUZZTIME each
-	@for pkg in $$($(GO) list ./tools/... ./tests/... ./solutions/... 2>/dev/null); do \
-		for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
-			echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
-		done; done
-
-bench-ch05: ## chapter 05's C10K experiment: ch02 vs ch05 chat servers, 2 to 10,000 clients (about 5 min)
+bench-ch05: #M chapter 05's C10K experiment: ch02 vs ch05 chat servers, 2 to 10,000 clients (about 5 min)
 	$(GO) run ./tools/bench/c10k -out docs/bench-ch05
 
-interop: ## chapter 06 against curl, wrk and httperf (optional tools; each missing one is reported)
+interop: #M chapter 06 against curl, wrk and httperf (optional tools; each missing one is reported)
 	sh tools/interop/interop.sh
 
-student-release: ## dist/serverlab-student.tar.gz: the course without solutions/
-	@mkdir -p dist
-	git archive --format=tar.gz --prefix=serverlab/ -o dist/serverlab-student.tar.gz HEAD \
-		$$(git ls-tree --name-only HEAD | grep -v -e '^solutions$$' -e '^\.ci$$')
-	@echo "wrote dist/serverlab-student.tar.gz (no solutions/, no .ci/)"
+# Other maintainers' targets go here, each with a `#M` description so that
+# `make help` lists it: mutants (every mutant loses its exercise), ladder
+# (solved prefixes score exactly those), stress, soak, and the interop runs.
+# mutants:
+# ladder:
+# stress:
+# soak:
+
+else
+test unit:
+	@echo "make $@ proves the course against its reference solutions, which the student release"
+	@echo "does not have. Here: make status (where you stand), make grade (the official points)."
+endif

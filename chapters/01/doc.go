@@ -1,5 +1,5 @@
 // Package discovery is the chapter 01 server: an iterative discovery
-// (registration) server that speaks chat protocol v1 (shared/PROTOCOLS.md §1).
+// (registration) server that speaks chat protocol v1 (docs/protocols.md §1).
 //
 // One goroutine does everything: accept a connection, read one REGISTRATION
 // frame, record the user in users.txt, answer OK or FAIL, close, accept the

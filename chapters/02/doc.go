@@ -1,5 +1,5 @@
 // Package chat is the chapter 02 server: a chat server that speaks chat
-// protocol v1 (shared/PROTOCOLS.md §1) with one goroutine per client.
+// protocol v1 (docs/protocols.md §1) with one goroutine per client.
 //
 // Each connection gets a reader goroutine, which logs the client in and then
 // reads its frames, and, once logged in, a writer goroutine, which drains the

@@ -42,7 +42,7 @@ var (
 	errUnexpected  = errors.New("unexpected frame type after login")
 )
 
-// NewChat returns the chat server of chat protocol v1 (shared/PROTOCOLS.md §1)
+// NewChat returns the chat server of chat protocol v1 (docs/protocols.md §1)
 // on an event loop: one goroutine serves every client.
 func NewChat(cfg ChatConfig) (*Loop, error) {
 	if cfg.UsersPath == "" {

@@ -31,7 +31,7 @@ type StockConfig struct {
 	Loop Options
 }
 
-// StockServer is the stock server of shared/PROTOCOLS.md §3 on an event loop.
+// StockServer is the stock server of docs/protocols.md §3 on an event loop.
 type StockServer struct {
 	*Loop
 	h *stock

@@ -64,7 +64,7 @@ func reason(code int) string {
 	}
 }
 
-// writeError writes the error response for err (PROTOCOLS §4): a status line,
+// writeError writes the error response for err (docs/protocols.md §4): a status line,
 // Content-Type and Content-Length, and a short HTML page naming the problem.
 func writeError(w io.Writer, err error) error {
 	code := StatusCode(err)

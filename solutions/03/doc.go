@@ -1,6 +1,6 @@
 // Package jobserver is the chapter 03 server: a job server with a bounded
 // queue and a fixed pool of workers that speaks the ThreadForge job protocol
-// (shared/PROTOCOLS.md §2) byte for byte.
+// (docs/protocols.md §2) byte for byte.
 //
 // One reader goroutine per client frames and validates request lines, takes a
 // job id from one server-wide counter and puts the job on a BoundedQueue. A

@@ -40,7 +40,7 @@ type Request struct {
 }
 
 // The protocol's error answers. Their texts are the exact messages of
-// "ERROR <id> <message>" (PROTOCOLS.md §2).
+// "ERROR <id> <message>" (docs/protocols.md §2).
 var (
 	ErrInvalidInteger  = errors.New("invalid integer")
 	ErrOutOfRange      = errors.New("argument out of range")

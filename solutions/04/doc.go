@@ -1,5 +1,5 @@
 // Package stock is the chapter 04 server: a pre-threaded stock server that
-// speaks the stock protocol (shared/PROTOCOLS.md §3).
+// speaks the stock protocol (docs/protocols.md §3).
 //
 // A master goroutine accepts connections into a bounded buffer; a fixed pool
 // of workers takes them one at a time and serves each until it closes. The

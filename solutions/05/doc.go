@@ -1,5 +1,5 @@
 // Package evloop is the chapter 05 server: an epoll event loop on one
-// goroutine, and the chat server (shared/PROTOCOLS.md §1) and the stock
+// goroutine, and the chat server (docs/protocols.md §1) and the stock
 // server (§3) on top of it.
 //
 // Chapter 02 gave every client a goroutine and chapter 04 a worker; here one

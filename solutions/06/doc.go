@@ -1,7 +1,7 @@
 // Package web is the chapter 06 server: the OSTEP concurrent web server, with
 // a master that accepts connections into a bounded buffer and a fixed pool of
 // workers that serve them, in first-in-first-out order (FIFO) or shortest file
-// first (SFF). It speaks the HTTP/1.0 subset of shared/PROTOCOLS.md §4: static
+// first (SFF). It speaks the HTTP/1.0 subset of docs/protocols.md §4: static
 // files under a document root, and CGI programs whose output goes straight to
 // the client.
 //

@@ -28,7 +28,7 @@ func contentType(name string) string {
 }
 
 // appendStaticHeader appends the header of a 200 response for a file of size
-// bytes and the given type, exactly as PROTOCOLS §4 spells it.
+// bytes and the given type, exactly as docs/protocols.md §4 spells it.
 func appendStaticHeader(b []byte, size int64, ctype string) []byte {
 	b = append(b, "HTTP/1.0 200 OK\r\nServer: OSTEP WebServer\r\nContent-Length: "...)
 	b = strconv.AppendInt(b, size, 10)

@@ -1,6 +1,6 @@
 // Package chattest is the conformance suite of the chat server of chapters 02
 // (one goroutine per client) and 05 (an epoll event loop): black-box checks,
-// over real sockets, of the chat protocol v1 behaviour in shared/PROTOCOLS.md
+// over real sockets, of the chat protocol v1 behaviour in docs/protocols.md
 // §1 and docs/protocols.md. A chapter wires its server in with a few lines:
 //
 //	var impl = chattest.Impl{NewServer: func(c chattest.Config) (lab.Server, error) { … }}

@@ -6,7 +6,7 @@
 //	func TestEx1_1_ReadFrame(t *testing.T) { discoverytest.ReadFrame(t, impl) }
 //
 // Each exported check grades one exercise and can run alone. The checks
-// depend only on the protocol (shared/PROTOCOLS.md §1) and on Impl, never on
+// depend only on the protocol (docs/protocols.md §1) and on Impl, never on
 // the implementation's internals.
 package discoverytest
 

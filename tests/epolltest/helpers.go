@@ -1,3 +1,5 @@
+//go:build linux
+
 package epolltest
 
 import (
@@ -96,7 +98,7 @@ func encode(f wire.Frame) []byte {
 	return b
 }
 
-// recordSize is the size of every stock reply (shared/PROTOCOLS.md §3).
+// recordSize is the size of every stock reply (docs/protocols.md §3).
 const recordSize = 8192
 
 // readRecord reads one stock reply and returns its text (before the NULs).

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package epolltest is the conformance suite of chapter 05's event loop: the
 // checks that only an epoll server needs. (The chat and stock servers on the
 // loop also run the very same suites as chapters 02 and 04, tests/chattest and
@@ -8,7 +10,7 @@
 //	func TestEx5_1_DrainFrames(t *testing.T) { epolltest.DrainFrames(t, impl) }
 //
 // Each exported check grades one exercise and can run alone. The checks
-// depend only on the protocols (shared/PROTOCOLS.md §1 and §3), on Impl and
+// depend only on the protocols (docs/protocols.md §1 and §3), on Impl and
 // on what Linux says about the test process (its CPU time and its open fds),
 // never on the loop's internals. Off Linux every check skips: the loop is
 // built on epoll.

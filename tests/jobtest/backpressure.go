@@ -25,7 +25,7 @@ func listenSmall(k *testkit.T) net.Listener {
 	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
 		var err error
 		if cerr := rc.Control(func(fd uintptr) {
-			err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, smallBuffers)
+			err = testkit.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVBUF, smallBuffers)
 		}); cerr != nil {
 			return cerr
 		}

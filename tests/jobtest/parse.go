@@ -15,7 +15,7 @@ import (
 	"serverlab/tools/lab"
 )
 
-// The protocol's error messages (PROTOCOLS.md §2).
+// The protocol's error messages (docs/protocols.md §2).
 const (
 	msgInvalidInteger  = "invalid integer"
 	msgOutOfRange      = "argument out of range"

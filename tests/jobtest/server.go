@@ -72,7 +72,7 @@ func (e exchange) answer(id uint64) string {
 	return fmt.Sprintf("OK %d %s", id, e.result)
 }
 
-// protocolExamples are the examples and test vectors of PROTOCOLS.md §2.
+// protocolExamples are the examples and test vectors of docs/protocols.md §2.
 var protocolExamples = []exchange{
 	ok("PRIME 10000019", "prime"),
 	ok("PRIME 1", "composite"),

@@ -1,5 +1,5 @@
 // Package jobtest is the conformance suite of chapter 03: black-box checks of
-// a ThreadForge-compatible job server (shared/PROTOCOLS.md §2) and of the
+// a ThreadForge-compatible job server (docs/protocols.md §2) and of the
 // bounded queue and worker pool it is built from. A chapter wires its package
 // in with a few lines:
 //

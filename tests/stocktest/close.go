@@ -115,7 +115,7 @@ func smallBuffer(option int) func(network, address string, c syscall.RawConn) er
 	return func(network, address string, c syscall.RawConn) error {
 		var serr error
 		err := c.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, option, 4096)
+			serr = testkit.SetsockoptInt(fd, syscall.SOL_SOCKET, option, 4096)
 		})
 		if err != nil {
 			return err

@@ -37,7 +37,7 @@ func checkOriginalClient(k *testkit.T, c *testkit.Conn, m *model) {
 	}
 }
 
-// checkReplies walks through every reply of the table in PROTOCOLS §3.
+// checkReplies walks through every reply of the table in docs/protocols.md §3.
 func checkReplies(k *testkit.T, c *testkit.Conn, m *model) {
 	k.Helper()
 	trades := []string{

@@ -7,7 +7,7 @@
 //	func TestEx4_2_Commands(t *testing.T) { stocktest.Commands(t, impl) }
 //
 // The server checks (Commands, Conservation, Persistence, Close, and
-// BenchmarkServer) need nothing but the protocol (shared/PROTOCOLS.md §3) and
+// BenchmarkServer) need nothing but the protocol (docs/protocols.md §3) and
 // Config, so an event loop runs them unchanged:
 //
 //	var impl = stocktest.Impl{NewServer: func(c stocktest.Config) (lab.Server, error) { … }}

@@ -352,7 +352,7 @@ func get(k *testkit.T, addr, uri string) response {
 	return resp
 }
 
-// reasons are the status lines PROTOCOLS §4 prescribes.
+// reasons are the status lines docs/protocols.md §4 prescribes.
 var reasons = map[int]string{
 	200: "HTTP/1.0 200 OK",
 	400: "HTTP/1.0 400 Bad Request",

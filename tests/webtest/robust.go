@@ -208,7 +208,7 @@ func openFDs() int {
 	return len(entries) - 1 // the one ReadDir itself had open
 }
 
-// typeOf is the Content-Type PROTOCOLS §4 gives a file name.
+// typeOf is the Content-Type docs/protocols.md §4 gives a file name.
 func typeOf(name string) string {
 	switch path.Ext(name) {
 	case ".html":

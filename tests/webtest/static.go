@@ -25,7 +25,7 @@ func needResolve(k *testkit.T, impl Impl, s *site) {
 	}
 }
 
-// Static checks exercise 6.3: the exact 200 response of PROTOCOLS §4 for
+// Static checks exercise 6.3: the exact 200 response of docs/protocols.md §4 for
 // every kind of file, and large files streamed rather than read into memory.
 func Static(t *testing.T, impl Impl) {
 	k := testkit.New(t, "6.3")

@@ -1,5 +1,5 @@
 // Package webtest is the conformance suite of chapter 06: black-box checks of
-// the OSTEP web server re-created in Go (shared/PROTOCOLS.md §4), over real
+// the OSTEP web server re-created in Go (docs/protocols.md §4), over real
 // sockets on 127.0.0.1. A chapter wires its package in with a few lines:
 //
 //	var impl = webtest.Impl{ReadRequest: …, NewHandler: …, NewServer: …}
@@ -88,7 +88,7 @@ type Config struct {
 	Started func(uri string)
 }
 
-// Protocol facts (PROTOCOLS §4) the checks compare against.
+// Protocol facts (docs/protocols.md §4) the checks compare against.
 const (
 	maxRequestLine = 8 << 10
 	maxHeaderBytes = 64 << 10

@@ -1,6 +1,6 @@
 /*
  * stockbench.c — the original stock server's benchmark, re-created for chapter 04's experiments: one process
- * per client, as the original's multiclient did (shared/seeds/stockserver-event-vs-thread.txt, Task 3).
+ * per client, as the original's multiclient did (docs/originals.md, the stock servers).
  * Written for the course from that description; the original boots the server itself, this one is pointed
  * at a running server.
  *

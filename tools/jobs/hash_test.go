@@ -14,7 +14,7 @@ var hashVectors = []struct {
 	text string
 	want uint64
 }{
-	// PROTOCOLS.md §2
+	// docs/protocols.md §2
 	{"hello world", 5577293430985752569},
 	{"a", 4993892634952068459},
 	{"ThreadForge", 2756856608899862579},

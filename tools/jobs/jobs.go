@@ -1,5 +1,5 @@
 // Package jobs is the given code of chapter 03: the four computations a
-// ThreadForge job server runs (shared/PROTOCOLS.md §2) and the exact result
+// ThreadForge job server runs (docs/protocols.md §2) and the exact result
 // strings the protocol answers with.
 //
 //	PRIME <n>    Prime(n)                  → "prime" | "composite"
@@ -17,14 +17,14 @@
 // the heavy jobs are written for steady-state zero allocation: each worker owns
 // a [Scratch] whose buffers are reused from job to job. (A Go server that
 // allocated fresh buffers per job reached 0.8× of the original on SORT and 0.5×
-// on MATMUL — shared/PERFORMANCE.md.) Every call still does the whole
+// on MATMUL — docs/originals.md.) Every call still does the whole
 // computation: the generator is reseeded, the matrices are refilled and
 // multiplied, nothing is cached between calls.
 package jobs
 
 import "strconv"
 
-// Protocol limits of the job server (PROTOCOLS.md §2). The request parser and
+// Protocol limits of the job server (docs/protocols.md §2). The request parser and
 // the test suites use these constants; the computations panic outside them.
 const (
 	// MaxLine is the longest request line in bytes, not counting the '\n'.

@@ -3,7 +3,7 @@ package jobs
 import "testing"
 
 func TestMT19937Seed42(t *testing.T) {
-	// First outputs of std::mt19937(42), g++ 12 (PROTOCOLS.md §2).
+	// First outputs of std::mt19937(42), g++ 12 (docs/protocols.md §2).
 	want := []uint32{1608637542, 3421126067, 4083286876, 787846414, 3143890026}
 	var m MT19937
 	m.Seed(42)

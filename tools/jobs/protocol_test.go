@@ -6,7 +6,7 @@ import (
 )
 
 // TestProtocolVectors checks every result of the test-vector table of
-// shared/PROTOCOLS.md §2 (computed with g++ 12 / libstdc++ on x86-64) through
+// docs/protocols.md §2 (computed with g++ 12 / libstdc++ on x86-64) through
 // the same functions a server calls, formatting included.
 func TestProtocolVectors(t *testing.T) {
 	tests := []struct {
@@ -52,7 +52,7 @@ func TestLimits(t *testing.T) {
 		{"MaxMatMul", MaxMatMul, 512},
 	} {
 		if c.got != c.want {
-			t.Errorf("%s = %d, want %d (PROTOCOLS.md §2)", c.name, c.got, c.want)
+			t.Errorf("%s = %d, want %d (docs/protocols.md §2)", c.name, c.got, c.want)
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 func TestScratchSortVectors(t *testing.T) {
 	// Checksums of SORT n computed by g++ 12 with std::mt19937 and std::sort
-	// (PROTOCOLS.md §2). One Scratch runs them all, in an order that makes it
+	// (docs/protocols.md §2). One Scratch runs them all, in an order that makes it
 	// shrink and grow again, to show reuse does not leak state between jobs.
 	tests := []struct {
 		n    int

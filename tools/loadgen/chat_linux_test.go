@@ -3,21 +3,10 @@
 package main
 
 import (
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
-
-	evloop "serverlab/solutions/05"
 )
-
-// startEvloopChat runs the chapter 05 reference server (Linux only) on
-// usersPath until the test ends.
-func startEvloopChat(t *testing.T, usersPath string) string {
-	t.Helper()
-	srv, err := evloop.NewChat(evloop.ChatConfig{UsersPath: usersPath, Loop: evloop.Options{Logger: slog.New(slog.DiscardHandler)}})
-	return serve(t, srv, err)
-}
 
 // The chapter 05 event-loop server batches deliveries into one write per
 // connection, so a receiver's read returns several frames at once.

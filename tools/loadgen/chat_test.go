@@ -11,17 +11,8 @@ import (
 	"testing"
 	"time"
 
-	chat "serverlab/solutions/02"
 	"serverlab/tools/wire"
 )
-
-// startChat runs the chapter 02 reference server on usersPath until the test
-// ends.
-func startChat(t *testing.T, usersPath string) string {
-	t.Helper()
-	srv, err := chat.New(chat.Config{UsersPath: usersPath})
-	return serve(t, srv, err)
-}
 
 // chatEngines are the receive engines this platform has.
 func chatEngines() []string {

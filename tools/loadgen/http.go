@@ -19,7 +19,7 @@ import (
 
 // The http mode drives an HTTP/1.0 server the way httperf and wrk with
 // "Connection: close" do: every request is a new connection carrying one GET,
-// answered and closed by the server (chapter 06, PROTOCOLS §4).
+// answered and closed by the server (chapter 06, docs/protocols.md §4).
 //
 // Closed loop: -clients connections' worth of users for -duration (or
 // -requests each). Open loop, httperf-style: -rate new connections per

@@ -14,7 +14,7 @@ import (
 )
 
 // The jobs mode is ThreadForge's load_test for the chapter 03 job server
-// (PROTOCOLS.md §2): each client keeps one request outstanding, checks that
+// (docs/protocols.md §2): each client keeps one request outstanding, checks that
 // the answer carries a job id (greater than the one before: ids come from one
 // server-wide counter) and the right result, byte for byte. The original's
 // flags are accepted too (--requests-per-client, --host, --port).

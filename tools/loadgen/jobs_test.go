@@ -7,17 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	jobserver "serverlab/solutions/03"
-	"serverlab/tools/jobs"
 )
-
-// startJobServer runs the chapter 03 reference server until the test ends.
-func startJobServer(t *testing.T) string {
-	t.Helper()
-	srv, err := jobserver.New(jobserver.Config{Workers: 2, QueueCap: 64})
-	return serve(t, srv, err)
-}
 
 func TestJobsEndToEnd(t *testing.T) {
 	addr := startJobServer(t)
@@ -107,16 +97,6 @@ func startLineServer(t *testing.T, reply func(line string, n int) string) *lineS
 		wg.Wait()
 	})
 	return s
-}
-
-// correct answers a request as the protocol says, with id n.
-func correct(line string, n int) string {
-	req, err := jobserver.Parse([]byte(line))
-	if err != nil {
-		return fmt.Sprintf("ERROR %d %v", n, err)
-	}
-	var s jobs.Scratch
-	return string(jobserver.Execute(req, &s, jobserver.AppendOK(nil, uint64(n))))
 }
 
 // The mixed workload is the original's cycle: request r of client c takes

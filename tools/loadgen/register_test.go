@@ -2,21 +2,10 @@ package main
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	discovery "serverlab/solutions/01"
 )
-
-// startDiscovery runs the chapter 01 reference server until the test ends.
-func startDiscovery(t *testing.T, timeout time.Duration) (addr, usersPath string) {
-	t.Helper()
-	usersPath = filepath.Join(t.TempDir(), "users.txt")
-	srv, err := discovery.New(discovery.Config{UsersPath: usersPath, Timeout: timeout})
-	return serve(t, srv, err), usersPath
-}
 
 func TestRegisterEndToEnd(t *testing.T) {
 	addr, usersPath := startDiscovery(t, 5*time.Second)

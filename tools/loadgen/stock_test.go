@@ -2,29 +2,9 @@ package main
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	stock "serverlab/solutions/04"
-	"serverlab/tools/stockfile"
 )
-
-// startStock runs the chapter 04 reference server on stocks 1..10 until the
-// test ends, and returns its address and stock file.
-func startStock(t *testing.T) (addr, path string) {
-	t.Helper()
-	path = filepath.Join(t.TempDir(), "stock.txt")
-	var stocks []stockfile.Stock
-	for id := 1; id <= 10; id++ {
-		stocks = append(stocks, stockfile.Stock{ID: id, Count: 100, Price: 1000 * id})
-	}
-	if err := stockfile.Save(path, stocks); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := stock.New(stock.Config{StockPath: path, Workers: 4})
-	return serve(t, srv, err), path
-}
 
 func TestStockMixes(t *testing.T) {
 	addr, path := startStock(t)

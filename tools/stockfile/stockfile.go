@@ -1,5 +1,5 @@
 // Package stockfile reads and writes stock.txt, the store of the stock
-// servers (shared/PROTOCOLS.md §3): one stock per line,
+// servers (docs/protocols.md §3): one stock per line,
 //
 //	<ID> <COUNT> <PRICE>
 //

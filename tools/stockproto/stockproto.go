@@ -1,4 +1,4 @@
-// Package stockproto is the stock protocol (shared/PROTOCOLS.md §3) as given
+// Package stockproto is the stock protocol (docs/protocols.md §3) as given
 // code: the request parser, the reply texts and the fixed-size reply record.
 // Chapter 04 (threads) and chapter 05 (event loop) serve the same protocol
 // with different concurrency, so what the bytes mean has one home here and

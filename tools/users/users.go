@@ -1,10 +1,10 @@
 // Package users reads and writes users.txt, the user store of the chat
-// protocol v1 servers (shared/PROTOCOLS.md §1): one user per line,
+// protocol v1 servers (docs/protocols.md §1): one user per line,
 //
 //	<username> <password> <ip> <port>
 //
 // with plaintext passwords, as in the original (chapter 01's lesson says why
-// that is bad; chapter 07 hashes). The discovery server of chapter 01 appends
+// that is bad; a real system stores a slow password hash). The discovery server of chapter 01 appends
 // to it and the chat servers of chapters 02 and 05 read it, so its format has
 // one home here.
 package users

@@ -1,4 +1,4 @@
-// Package wire is the chat protocol v1 codec (shared/PROTOCOLS.md §1): a
+// Package wire is the chat protocol v1 codec (docs/protocols.md §1): a
 // 72-byte header followed by a payload.
 //
 //	offset  size  field

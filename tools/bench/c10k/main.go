@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command c10k is chapter 05's experiment: the original chat write-up's
 // performance analysis (CPU%, VmRSS, PSS and delivery latency vs clients,
 // threaded vs select) extended to C10K, chapter 02's goroutine-per-client

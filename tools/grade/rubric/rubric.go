@@ -13,7 +13,8 @@
 //	]}
 //
 // An exercise may add "timeout": "90s" (a Go duration) to override the
-// grader's default time limit. The chapter READMEs repeat each chapter's
+// grader's default time limit. Its "hints" (the idea, the pitfall, the API to
+// use) are what make hint shows, one more each time it is asked. The chapter READMEs repeat each chapter's
 // exercises in a table; [CheckREADME] and this package's tests keep the two in
 // agreement, so the rubric is edited in one place and checked everywhere else.
 package rubric
@@ -55,7 +56,13 @@ type Exercise struct {
 	Points  int    `json:"points"`
 	Test    string `json:"test"`              // TestEx3_4_<Name>
 	Timeout string `json:"timeout,omitempty"` // optional Go duration overriding the grader's default
+	// Hints are shown one at a time by make hint: the idea, then the pitfall,
+	// then the API to use. Every exercise has all three (a test checks it).
+	Hints []string `json:"hints,omitempty"`
 }
+
+// HintKinds names the hints of an exercise, in the order they are shown.
+var HintKinds = []string{"the idea", "the pitfall", "the API to use"}
 
 // Load returns the rubric embedded in the grader.
 func Load() (*Rubric, error) {

@@ -132,3 +132,26 @@ func TestParseRejects(t *testing.T) {
 		})
 	}
 }
+
+// TestEveryExerciseHasHints keeps make hint complete: every exercise of the
+// rubric has one hint of each kind, in order, none of them empty.
+func TestEveryExerciseHasHints(t *testing.T) {
+	r, err := Load()
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	for _, ch := range r.Chapters {
+		for _, ex := range ch.Exercises {
+			if len(ex.Hints) != len(HintKinds) {
+				t.Errorf("exercise %s has %d hints; want %d (%s) in rubric.json",
+					ex.ID, len(ex.Hints), len(HintKinds), strings.Join(HintKinds, ", "))
+				continue
+			}
+			for i, h := range ex.Hints {
+				if strings.TrimSpace(h) == "" {
+					t.Errorf("exercise %s: hint %d (%s) is empty", ex.ID, i+1, HintKinds[i])
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,16 @@
+//go:build !linux
+
+// Command stockserver is chapter 05's stockserver on an epoll event loop. epoll exists
+// only on Linux; elsewhere this program only says so.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	fmt.Fprintln(os.Stderr, "stockserver: chapter 05 runs on epoll, which only Linux has: open the course in its dev\n"+
+		"container (.devcontainer/devcontainer.json: VS Code \"Reopen in Container\" or GitHub Codespaces) or use a Linux machine")
+	os.Exit(1)
+}
