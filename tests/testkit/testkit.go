@@ -73,6 +73,7 @@ func New(t *testing.T, exercise string) *T {
 		exercise = id
 	}
 	k := &T{T: t, exercise: exercise, started: time.Now()}
+	noteCheck(t.Name())
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { k.checkLeaks(ignore) })
 	k.timer = time.AfterFunc(WatchdogTimeout, k.fire)

@@ -22,6 +22,7 @@ const (
 	markLeak        = lab.LeakMarker
 	markGoleak      = "found unexpected goroutines"
 	markNoTests     = "testing: warning: no tests to run"
+	markExit0       = "unexpected call to os.Exit(0) during test"
 )
 
 // hasMarker reports whether s holds any marker; the event reader keeps such
@@ -37,10 +38,14 @@ func hasMarker(s string) bool {
 
 // Run is everything the classifier learns about one exercise's run.
 type Run struct {
-	Test    string        // the top-level test that was run, e.g. TestEx1_1_ReadFrame
-	Events  []Event       // what test2json reported, in order
-	Timeout time.Duration // the -test.timeout the binary was given
-	Killed  bool          // the grader killed the process group: it outlived its timeout
+	Test     string        // the top-level test that was run, e.g. TestEx1_1_ReadFrame
+	Events   []Event       // what test2json reported, in order
+	Timeout  time.Duration // the -test.timeout the binary was given
+	Killed   bool          // the grader killed the process group: it outlived its timeout
+	ExitCode int           // the test binary's exit status (-1: ended by a signal)
+	Recorded bool          // the harness wrote a valid completion record for Test
+	Channel  string        // how the harness got its secret: channelFD, or channelEnv (not tamper-proof)
+	Student  string        // the graded package's directory, slash-separated ("chapters/01"): whose frames to show
 }
 
 // Outcome is the verdict on one run: no cause means the exercise passed.
@@ -53,28 +58,39 @@ type Outcome struct {
 // Classify turns a run into a verdict. It is a pure function of the events,
 // so every cause can be tested on recorded streams without running anything.
 //
-// Points are awarded only for an explicit pass of the test with no timeout,
+// Points are awarded only for an explicit pass of the test, confirmed by the
+// harness's completion record and a zero exit status, with no timeout,
 // panic, race or leak marker anywhere in the run's output: the package-level
 // output counts too, because goleak.VerifyTestMain reports leaks after the
-// test has passed, and the binary ran this one test alone.
+// test has passed, and the binary ran this one test alone. The record is what
+// makes a pass trustworthy: output and exit status are the student's to forge.
 func Classify(r Run) Outcome {
 	v := observe(r)
 	out := Outcome{Elapsed: v.elapsed}
 	switch {
 	case r.Killed || v.has(markTimeout) || v.has(markWatchdog):
 		out.Cause, out.Message = CauseTimeout, timeoutMessage(r, v)
+	case v.has(markExit0):
+		out.Cause, out.Message = CauseExited, exitedMessage(r, v)
 	case v.panicLine() >= 0:
 		out.Cause, out.Message = CausePanic, panicMessage(v)
 	case v.has(markRace) || v.has(markRaceTesting):
 		out.Cause, out.Message = CauseRace, raceMessage(r, v)
 	case v.has(markLeak) || v.has(markGoleak):
 		out.Cause, out.Message = CauseLeak, leakMessage(r, v)
-	case v.passed:
+	case v.passed && r.ExitCode == 0 && r.Recorded:
 		// Points.
+	case v.passed && r.ExitCode == 0:
+		out.Cause, out.Message = CauseIntegrity, "the test reported a pass, but the course's harness (tests/testkit) "+
+			"did not confirm it with this run's completion record: output and exit status alone earn nothing"
+	case v.passed:
+		out.Cause, out.Message = CauseExited, fmt.Sprintf("the test passed, but the test binary then exited with status %d", r.ExitCode)
 	case v.skipped:
 		out.Cause, out.Message = CauseNotRun, skippedMessage(r, v)
 	case !v.ran:
 		out.Cause, out.Message = CauseNotRun, notRunMessage(r, v)
+	case !v.failed:
+		out.Cause, out.Message = CauseExited, exitedMessage(r, v)
 	default:
 		out.Cause, out.Message = CauseFailed, failedMessage(r, v)
 	}
@@ -221,6 +237,42 @@ func failedMessage(r Run, v view) string {
 		return excerpt(own)
 	}
 	return "the test failed without a message; the test binary said:\n" + excerpt(tail(texts(v.lines), 10))
+}
+
+// exitedMessage says that the process ended in the middle of the test, and
+// shows where, when the runtime said: os.Exit(0) panics under
+// -test.paniconexit0 with the caller's frames.
+func exitedMessage(r Run, v view) string {
+	if i := v.find(markExit0); i >= 0 {
+		msg := []string{"the code called os.Exit(0) while " + r.Test + " was running: exiting is not passing"}
+		if frames := studentFrames(texts(v.lines[i:]), r.Student, 6); len(frames) > 0 {
+			msg = append(msg, "where (your code):")
+			msg = append(msg, frames...)
+		}
+		return excerpt(msg)
+	}
+	msg := fmt.Sprintf("the test binary exited with status %d while %s was running, before the test finished: "+
+		"os.Exit, log.Fatal or a crash of the whole process in the code under test", r.ExitCode, r.Test)
+	if last := tail(v.testLines(r.Test), 10); len(last) > 0 {
+		msg += "; its last output:\n" + excerpt(last)
+	}
+	return msg
+}
+
+// studentFrames returns, from a goroutine dump, the frames (function line
+// and file line) whose file is in the student's package directory dir, at
+// most max of them, in the order they appear.
+func studentFrames(dump []string, dir string, max int) []string {
+	if dir == "" {
+		return nil
+	}
+	var out []string
+	for k := 1; k < len(dump) && len(out) < 2*max; k++ {
+		if strings.HasPrefix(dump[k], "\t") && strings.Contains(dump[k], "/"+dir+"/") && !strings.HasPrefix(dump[k-1], "\t") {
+			out = append(out, dump[k-1], dump[k])
+		}
+	}
+	return out
 }
 
 func skippedMessage(r Run, v view) string {

@@ -23,6 +23,9 @@ func writeText(w io.Writer, rep *Report) error {
 		writeTextChapter(&b, ch)
 	}
 	fmt.Fprintf(&b, "\nTotal: %d/%d points (%s, %s)\n", rep.Points, rep.Max, rep.Target, rep.Duration)
+	for _, n := range rep.Notes {
+		b.WriteString("  " + n + "\n")
+	}
 	writeTextFooter(&b, rep)
 	_, err := io.WriteString(w, b.String())
 	return err
