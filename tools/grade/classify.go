@@ -346,7 +346,40 @@ func timeoutMessage(r Run, v view) string {
 		return msg
 	}
 	msg := []string{fmt.Sprintf("the test did not finish within its %s time limit", r.Timeout)}
-	return excerpt(append(msg, blockedGoroutines(texts(v.lines[i:]), r.Test)...))
+	dump := texts(v.lines[i:])
+	if own := studentGoroutines(dump, r.Student); len(own) > 0 {
+		msg = append(msg, "where your code is stuck (goroutines with frames in "+r.Student+"):")
+		return excerpt(append(msg, own...))
+	}
+	if r.Student != "" {
+		msg = append(msg, "no goroutine was stuck in "+r.Student+": the test was waiting for something your code never did "+
+			"(answer, close a connection, return); the test's own goroutines:")
+	}
+	return excerpt(append(msg, blockedGoroutines(dump, r.Test)...))
+}
+
+// studentGoroutines picks from a goroutine dump the goroutines with frames
+// in the student's package directory, at most three, each as its header and
+// those frames only: the suite's and the runtime's frames say nothing to a
+// student.
+func studentGoroutines(dump []string, dir string) []string {
+	var out []string
+	shown := 0
+	for i := 0; i < len(dump) && shown < 3; i++ {
+		if !goroutineHeader.MatchString(dump[i]) || strings.HasSuffix(dump[i], "[running]:") {
+			continue
+		}
+		end := i + 1
+		for end < len(dump) && strings.TrimSpace(dump[end]) != "" {
+			end++
+		}
+		if frames := studentFrames(dump[i:end], dir, 4); len(frames) > 0 {
+			out = append(append(out, dump[i]), frames...)
+			shown++
+		}
+		i = end
+	}
+	return out
 }
 
 var goroutineHeader = regexp.MustCompile(`^goroutine \d+ \[[^\]]*\]:$`)

@@ -126,20 +126,25 @@ func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, err
 	cmd.Stdout, cmd.Stderr = outW, outW
 	conv := rn.test2jsonCmd(ex.pkg)
 	conv.Stdin = outR
-	convOut, err := conv.StdoutPipe()
+	// Not conv.StdoutPipe: Wait closes that one, and the reader below must
+	// see everything test2json wrote.
+	convOut, convW, err := os.Pipe()
 	if err != nil {
 		outR.Close()
 		outW.Close()
 		return Run{}, 0, err
 	}
+	defer convOut.Close()
+	conv.Stdout = convW
 	var convErr limitedBuffer
 	conv.Stderr = &convErr
-	if err := startTracked(conv); err != nil {
-		outR.Close()
+	err = startTracked(conv)
+	convW.Close()
+	outR.Close()
+	if err != nil {
 		outW.Close()
 		return Run{}, 0, err
 	}
-	outR.Close()
 
 	var (
 		events  []Event

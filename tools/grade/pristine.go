@@ -50,11 +50,14 @@ const (
 // isCourseFile reports whether a path (slash-separated, relative to the
 // module root) is the course's rather than the student's.
 //
-// The grader's own code (tools/grade, but for its fixtures) is left out: it
-// is never linked into a test binary, and it is whatever binary is grading.
+// The grader's own code (tools/grade) is left out: it is never linked into a
+// test binary, and it is whatever binary is grading.
 func isCourseFile(p string) bool {
-	if strings.HasPrefix(p, "tools/grade/") && !strings.HasPrefix(p, "tools/grade/testdata/") {
-		return false
+	if rest, ok := strings.CutPrefix(p, "tools/grade/"); ok {
+		// Its fixture chapters are courses in miniature: their wiring is the
+		// course's, their other files play the student's.
+		parts := strings.Split(rest, "/")
+		return len(parts) == 4 && parts[0] == "testdata" && parts[1] == "chapters" && strings.HasSuffix(parts[3], "_test.go")
 	}
 	if p == "go.mod" || p == "go.sum" || strings.HasPrefix(p, "tests/") || strings.HasPrefix(p, "tools/") {
 		return true
@@ -240,19 +243,13 @@ func (p *pristine) leaveOutForeign(dir string) {
 		}
 		rel, _ := filepath.Rel(p.root, abs)
 		rel = filepath.ToSlash(rel)
-		if _, ok := p.files[rel]; ok || !isCourseFile(rel) || !isBuildSource(d.Name()) || isFixtureStudentFile(rel) {
+		if _, ok := p.files[rel]; ok || !isCourseFile(rel) || !isBuildSource(d.Name()) {
 			return nil
 		}
 		p.shared.Replace[abs] = ""
 		p.note("course files: %s is not one of the course's files: left out of the build", rel)
 		return nil
 	})
-}
-
-// isFixtureStudentFile: the grader's own fixture chapters live under
-// tools/grade/testdata; their non-test files play the student's part.
-func isFixtureStudentFile(rel string) bool {
-	return strings.HasPrefix(rel, "tools/grade/testdata/") && !strings.HasSuffix(rel, "_test.go")
 }
 
 // restore makes sure the build sees the course's copy of f: nothing to do if
@@ -350,4 +347,3 @@ func (ov overlay) flags(tmp, name string) ([]string, error) {
 	}
 	return flags, nil
 }
-

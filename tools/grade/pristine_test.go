@@ -57,6 +57,7 @@ func TestIsCourseFile(t *testing.T) {
 		"chapters/01/discovery_test.go": true, "solutions/03/jobserver_test.go": true,
 		"chapters/01/codec.go": false, "chapters/01/cmd/x/x_test.go": false, "tools/grade/course.sum": false,
 		"tools/grade/main.go": false, "tools/grade/testdata/chapters/01/fixture_test.go": true,
+		"tools/grade/testdata/chapters/01/fixture.go": false, "tools/grade/testdata/rubric.json": false,
 		"README.md": false, "docs/grading.md": false,
 	} {
 		if got := isCourseFile(p); got != want {

@@ -46,7 +46,7 @@ type ChapterResult struct {
 	Max        int              `json:"max"`
 	BuildError string           `json:"build_error,omitempty"`
 	Integrity  []string         `json:"integrity,omitempty"` // what screening found
-	Duration   Seconds          `json:"duration_s"` // compiling plus running every exercise
+	Duration   Seconds          `json:"duration_s"`          // compiling plus running every exercise
 	Exercises  []ExerciseResult `json:"exercises"`
 }
 

@@ -64,6 +64,7 @@ var startupCalls = map[string]bool{
 	"int64": true, "uint": true, "uint8": true, "uint16": true, "uint32": true, "uint64": true,
 	"float32": true, "float64": true, "uintptr": true, "bool": true, "any": true, "error": true,
 	"time.Duration": true, "os.FileMode": true, "fs.FileMode": true,
+	"unsafe.Sizeof": true, "unsafe.Alignof": true, "unsafe.Offsetof": true, // constants
 }
 
 // exitCalls end the process without a word from the testing package.
