@@ -69,6 +69,7 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 
 	target := path.Clean(filepath.ToSlash(opt.Target))
 	rep := newReport(target, module, opt.Chapters)
+	rep.Started = start
 	rn := newRunner(ctx, root, tmp, opt.User)
 	if rn.user != nil {
 		// The binaries, written here, must be the user's to run.

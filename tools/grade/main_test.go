@@ -22,6 +22,8 @@ func TestRunRejectsBadInvocations(t *testing.T) {
 		{"missing rubric file", []string{"-rubric", "testdata/nope.json"}, "testdata/nope.json"},
 		{"invalid rubric file", []string{"-rubric", "testdata/chapters/01/fixture.go"}, "decode rubric"},
 		{"not a module root", []string{"-root", "testdata"}, "is not a module root"},
+		{"unknown screening rule", []string{"-allow", "init,everything"}, `-allow "everything": no such rule`},
+		{"negative budget", []string{"-budget", "-1s"}, "-budget must not be negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -42,7 +44,7 @@ func TestRunHelp(t *testing.T) {
 	if code := run(context.Background(), []string{"-h"}, io.Discard, &stderr); code != exitOK {
 		t.Errorf("-h exit status %d, want %d", code, exitOK)
 	}
-	for _, flag := range []string{"-root", "-target", "-ch", "-format", "-o", "-timeout", "-j", "-rubric", "-require"} {
+	for _, flag := range []string{"-root", "-target", "-ch", "-format", "-o", "-timeout", "-j", "-rubric", "-require", "-budget", "-course", "-allow", "-user"} {
 		if !strings.Contains(stderr.String(), "  "+flag+" ") && !strings.Contains(stderr.String(), "  "+flag+"\n") {
 			t.Errorf("-h does not document %s:\n%s", flag, stderr.String())
 		}

@@ -32,6 +32,7 @@ type Report struct {
 	Points   int             `json:"points"`
 	Max      int             `json:"max"`
 	Duration Seconds         `json:"duration_s"`
+	Started  time.Time       `json:"started,omitzero"`
 	Notes    []string        `json:"notes,omitempty"` // how the grade was made: course files, screening, platform
 	Chapters []ChapterResult `json:"chapters"`
 }
