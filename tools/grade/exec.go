@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -31,6 +32,14 @@ type runner struct {
 // exercise.
 func newRunner(ctx context.Context, root, tmp string, user *credential) *runner {
 	rn := &runner{env: raceEnv(os.Environ()), user: user, tmp: tmp}
+	if user != nil {
+		// The user's own temporary directory (and home): the tests' files
+		// go there, the grader's stay out of reach.
+		home := filepath.Join(tmp, "home")
+		if err := os.Mkdir(home, 0o700); err == nil && user.own(home) == nil {
+			rn.env = append(rn.env, "TMPDIR="+home, "HOME="+home)
+		}
+	}
 	cmd := exec.CommandContext(ctx, "go", "tool", "-n", "test2json")
 	cmd.Dir = root
 	if out, err := outputTracked(cmd, false); err == nil {
