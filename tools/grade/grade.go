@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -124,6 +125,10 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 	}
 	sweepOrphans() // nothing the students' code started outlives grading
 	rep.Notes = append(pr.describe(), rep.Notes...)
+	if runtime.GOOS == "windows" {
+		rep.Notes = append(rep.Notes, "on Windows a test binary cannot inherit the grader's secret out of band "+
+			"(it is in the environment), so passes here are not tamper-proof; grade on Linux for a grade that counts")
+	}
 	rep.total()
 	rep.Duration = Seconds(time.Since(start))
 	return rep, nil

@@ -244,3 +244,63 @@ func writeFile(t *testing.T, p, content string) {
 		t.Fatal(err)
 	}
 }
+
+// TestClassroomCopyStep runs the copy step of platform/classroom's workflow
+// on a fake student repository and course checkout: the course keeps its
+// test wiring, and the chapter's other files become exactly the student's.
+func TestClassroomCopyStep(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	wf, err := os.ReadFile("platform/classroom/classroom.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := workflowStep(t, string(wf), "Copy only the student's chapter files")
+	for _, want := range []string{"COURSE_REF:", "ref: ${{ env.COURSE_REF }}", "working-directory: course", "ADVISORY"} {
+		if !strings.Contains(string(wf), want) {
+			t.Errorf("the workflow lacks %q", want)
+		}
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "student/chapters/03/server.go"), "student's")
+	writeFile(t, filepath.Join(dir, "student/chapters/03/sub/extra.go"), "student's")
+	writeFile(t, filepath.Join(dir, "student/chapters/03/jobserver_test.go"), "tampered")
+	writeFile(t, filepath.Join(dir, "course/chapters/03/jobserver_test.go"), "course's")
+	writeFile(t, filepath.Join(dir, "course/chapters/03/queue.go"), "starter: merged away by the student")
+	cmd := exec.Command("bash", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CHAPTER=03")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the copy step: %v\n%s", err, out)
+	}
+	for rel, want := range map[string]string{
+		"server.go": "student's", "sub/extra.go": "student's", "jobserver_test.go": "course's", "queue.go": "",
+	} {
+		b, err := os.ReadFile(filepath.Join(dir, "course/chapters/03", rel))
+		if got := string(b); (err != nil && want != "") || got != want {
+			t.Errorf("course/chapters/03/%s = %q (%v), want %q", rel, got, err, want)
+		}
+	}
+}
+
+// workflowStep returns the run: script of the step with the given name.
+func workflowStep(t *testing.T, wf, name string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(wf, "- name: "+name+"\n")
+	if !ok {
+		t.Fatalf("the workflow has no step %q", name)
+	}
+	_, rest, ok = strings.Cut(rest, "run: |\n")
+	if !ok {
+		t.Fatalf("step %q has no run: | script", name)
+	}
+	var lines []string
+	for _, l := range strings.Split(rest, "\n") {
+		if strings.TrimSpace(l) != "" && !strings.HasPrefix(l, "          ") {
+			break
+		}
+		lines = append(lines, strings.TrimPrefix(l, "          "))
+	}
+	return strings.Join(lines, "\n")
+}

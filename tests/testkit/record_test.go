@@ -1,0 +1,21 @@
+package testkit
+
+import "testing"
+
+// The record's MAC is fixed by this vector; tools/grade checks the same one,
+// so the harness and the grader cannot drift apart.
+func TestRecordMAC(t *testing.T) {
+	const want = "0f084f1a2b43dac98889b0a24b798109c3549e7b98ba9c43c84540edc9d932ab"
+	if got := recordMAC([]byte("0123456789abcdef"), "TestEx1_1_ReadFrame"); got != want {
+		t.Errorf("recordMAC = %s, want %s", got, want)
+	}
+}
+
+// Without the grader's secret (plain go test), New notes checks but Main
+// writes no record.
+func TestNoRecordWithoutGrader(t *testing.T) {
+	if record.out != nil || record.secret != nil {
+		t.Fatalf("a record channel is open outside the grader")
+	}
+	writeRecords(0) // must not panic or write anywhere
+}
