@@ -269,7 +269,8 @@ func (p *pristine) restore(f string, ov *overlay) string {
 	content, from := p.courseCopy(f, want)
 	if content == nil {
 		return fmt.Sprintf("%s %s, and the course's copy is not available here (no git history with it; "+
-			"pass -course DIR with a clean copy of the course, or restore the file): not graded", f, what)
+			"restore the file, or pass -course DIR with a clean copy of the course): not graded "+
+			"(maintainers changing the course: regenerate tools/grade/course.sum, or grade with -course checkout)", f, what)
 	}
 	dst := filepath.Join(p.tmp, "pristine", filepath.FromSlash(f))
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
