@@ -37,6 +37,12 @@ func writeTextChapter(b *strings.Builder, ch ChapterResult) {
 		b.WriteString("  does not build, so no exercise can pass:\n")
 		writeIndented(b, ch.BuildError, "    ", maxBuildLines+1)
 	}
+	if len(ch.Integrity) > 1 {
+		b.WriteString("  screening found:\n")
+		for _, h := range ch.Integrity {
+			b.WriteString("    " + h + "\n")
+		}
+	}
 	var idW, titleW, pointsW, statusW int
 	for _, ex := range ch.Exercises {
 		idW = max(idW, width(ex.ID))
