@@ -142,8 +142,13 @@ func findTests(root, dir string, ov overlay) map[string]position {
 
 // modulePath reads the module path from root/go.mod: the grader runs in a
 // module root, and the chapters' import paths start with it.
-func modulePath(root string) (string, error) {
-	src, err := os.ReadFile(filepath.Join(root, "go.mod"))
+//
+// modfile, if set, is the go.mod to read instead (the course's copy).
+func modulePath(root, modfile string) (string, error) {
+	if modfile == "" {
+		modfile = filepath.Join(root, "go.mod")
+	}
+	src, err := os.ReadFile(modfile)
 	if err != nil {
 		return "", fmt.Errorf("-root %s is not a module root: %w", root, err)
 	}
@@ -153,5 +158,5 @@ func modulePath(root string) (string, error) {
 			return strings.Trim(f[1], `"`), nil
 		}
 	}
-	return "", fmt.Errorf("%s has no module line", filepath.Join(root, "go.mod"))
+	return "", fmt.Errorf("%s has no module line", modfile)
 }

@@ -320,12 +320,14 @@ func (ch *channel) close() {
 
 // recorded reports whether the record file holds a valid pass of test.
 func (ch *channel) recorded(test string) bool {
-	b, err := os.ReadFile(ch.path)
+	f, err := os.Open(ch.path)
 	if err != nil {
 		return false
 	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 64<<10)) // the harness writes a line per test; junk is not read whole
 	want := "pass " + test + " " + recordMAC(ch.secret, test)
-	for _, l := range strings.Split(string(b[:min(len(b), 64<<10)]), "\n") {
+	for _, l := range strings.Split(string(b), "\n") {
 		if hmac.Equal([]byte(strings.TrimSpace(l)), []byte(want)) {
 			return true
 		}

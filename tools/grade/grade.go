@@ -51,8 +51,7 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	module, err := modulePath(root)
-	if err != nil {
+	if _, err := modulePath(root, ""); err != nil {
 		return nil, err
 	}
 	tmp, err := os.MkdirTemp("", "serverlab-grade-")
@@ -60,6 +59,13 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
+	pr := newPristine(opt.Course, root, tmp)
+	// The module path is the course's go.mod's, not the checkout's: screening
+	// must know which imports are the course's.
+	module, err := modulePath(root, pr.modfile())
+	if err != nil {
+		return nil, err
+	}
 
 	_ = becomeSubreaper() // best effort: the sweeps still kill each run's process group
 	defer sweepOrphans()
@@ -76,7 +82,6 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 		// The binaries, written here, must be the user's to run.
 		_ = os.Chmod(tmp, 0o755)
 	}
-	pr := newPristine(opt.Course, root, tmp)
 	if problem := checkCgo(ctx, root); problem != "" {
 		rep.Notes = append(rep.Notes, problem)
 		for i := range rep.Chapters {

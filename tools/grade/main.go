@@ -229,6 +229,19 @@ func writeReport(path string, stdout io.Writer, write formatter, rep *Report) er
 	if path == "" {
 		return write(stdout, rep)
 	}
+	if info, err := os.Stat(path); err == nil && !info.Mode().IsRegular() {
+		// A device or a pipe (-o /dev/null, -o /dev/stdout): renaming over
+		// it would replace it; write into it instead.
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		if err := write(f, rep); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
 	if err != nil {
 		return err

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -74,5 +76,44 @@ func TestRaceEnvKeepsCallersGORACE(t *testing.T) {
 	want := []string{"HOME=/root", "GORACE=atexit_sleep_ms=0 halt_on_error=1"}
 	if strings.Join(env, "|") != strings.Join(want, "|") {
 		t.Errorf("raceEnv = %q, want %q", env, want)
+	}
+}
+
+// -o into something that is not a regular file (a device, a pipe) writes
+// into it: renaming a temporary file over /dev/null would replace the
+// device for everyone.
+func TestWriteReportIntoDevice(t *testing.T) {
+	before, err := os.Stat(os.DevNull)
+	if err != nil {
+		t.Skip("no null device")
+	}
+	if before.Mode().IsRegular() {
+		t.Fatalf("%s is a regular file: something replaced the device", os.DevNull)
+	}
+	if err := writeReport(os.DevNull, io.Discard, writeJSON, sampleReport()); err != nil {
+		t.Fatalf("writeReport(%s): %v", os.DevNull, err)
+	}
+	after, err := os.Stat(os.DevNull)
+	if err != nil || after.Mode() != before.Mode() {
+		t.Fatalf("%s was %v, is now %v (%v): the report replaced the device", os.DevNull, before.Mode(), after.Mode(), err)
+	}
+}
+
+// -o into a file writes it whole, leaving no temporary file behind.
+func TestWriteReportAtomically(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "results.json")
+	if err := os.WriteFile(p, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeReport(p, io.Discard, writeJSON, sampleReport()); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(p)
+	if !strings.HasPrefix(string(b), "{") {
+		t.Errorf("results.json = %.40q, want the JSON report", b)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("the directory holds %d entries, want only results.json", len(entries))
 	}
 }

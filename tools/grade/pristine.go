@@ -159,6 +159,16 @@ func (p *pristine) describe() []string {
 	return slices.Concat(p.notes, p.fatal)
 }
 
+// modfile is the course's go.mod when the checkout's differs ("" if it
+// does not, or the checkout is trusted).
+func (p *pristine) modfile() string {
+	if p.mode == courseCheckout || len(p.files) == 0 {
+		return ""
+	}
+	p.prepareShared()
+	return p.shared.modfile
+}
+
 // forChapter returns the overlay for chapter dir (target/NN), and a reason
 // the chapter cannot be graded at all ("" if it can).
 func (p *pristine) forChapter(dir string) (overlay, string) {

@@ -250,24 +250,26 @@ func (s *screener) file(p, rel string, d fs.DirEntry) {
 	})
 }
 
-// courseImport reports imports the student's package must not have: the
-// suites and testkit, the solutions, the grader, and other chapters (which
-// screening of this chapter does not cover).
+// courseImport reports imports of the module's packages that the student's
+// package must not have. It may import the given code (tools/, but not the
+// grader) and its own subpackages; nothing else of the module: not the
+// suites or testkit, not the solutions, not another chapter (which this
+// chapter's screening does not cover), not a package of the student's
+// outside the chapter.
 func (s *screener) courseImport(ip string) bool {
-	m := s.module + "/"
-	if !strings.HasPrefix(ip, m) {
+	rest, ok := strings.CutPrefix(ip, s.module+"/")
+	if !ok {
+		return ip == s.module
+	}
+	switch {
+	case rest == s.chapterDir || strings.HasPrefix(rest, s.chapterDir+"/"):
+		return false
+	case strings.HasPrefix(rest, "tools/grade/") || rest == "tools/grade":
+		return true
+	case strings.HasPrefix(rest, "tools/"):
 		return false
 	}
-	rest := strings.TrimPrefix(ip, m)
-	switch {
-	case strings.HasPrefix(rest, "tests/"), rest == "tests",
-		strings.HasPrefix(rest, "solutions/"), rest == "solutions",
-		strings.HasPrefix(rest, "tools/grade"):
-		return true
-	case strings.HasPrefix(rest, "chapters/"), strings.HasPrefix(rest, "tools/grade/testdata/"):
-		return rest != s.chapterDir && !strings.HasPrefix(rest, s.chapterDir+"/")
-	}
-	return false
+	return true
 }
 
 // startup screens a package-level var declaration: its initialisers run

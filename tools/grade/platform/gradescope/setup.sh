@@ -41,5 +41,5 @@ go build -o "$AG/bin/serverlab-grade" ./tools/grade
 # the same place once (its score does not matter).
 work=${SERVERLAB_WORK:-$AG/work}/serverlab
 rm -rf "$work" && mkdir -p "$work" && cp -a "$SRC/serverlab/." "$work/"
-(cd "$work" && "$AG/bin/serverlab-grade" -q -ch "$chapter" -budget 0 -o /dev/null) || true
+(cd "$work" && "$AG/bin/serverlab-grade" -q -ch "$chapter" -budget 0 >/dev/null) || true
 rm -rf "$work"
