@@ -54,6 +54,8 @@ func TestScreenRules(t *testing.T) {
 		{"start-up call", "a.go", "package p\nimport \"os\"\nvar f, _ = os.Open(\"x\")\n", ruleStartup, "package-level initialiser calls os.Open", nil},
 		{"start-up function literal called", "a.go", "package p\nvar x = func() int { return 1 }()\n", ruleStartup, "package-level initialiser calls a function call", nil},
 		{"start-up constructors are fine", "a.go", "package p\nimport (\"errors\"; \"sync\"; \"bufio\")\nvar e = errors.New(\"x\")\nvar b = []byte(\"x\")\nvar p = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 1) }}\n", "", "", nil},
+		{"fmt.Errorf wrapping sentinels is fine", "a.go", "package p\nimport (\"errors\"; \"fmt\"; \"io\")\nvar ErrA = errors.New(\"a\")\nvar ErrB = fmt.Errorf(\"b: %w %w %d\", ErrA, io.EOF, 3)\n", "", "", nil},
+		{"fmt.Errorf formatting a value of the student's", "a.go", "package p\nimport \"fmt\"\ntype T int\nfunc (T) Error() string { return \"runs at start-up\" }\nvar t T\nvar ErrB = fmt.Errorf(\"b: %w\", t)\n", ruleStartup, "package-level initialiser calls fmt.Errorf", nil},
 		{"os.Exit", "a.go", "package p\nimport \"os\"\nfunc f() { os.Exit(0) }\n", ruleExit, "os.Exit", nil},
 		{"renamed os.Exit as a value", "a.go", "package p\nimport o \"os\"\nvar quit = o.Exit\n", ruleExit, "os.Exit", nil},
 		{"syscall.Exit", "a.go", "package p\nimport \"syscall\"\nfunc f() { syscall.Exit(0) }\n", ruleExit, "syscall.Exit", nil},
