@@ -28,6 +28,7 @@ type Options struct {
 	Course   string           // where the course's own files come from: "" (course.sum), "checkout" or a directory
 	Allow    []string         // screening rules switched off for every chapter (-allow)
 	User     *credential      // run test binaries as this user; nil: as the grader
+	Overlay  string           // a go build -overlay JSON file merged into every build; "" for none
 }
 
 // job is one exercise to run and the result it fills in.
@@ -93,7 +94,11 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 		rep.Duration = Seconds(time.Since(start))
 		return rep, nil
 	}
-	b := builder{root: root, tmp: tmp, module: module, pristine: pr, allow: opt.Allow, deadline: deadline, budget: opt.Budget}
+	extra, err := readOverlayFile(opt.Overlay)
+	if err != nil {
+		return nil, err
+	}
+	b := builder{root: root, tmp: tmp, module: module, pristine: pr, allow: opt.Allow, deadline: deadline, budget: opt.Budget, extra: extra}
 	jobs := make(chan job)
 	var workers, chapters sync.WaitGroup
 	for range max(opt.Jobs, 1) {
@@ -166,6 +171,7 @@ type builder struct {
 	allow             []string
 	deadline          time.Time
 	budget            time.Duration
+	extra             map[string]string // Options.Overlay's replacements: the maintainers' ladder and mutants
 }
 
 // buildAndQueue screens and compiles one chapter and queues its exercises;
@@ -178,6 +184,9 @@ func (b builder) buildAndQueue(ctx context.Context, spec rubric.Chapter, ch *Cha
 		return pending, nil
 	}
 	ov, fatal := b.pristine.forChapter(ch.Dir)
+	for k, v := range b.extra {
+		ov.Replace[k] = v
+	}
 	if fatal != "" {
 		for i := range ch.Exercises {
 			ch.Exercises[i].Cause, ch.Exercises[i].Message = CauseIntegrity, fatal
@@ -188,7 +197,7 @@ func (b builder) buildAndQueue(ctx context.Context, spec rubric.Chapter, ch *Cha
 	for _, r := range slices.Concat(b.allow, spec.Screen.Allow) {
 		allowed[r] = true
 	}
-	hits, err := screenChapter(b.root, b.module, ch.Dir, spec, allowed)
+	hits, err := screenChapter(b.root, b.module, ch.Dir, spec, allowed, ov.Replace)
 	if err != nil {
 		return nil, err
 	}

@@ -173,7 +173,7 @@ func (p *pristine) modfile() string {
 // the chapter cannot be graded at all ("" if it can).
 func (p *pristine) forChapter(dir string) (overlay, string) {
 	if p.mode == courseCheckout || len(p.files) == 0 {
-		return overlay{}, ""
+		return overlay{Replace: map[string]string{}}, ""
 	}
 	p.prepareShared()
 	ov := overlay{Replace: map[string]string{}, modfile: p.shared.modfile}
@@ -337,6 +337,22 @@ func (p *pristine) courseCopy(f, id string) ([]byte, string) {
 		return out, "git object " + id[:12]
 	}
 	return nil, ""
+}
+
+// readOverlayFile reads a go build -overlay file's replacements; "" is none.
+func readOverlayFile(path string) (map[string]string, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("-overlay: %w", err)
+	}
+	var ov overlay
+	if err := json.Unmarshal(b, &ov); err != nil {
+		return nil, fmt.Errorf("-overlay %s: %w", path, err)
+	}
+	return ov.Replace, nil
 }
 
 // write saves the overlay for go build, returning the flags that use it.

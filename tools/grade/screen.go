@@ -87,12 +87,15 @@ var argsRefs = map[string]bool{
 // dir (relative to root) and its subpackages, except cmd/ (programs, not
 // linked into the tests) and testdata. module is the module path; chapterDir
 // is target/NN; allowed are the rules switched off (rubric and -allow).
-func screenChapter(root, module, chapterDir string, spec rubric.Chapter, allowed map[string]bool) ([]Hit, error) {
+//
+// replace is the build's overlay (absolute path → replacement, "" for
+// deleted): what is screened is what is built.
+func screenChapter(root, module, chapterDir string, spec rubric.Chapter, allowed map[string]bool, replace map[string]string) ([]Hit, error) {
 	base := filepath.Join(root, filepath.FromSlash(chapterDir))
 	if _, err := os.Stat(base); err != nil {
 		return nil, nil // the build reports a missing chapter
 	}
-	s := &screener{fset: token.NewFileSet(), module: module, chapterDir: chapterDir, spec: spec}
+	s := &screener{fset: token.NewFileSet(), module: module, chapterDir: chapterDir, spec: spec, replace: replace}
 	err := filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -106,11 +109,20 @@ func screenChapter(root, module, chapterDir string, spec rubric.Chapter, allowed
 			}
 			return nil
 		}
-		s.file(p, rel, d)
+		s.file(p, rel, d.Name())
 		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	// Files the overlay adds to the chapter.
+	for abs, repl := range replace {
+		if _, err := os.Lstat(abs); err == nil || repl == "" {
+			continue
+		}
+		if rel, err := filepath.Rel(root, abs); err == nil && strings.HasPrefix(filepath.ToSlash(rel), chapterDir+"/") {
+			s.file(abs, filepath.ToSlash(rel), filepath.Base(abs))
+		}
 	}
 	s.sentinels = map[string]map[string]bool{}
 	for _, pf := range s.parsed {
@@ -134,6 +146,7 @@ type screener struct {
 	chapterDir string
 	spec       rubric.Chapter
 	hits       []Hit
+	replace    map[string]string // the build's overlay
 	parsed     []parsedFile
 	sentinels  map[string]map[string]bool // package directory → vars = errors.New("…")
 }
@@ -151,8 +164,13 @@ func (s *screener) hit(rule, what, file string, line int, exercises []string) {
 // or link besides Go: cgo's C and C++, assembly, prebuilt objects.
 var nonGoSources = []string{".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".hxx", ".m", ".s", ".S", ".sx", ".f", ".F", ".for", ".f90", ".syso", ".swig", ".swigcxx"}
 
-func (s *screener) file(p, rel string, d fs.DirEntry) {
-	name := d.Name()
+func (s *screener) file(p, rel, name string) {
+	if repl, ok := s.replace[p]; ok {
+		if repl == "" {
+			return // the build leaves it out
+		}
+		p = repl
+	}
 	if slices.Contains(nonGoSources, filepath.Ext(name)) {
 		s.hit(ruleCgo, "non-Go source "+name, rel, 1, nil)
 		return

@@ -23,7 +23,7 @@ func TestScreenPassesTheCourse(t *testing.T) {
 			allowed[a] = true
 		}
 		for _, tree := range []string{"chapters", "solutions"} {
-			hits, err := screenChapter("../..", "serverlab", tree+"/"+ch.ID, ch, allowed)
+			hits, err := screenChapter("../..", "serverlab", tree+"/"+ch.ID, ch, allowed, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +89,7 @@ func TestScreenRules(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, tt.file), []byte(tt.src), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			hits, err := screenChapter(root, "serverlab", "chapters/01", spec, nil)
+			hits, err := screenChapter(root, "serverlab", "chapters/01", spec, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +115,39 @@ func TestScreenRules(t *testing.T) {
 	dir := filepath.Join(root, "chapters", "01")
 	_ = os.MkdirAll(dir, 0o755)
 	_ = os.WriteFile(filepath.Join(dir, "a.go"), []byte("package p\nimport \"unsafe\"\nvar n = unsafe.Sizeof(0)\n"), 0o644)
-	if hits, _ := screenChapter(root, "serverlab", "chapters/01", spec, map[string]bool{ruleUnsafe: true}); len(hits) != 0 {
+	if hits, _ := screenChapter(root, "serverlab", "chapters/01", spec, map[string]bool{ruleUnsafe: true}, nil); len(hits) != 0 {
 		t.Errorf("-allow unsafe still reports %v", hits)
+	}
+}
+
+// Screening reads what the build compiles: a file the overlay replaces is
+// screened in its replacement, one it adds is screened, one it deletes is
+// not.
+func TestScreenSeesTheOverlay(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "chapters", "01")
+	_ = os.MkdirAll(dir, 0o755)
+	_ = os.WriteFile(filepath.Join(dir, "a.go"), []byte("package p\n"), 0o644)
+	_ = os.WriteFile(filepath.Join(dir, "c.go"), []byte("package p\nimport \"unsafe\"\nvar n = unsafe.Sizeof(0)\n"), 0o644)
+	repl := filepath.Join(root, "a-replacement.go")
+	_ = os.WriteFile(repl, []byte("package p\nimport \"os\"\nfunc f() { os.Exit(0) }\n"), 0o644)
+	added := filepath.Join(root, "b-added.go")
+	_ = os.WriteFile(added, []byte("package p\nfunc init() {}\n"), 0o644)
+	replace := map[string]string{
+		filepath.Join(dir, "a.go"): repl,
+		filepath.Join(dir, "b.go"): added,
+		filepath.Join(dir, "c.go"): "",
+	}
+	hits, err := screenChapter(root, "serverlab", "chapters/01", rubric.Chapter{ID: "01"}, nil, replace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range hits {
+		got = append(got, h.Rule+" "+h.File)
+	}
+	slices.Sort(got)
+	if want := []string{"exit chapters/01/a.go", "init chapters/01/b.go"}; !slices.Equal(got, want) {
+		t.Errorf("hits %q, want %q", got, want)
 	}
 }
