@@ -19,3 +19,17 @@ func TestNoRecordWithoutGrader(t *testing.T) {
 	}
 	writeRecords(0) // must not panic or write anywhere
 }
+
+// The watchdog's list of stuck goroutines shows only code under chapters/
+// or solutions/ (not tests), so a goroutine of this package's own is not in
+// it.
+func TestStuckGoroutinesShowsOnlyStudentCode(t *testing.T) {
+	block := make(chan struct{})
+	done := make(chan struct{})
+	go func() { <-block; close(done) }()
+	if s := stuckGoroutines(); s != "" {
+		t.Errorf("stuckGoroutines() = %q, want nothing: no goroutine is in a chapter's code", s)
+	}
+	close(block)
+	<-done
+}

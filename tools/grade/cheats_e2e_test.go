@@ -201,6 +201,21 @@ func TestGradeTamperedCourseFiles(t *testing.T) {
 	})
 }
 
+// TestGradeTimeoutShowsStudentFrames: when the watchdog fires, its message
+// shows where the student's code is blocked, and nothing of the suite's.
+func TestGradeTimeoutShowsStudentFrames(t *testing.T) {
+	rep := gradeJSON(t, "-root", fixtureRoot, "-target", fixtureTarget, "-rubric", "testdata/rubric-cheats.json", "-ch", "10")
+	checkResults(t, rep, map[string]wantResult{
+		"10.1": {CauseTimeout, "Where your code is blocked:"},
+	})
+	rep.Exercises(func(_ ChapterResult, ex ExerciseResult) {
+		if !strings.Contains(ex.Message, "tools/grade/testdata/chapters/10/stuck.go:9") ||
+			strings.Contains(ex.Message, "testing.tRunner") || strings.Contains(ex.Message, "stuck_test.go") {
+			t.Errorf("exercise 10.1's message should show stuck.go:9 and no suite frames:\n%s", ex.Message)
+		}
+	})
+}
+
 // TestGradeBudgetExhausted gives the grader no time at all: every exercise
 // is "not run" with the budget as its reason, and the report is still
 // written in full.

@@ -260,15 +260,17 @@ func exitedMessage(r Run, v view) string {
 }
 
 // studentFrames returns, from a goroutine dump, the frames (function line
-// and file line) whose file is in the student's package directory dir, at
-// most max of them, in the order they appear.
+// and file line) whose file is one of the student's in the package
+// directory dir (not the course's *_test.go wiring), at most max of them, in
+// the order they appear.
 func studentFrames(dump []string, dir string, max int) []string {
 	if dir == "" {
 		return nil
 	}
 	var out []string
 	for k := 1; k < len(dump) && len(out) < 2*max; k++ {
-		if strings.HasPrefix(dump[k], "\t") && strings.Contains(dump[k], "/"+dir+"/") && !strings.HasPrefix(dump[k-1], "\t") {
+		if strings.HasPrefix(dump[k], "\t") && strings.Contains(dump[k], "/"+dir+"/") && !strings.Contains(dump[k], "_test.go:") &&
+			!strings.HasPrefix(dump[k-1], "\t") {
 			out = append(out, dump[k-1], dump[k])
 		}
 	}
@@ -334,10 +336,26 @@ func panicMessage(v view) string {
 // timeoutMessage says that the test hung, and shows where: the watchdog's own
 // report, or the goroutines of the test that the timeout's dump shows blocked.
 func timeoutMessage(r Run, v view) string {
-	if i := v.find(markWatchdog); i >= 0 {
-		return excerpt(v.from(i, r.Test))
-	}
 	i := v.find(markTimeout)
+	if w := v.find(markWatchdog); w >= 0 {
+		if i < w { // the watchdog said it all
+			return excerpt(v.from(w, r.Test))
+		}
+		// The watchdog's report, then Go's timeout: the check stayed
+		// blocked after the watchdog closed what it could.
+		msg := v.from(w, r.Test)[:0:0]
+		for _, l := range v.lines[w:i] {
+			if l.test == v.lines[w].test && !isFraming(l.text, r.Test) && !isSummary(l.text) {
+				msg = append(msg, l.text)
+			}
+		}
+		msg = append(msg, fmt.Sprintf("and it was still blocked at its %s time limit", r.Timeout))
+		if own := studentGoroutines(texts(v.lines[i:]), r.Student); len(own) > 0 {
+			msg = append(msg, "where your code is stuck (goroutines with frames in "+r.Student+"):")
+			msg = append(msg, own...)
+		}
+		return excerpt(msg)
+	}
 	if i < 0 { // killed without a word from the binary
 		msg := fmt.Sprintf("the test binary did not stop by itself after its %s time limit and was killed", r.Timeout)
 		if last := tail(texts(v.lines), 10); len(last) > 0 {
