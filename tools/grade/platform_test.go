@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestGradescopeAutograder runs platform/gradescope's setup.sh (without
@@ -52,15 +53,24 @@ func TestGradescopeAutograder(t *testing.T) {
 		t.Fatalf("setup.sh: %v\n%s", err, out)
 	}
 
-	// The solution, zipped with a top-level folder, with an extra file of the
-	// student's own and a tampered test file (which must be ignored).
+	// The solution, zipped with a top-level folder, with a tampered test file
+	// (which must be ignored) and a file of the student's own that, from
+	// ReadFrame, forges results.json twice: at once, and from a process that
+	// leaves its group and writes after a second. Neither may survive.
 	sol := map[string]string{}
 	addTree(t, sol, "../../solutions/01", "serverlab-main/chapters/01/")
-	sol["serverlab-main/chapters/01/zz_extra.go"] = "package discovery\n\n// Extra is the student's own file.\nfunc Extra() {}\n"
+	sol["serverlab-main/chapters/01/zz_extra.go"] = forger
+	const codec = "serverlab-main/chapters/01/codec.go"
+	sol[codec] = strings.Replace(sol[codec], "func ReadFrame(r io.Reader) (wire.Frame, error) {\n",
+		"func ReadFrame(r io.Reader) (wire.Frame, error) {\n\tforge()\n", 1)
 	sol["serverlab-main/chapters/01/discovery_test.go"] = "package discovery_test\n"
 	res := submit(t, ag, env, sol)
 	if res.Score != 100 || len(res.Tests) != 6 {
 		t.Errorf("the solution scored %v with %d tests, want 100 with 6; results:\n%+v", res.Score, len(res.Tests), res)
+	}
+	time.Sleep(1500 * time.Millisecond) // the forger's delayed write, had it survived
+	if raw, _ := os.ReadFile(filepath.Join(ag, "results", "results.json")); strings.Contains(string(raw), "forged") {
+		t.Errorf("the submission's code rewrote results.json:\n%s", raw)
 	}
 
 	// The starter, zipped without a top-level folder: 0, every exercise failed.
@@ -85,6 +95,31 @@ func TestGradescopeAutograder(t *testing.T) {
 		t.Errorf("an empty submission: score %v, output %q; want 0 and the reason", res.Score, res.Output)
 	}
 }
+
+// forger is a student's file that tries to overwrite results.json, once
+// when first called and once from a detached process a second later.
+const forger = `package discovery
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+)
+
+var once sync.Once
+
+func forge() {
+	once.Do(func() {
+		results := filepath.Join(os.Getenv("AUTOGRADER_ROOT"), "results", "results.json")
+		_ = os.WriteFile(results, []byte("{\"score\": 100, \"output\": \"forged\"}"), 0o644)
+		cmd := exec.Command("sh", "-c", "sleep 1; echo '{\"score\": 100, \"output\": \"forged\"}' > "+results)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		_ = cmd.Start()
+	})
+}
+`
 
 type gradescopeResult struct {
 	Score  float64 `json:"score"`
