@@ -244,3 +244,59 @@ func TestRunJobBudget(t *testing.T) {
 		t.Errorf("cause %q, message %q; want not run for lack of budget", res.Cause, res.Message)
 	}
 }
+
+// cleanCopy writes a module root with every course file (as course.sum lists
+// them) and fixture chapter 08's own file, but no git history: a student
+// release.
+func cleanCopy(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	files := []string{"tools/grade/testdata/chapters/08/stub.go"}
+	for f := range parseCourseSum(courseSum) {
+		files = append(files, f)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(fixtureRoot, filepath.FromSlash(f)))
+		if err != nil {
+			continue // solutions/ in a student release
+		}
+		p := filepath.Join(root, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// TestGradeUnrestorableCourseFile: in a checkout without git history, a
+// course file that differs and cannot be restored costs only the chapters
+// whose tests use its package; the others are graded, with a note.
+func TestGradeUnrestorableCourseFile(t *testing.T) {
+	root := cleanCopy(t)
+	appendTo := func(rel string) {
+		f, err := os.OpenFile(filepath.Join(root, filepath.FromSlash(rel)), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		_, _ = f.WriteString("\n// edited by the student\n")
+	}
+	appendTo("tools/loadgen/main.go") // a tool chapter 08's tests do not use
+	args := []string{"-root", root, "-target", fixtureTarget, "-rubric", "testdata/rubric-cheats.json", "-ch", "08"}
+	rep := gradeJSON(t, args...)
+	checkResults(t, rep, map[string]wantResult{
+		"8.1": {CauseFailed, "Answer() = 0, ex 8.1: Answer: not implemented; want 42"},
+	})
+	if notes := strings.Join(rep.Notes, "\n"); !strings.Contains(notes, "tools/loadgen/main.go differs from the course's copy, which is not available here; tools/grade/testdata/chapters/08's tests do not use it") {
+		t.Errorf("the notes do not mention the edited tool:\n%s", notes)
+	}
+
+	appendTo("tests/testkit/testkit.go") // one they do use
+	rep = gradeJSON(t, args...)
+	checkResults(t, rep, map[string]wantResult{
+		"8.1": {CauseIntegrity, "tests/testkit/testkit.go differs from the course's copy, and the course's copy is not available here"},
+	})
+}

@@ -122,11 +122,13 @@ type pristine struct {
 	tmp   string
 	files map[string]string // course path → blob id
 
-	once     sync.Once
-	shared   overlay  // go.mod, go.sum, tests/**, tools/**: the same for every chapter
-	notes    []string // what was substituted, for the report
-	fatal    []string // course files that differ and could not be restored
-	sharedOK bool
+	once   sync.Once
+	shared overlay  // go.mod, go.sum, tests/**, tools/**: the same for every chapter
+	notes  []string // what was substituted, for the report
+	fatal  []string // go.mod or go.sum differ and could not be restored: nothing can be graded
+	// Shared course files that differ and could not be restored, and why
+	// not: they cost the chapters whose tests use their packages.
+	unrestorable map[string]string
 }
 
 // overlay is what a build gets: go build's -overlay replacements and an
@@ -153,7 +155,7 @@ func (p *pristine) describe() []string {
 		return []string{"course files: the grader has no course.sum; taken from the checkout, not verified"}
 	}
 	p.prepareShared()
-	if len(p.notes) == 0 && len(p.fatal) == 0 {
+	if len(p.notes) == 0 && len(p.fatal) == 0 && len(p.unrestorable) == 0 {
 		return []string{fmt.Sprintf("course files: all %d match the course's copies", len(p.files))}
 	}
 	return slices.Concat(p.notes, p.fatal)
@@ -182,6 +184,9 @@ func (p *pristine) forChapter(dir string) (overlay, string) {
 	}
 	if len(p.fatal) > 0 {
 		return ov, strings.TrimPrefix(p.fatal[0], "course files: ")
+	}
+	if msg := p.unusable(dir, ov); msg != "" {
+		return ov, msg
 	}
 	// The wiring: the course's *_test.go files of this chapter and no others.
 	var wiring []string
@@ -220,15 +225,64 @@ func (p *pristine) prepareShared() {
 			}
 		}
 		sort.Strings(paths)
+		p.unrestorable = map[string]string{}
 		for _, f := range paths {
-			if msg := p.restore(f, &p.shared); msg != "" {
+			msg := p.restore(f, &p.shared)
+			switch {
+			case msg == "":
+			case f == "go.mod" || f == "go.sum":
 				p.fatal = append(p.fatal, "course files: "+msg)
+			default:
+				p.unrestorable[f] = msg
 			}
 		}
 		for _, dir := range []string{"tests", "tools"} {
 			p.leaveOutForeign(dir)
 		}
 	})
+}
+
+// unusable says why chapter dir cannot be graded when shared course files
+// differ and cannot be restored: if any of them is in a package its test
+// binary uses (go list -deps -test, with the course's files restored so
+// far, so that a tampered file cannot hide an import). Those it does not use
+// are a note. "" means the chapter can be graded.
+func (p *pristine) unusable(dir string, ov overlay) string {
+	if len(p.unrestorable) == 0 {
+		return ""
+	}
+	flags, err := ov.flags(p.tmp, "deps-"+strings.ReplaceAll(dir, "/", "_"))
+	if err != nil {
+		return err.Error()
+	}
+	args := append([]string{"list", "-e", "-deps", "-test", "-f", "{{.Dir}}"}, flags...)
+	cmd := exec.Command("go", append(args, "./"+dir)...)
+	cmd.Dir = p.root
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	out, err := outputTracked(cmd, false)
+	if err != nil {
+		return fmt.Sprintf("the grader could not list the packages %s's tests use: %v", dir, err)
+	}
+	used := map[string]bool{}
+	for _, d := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if rel, err := filepath.Rel(p.root, d); err == nil {
+			used[filepath.ToSlash(rel)] = true
+		}
+	}
+	var files []string
+	for f := range p.unrestorable {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		if used[path.Dir(f)] {
+			return p.unrestorable[f]
+		}
+	}
+	for _, f := range files {
+		p.note("course files: %s differs from the course's copy, which is not available here; %s's tests do not use it", f, dir)
+	}
+	return ""
 }
 
 // buildSources are the files the go command compiles or embeds from a
