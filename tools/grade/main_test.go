@@ -117,3 +117,29 @@ func TestWriteReportAtomically(t *testing.T) {
 		t.Errorf("the directory holds %d entries, want only results.json", len(entries))
 	}
 }
+
+// Without cgo the race detector cannot work: the grader says what to do
+// instead of failing every chapter's build.
+func TestCheckCgo(t *testing.T) {
+	if msg := checkCgo(t.Context(), "../.."); msg != "" {
+		t.Skipf("this machine cannot build with -race: %s", msg)
+	}
+	t.Run("cgo off", func(t *testing.T) {
+		t.Setenv("CGO_ENABLED", "0")
+		if msg := checkCgo(t.Context(), "../.."); !strings.Contains(msg, "needs cgo, and cgo is off") {
+			t.Errorf("checkCgo = %q, want it to say cgo is off and what to do", msg)
+		}
+	})
+	t.Run("no C compiler", func(t *testing.T) {
+		t.Setenv("CC", "serverlab-no-such-cc")
+		msg := checkCgo(t.Context(), "../..")
+		if !strings.Contains(msg, `"serverlab-no-such-cc" (go env CC) is not on PATH`) || !strings.Contains(msg, "apt-get install gcc") {
+			t.Errorf("checkCgo = %q, want it to name the missing compiler and how to install one", msg)
+		}
+	})
+	t.Run("a report all the same", func(t *testing.T) {
+		t.Setenv("CC", "serverlab-no-such-cc")
+		rep := gradeJSON(t, "-root", fixtureRoot, "-target", fixtureTarget, "-rubric", "testdata/rubric-pass.json")
+		checkResults(t, rep, map[string]wantResult{"1.1": {CauseNotRun, "needs a C compiler"}})
+	})
+}
