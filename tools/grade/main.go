@@ -1,11 +1,15 @@
 // Command grade is the course's grader, behind `make grade`.
 //
-// It compiles each chapter's tests once, with the race detector, runs every
-// graded exercise alone with a time limit, and awards an exercise's points
-// only for an explicit pass with no leak, race, crash or timeout. Every lost
-// point has a stated cause: build error, timeout, panic, race, leak, failed,
-// not run. The rubric (which exercises, worth what, checked by which test) is
-// embedded from tools/grade/rubric.
+// It screens the student's files of each chapter, compiles the chapter's
+// tests once, with the race detector and the course's own copies of the test
+// wiring, suites, given code and go.mod (course.sum), runs every graded
+// exercise alone with a time limit, in its own process group, and awards an
+// exercise's points only for an explicit pass that the course's harness
+// confirms with a completion record, with no leak, race, crash or timeout.
+// Every lost point has a stated cause: build error, integrity, timeout,
+// exited, panic, race, leak, failed, not run. The rubric (which exercises,
+// worth what, checked by which test, screened how) is embedded from
+// tools/grade/rubric. docs/grading.md says what the grader trusts, and why.
 //
 // Usage:
 //
