@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -32,13 +33,24 @@ func sweepOrphans() {
 			}
 			orphans++
 			killTree(pid)
-			var ws unix.WaitStatus
-			_, _ = unix.Wait4(pid, &ws, 0, nil)
+			reap(pid)
 		}
 		children.mu.Unlock()
 		if orphans == 0 {
 			return
 		}
+	}
+}
+
+// reap waits for a killed orphan, but not forever: one stuck in the kernel
+// must not stop the grader.
+func reap(pid int) {
+	for range 100 {
+		var ws unix.WaitStatus
+		if got, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil); got == pid || err != nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
