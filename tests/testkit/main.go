@@ -10,9 +10,13 @@ import (
 
 // Main is the TestMain of every chapter's test wiring: it runs the tests and
 // then fails the binary if any goroutine outlives them all, a second line of
-// defence behind the per-check leak check of New.
+// defence behind the per-check leak check of New. Under tools/grade it then
+// writes the run's completion records (record.go).
 func Main(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		writeRecords(code)
+		os.Exit(code)
+	}))
 }
 
 // Logger is the logger servers under test should use: errors only by default,

@@ -73,6 +73,7 @@ func New(t *testing.T, exercise string) *T {
 		exercise = id
 	}
 	k := &T{T: t, exercise: exercise, started: time.Now()}
+	noteCheck(t.Name())
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { k.checkLeaks(ignore) })
 	k.timer = time.AfterFunc(WatchdogTimeout, k.fire)
@@ -140,8 +141,8 @@ func (k *T) fire() {
 	// until the report is made, so Errorf is never called on a finished test.
 	k.T.Errorf("%s exercise %s did not finish within %v: a call is blocked "+
 		"(a read without a deadline? a lock never released? Close not returning?).\n"+
-		"Closing its servers and connections to unblock it.\n%s",
-		WatchdogMarker, k.exercise, WatchdogTimeout, k.Where())
+		"Closing its servers and connections to unblock it.\n%s%s",
+		WatchdogMarker, k.exercise, WatchdogTimeout, stuckGoroutines(), k.Where())
 	k.mu.Unlock()
 	for i := len(aborts) - 1; i >= 0; i-- {
 		aborts[i]()

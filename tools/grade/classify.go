@@ -22,6 +22,7 @@ const (
 	markLeak        = lab.LeakMarker
 	markGoleak      = "found unexpected goroutines"
 	markNoTests     = "testing: warning: no tests to run"
+	markExit0       = "unexpected call to os.Exit(0) during test"
 )
 
 // hasMarker reports whether s holds any marker; the event reader keeps such
@@ -37,10 +38,14 @@ func hasMarker(s string) bool {
 
 // Run is everything the classifier learns about one exercise's run.
 type Run struct {
-	Test    string        // the top-level test that was run, e.g. TestEx1_1_ReadFrame
-	Events  []Event       // what test2json reported, in order
-	Timeout time.Duration // the -test.timeout the binary was given
-	Killed  bool          // the grader killed the process group: it outlived its timeout
+	Test     string        // the top-level test that was run, e.g. TestEx1_1_ReadFrame
+	Events   []Event       // what test2json reported, in order
+	Timeout  time.Duration // the -test.timeout the binary was given
+	Killed   bool          // the grader killed the process group: it outlived its timeout
+	ExitCode int           // the test binary's exit status (-1: ended by a signal)
+	Recorded bool          // the harness wrote a valid completion record for Test
+	Channel  string        // how the harness got its secret: channelFD, or channelEnv (not tamper-proof)
+	Student  string        // the graded package's directory, slash-separated ("chapters/01"): whose frames to show
 }
 
 // Outcome is the verdict on one run: no cause means the exercise passed.
@@ -53,28 +58,39 @@ type Outcome struct {
 // Classify turns a run into a verdict. It is a pure function of the events,
 // so every cause can be tested on recorded streams without running anything.
 //
-// Points are awarded only for an explicit pass of the test with no timeout,
+// Points are awarded only for an explicit pass of the test, confirmed by the
+// harness's completion record and a zero exit status, with no timeout,
 // panic, race or leak marker anywhere in the run's output: the package-level
 // output counts too, because goleak.VerifyTestMain reports leaks after the
-// test has passed, and the binary ran this one test alone.
+// test has passed, and the binary ran this one test alone. The record is what
+// makes a pass trustworthy: output and exit status are the student's to forge.
 func Classify(r Run) Outcome {
 	v := observe(r)
 	out := Outcome{Elapsed: v.elapsed}
 	switch {
 	case r.Killed || v.has(markTimeout) || v.has(markWatchdog):
 		out.Cause, out.Message = CauseTimeout, timeoutMessage(r, v)
+	case v.has(markExit0):
+		out.Cause, out.Message = CauseExited, exitedMessage(r, v)
 	case v.panicLine() >= 0:
 		out.Cause, out.Message = CausePanic, panicMessage(v)
 	case v.has(markRace) || v.has(markRaceTesting):
 		out.Cause, out.Message = CauseRace, raceMessage(r, v)
 	case v.has(markLeak) || v.has(markGoleak):
 		out.Cause, out.Message = CauseLeak, leakMessage(r, v)
-	case v.passed:
+	case v.passed && r.ExitCode == 0 && r.Recorded:
 		// Points.
+	case v.passed && r.ExitCode == 0:
+		out.Cause, out.Message = CauseIntegrity, "the test reported a pass, but the course's harness (tests/testkit) "+
+			"did not confirm it with this run's completion record: output and exit status alone earn nothing"
+	case v.passed:
+		out.Cause, out.Message = CauseExited, fmt.Sprintf("the test passed, but the test binary then exited with status %d", r.ExitCode)
 	case v.skipped:
 		out.Cause, out.Message = CauseNotRun, skippedMessage(r, v)
 	case !v.ran:
 		out.Cause, out.Message = CauseNotRun, notRunMessage(r, v)
+	case !v.failed:
+		out.Cause, out.Message = CauseExited, exitedMessage(r, v)
 	default:
 		out.Cause, out.Message = CauseFailed, failedMessage(r, v)
 	}
@@ -223,6 +239,44 @@ func failedMessage(r Run, v view) string {
 	return "the test failed without a message; the test binary said:\n" + excerpt(tail(texts(v.lines), 10))
 }
 
+// exitedMessage says that the process ended in the middle of the test, and
+// shows where, when the runtime said: os.Exit(0) panics under
+// -test.paniconexit0 with the caller's frames.
+func exitedMessage(r Run, v view) string {
+	if i := v.find(markExit0); i >= 0 {
+		msg := []string{"the code called os.Exit(0) while " + r.Test + " was running: exiting is not passing"}
+		if frames := studentFrames(texts(v.lines[i:]), r.Student, 6); len(frames) > 0 {
+			msg = append(msg, "where (your code):")
+			msg = append(msg, frames...)
+		}
+		return excerpt(msg)
+	}
+	msg := fmt.Sprintf("the test binary exited with status %d while %s was running, before the test finished: "+
+		"os.Exit, log.Fatal or a crash of the whole process in the code under test", r.ExitCode, r.Test)
+	if last := tail(v.testLines(r.Test), 10); len(last) > 0 {
+		msg += "; its last output:\n" + excerpt(last)
+	}
+	return msg
+}
+
+// studentFrames returns, from a goroutine dump, the frames (function line
+// and file line) whose file is one of the student's in the package
+// directory dir (not the course's *_test.go wiring), at most max of them, in
+// the order they appear.
+func studentFrames(dump []string, dir string, max int) []string {
+	if dir == "" {
+		return nil
+	}
+	var out []string
+	for k := 1; k < len(dump) && len(out) < 2*max; k++ {
+		if strings.HasPrefix(dump[k], "\t") && strings.Contains(dump[k], "/"+dir+"/") && !strings.Contains(dump[k], "_test.go:") &&
+			!strings.HasPrefix(dump[k-1], "\t") {
+			out = append(out, dump[k-1], dump[k])
+		}
+	}
+	return out
+}
+
 func skippedMessage(r Run, v view) string {
 	if own := v.testLines(r.Test); len(own) > 0 {
 		return "the test skipped itself:\n" + excerpt(own)
@@ -282,10 +336,26 @@ func panicMessage(v view) string {
 // timeoutMessage says that the test hung, and shows where: the watchdog's own
 // report, or the goroutines of the test that the timeout's dump shows blocked.
 func timeoutMessage(r Run, v view) string {
-	if i := v.find(markWatchdog); i >= 0 {
-		return excerpt(v.from(i, r.Test))
-	}
 	i := v.find(markTimeout)
+	if w := v.find(markWatchdog); w >= 0 {
+		if i < w { // the watchdog said it all
+			return excerpt(v.from(w, r.Test))
+		}
+		// The watchdog's report, then Go's timeout: the check stayed
+		// blocked after the watchdog closed what it could.
+		msg := v.from(w, r.Test)[:0:0]
+		for _, l := range v.lines[w:i] {
+			if l.test == v.lines[w].test && !isFraming(l.text, r.Test) && !isSummary(l.text) {
+				msg = append(msg, l.text)
+			}
+		}
+		msg = append(msg, fmt.Sprintf("and it was still blocked at its %s time limit", r.Timeout))
+		if own := studentGoroutines(texts(v.lines[i:]), r.Student); len(own) > 0 {
+			msg = append(msg, "where your code is stuck (goroutines with frames in "+r.Student+"):")
+			msg = append(msg, own...)
+		}
+		return excerpt(msg)
+	}
 	if i < 0 { // killed without a word from the binary
 		msg := fmt.Sprintf("the test binary did not stop by itself after its %s time limit and was killed", r.Timeout)
 		if last := tail(texts(v.lines), 10); len(last) > 0 {
@@ -294,7 +364,40 @@ func timeoutMessage(r Run, v view) string {
 		return msg
 	}
 	msg := []string{fmt.Sprintf("the test did not finish within its %s time limit", r.Timeout)}
-	return excerpt(append(msg, blockedGoroutines(texts(v.lines[i:]), r.Test)...))
+	dump := texts(v.lines[i:])
+	if own := studentGoroutines(dump, r.Student); len(own) > 0 {
+		msg = append(msg, "where your code is stuck (goroutines with frames in "+r.Student+"):")
+		return excerpt(append(msg, own...))
+	}
+	if r.Student != "" {
+		msg = append(msg, "no goroutine was stuck in "+r.Student+": the test was waiting for something your code never did "+
+			"(answer, close a connection, return); the test's own goroutines:")
+	}
+	return excerpt(append(msg, blockedGoroutines(dump, r.Test)...))
+}
+
+// studentGoroutines picks from a goroutine dump the goroutines with frames
+// in the student's package directory, at most three, each as its header and
+// those frames only: the suite's and the runtime's frames say nothing to a
+// student.
+func studentGoroutines(dump []string, dir string) []string {
+	var out []string
+	shown := 0
+	for i := 0; i < len(dump) && shown < 3; i++ {
+		if !goroutineHeader.MatchString(dump[i]) || strings.HasSuffix(dump[i], "[running]:") {
+			continue
+		}
+		end := i + 1
+		for end < len(dump) && strings.TrimSpace(dump[end]) != "" {
+			end++
+		}
+		if frames := studentFrames(dump[i:end], dir, 4); len(frames) > 0 {
+			out = append(append(out, dump[i]), frames...)
+			shown++
+		}
+		i = end
+	}
+	return out
 }
 
 var goroutineHeader = regexp.MustCompile(`^goroutine \d+ \[[^\]]*\]:$`)

@@ -132,8 +132,45 @@ func TestClassify(t *testing.T) {
 	}{
 		{
 			name:    "pass",
-			run:     Run{Test: T, Events: stream(startPkg, runT, headerT, out(T, "--- PASS: "+T+" (1.50s)"), pass(T, 1.5), pkgPass)},
+			run:     Run{Test: T, Recorded: true, Events: stream(startPkg, runT, headerT, out(T, "--- PASS: "+T+" (1.50s)"), pass(T, 1.5), pkgPass)},
 			elapsed: 1500 * time.Millisecond,
+		},
+		{
+			name:     "a pass without the harness's record is not a pass",
+			run:      Run{Test: T, Events: stream(startPkg, runT, headerT, out(T, "--- PASS: "+T+" (1.50s)"), pass(T, 1.5), pkgPass)},
+			cause:    CauseIntegrity,
+			contains: []string{"did not confirm it with this run's completion record"},
+		},
+		{
+			name:     "a pass and then a failing exit status",
+			run:      Run{Test: T, Recorded: true, ExitCode: 1, Events: stream(startPkg, runT, headerT, pass(T, 0.1), pkgPass)},
+			cause:    CauseExited,
+			contains: []string{"then exited with status 1"},
+		},
+		{
+			name:      "the process exits during the test",
+			run:       Run{Test: T, ExitCode: 3, Events: stream(startPkg, runT, headerT, out(T, "    server_test.go:9: dialing"))},
+			cause:     CauseExited,
+			firstLine: "the test binary exited with status 3 while " + T + " was running, before the test finished: os.Exit, log.Fatal or a crash of the whole process in the code under test; its last output:",
+			contains:  []string{"server_test.go:9: dialing"},
+		},
+		{
+			name: "os.Exit(0) during the test, under -test.paniconexit0",
+			run: Run{Test: T, ExitCode: 2, Student: "chapters/01", Events: stream(startPkg, runT, headerT, out(T,
+				"panic: unexpected call to os.Exit(0) during test [recovered, repanicked]",
+				"",
+				"goroutine 7 [running]:",
+				"os.Exit(0x0)",
+				"\t/usr/local/go/src/os/proc.go:67 +0x4f",
+				"serverlab/chapters/01.ReadFrame({0x0, 0x0})",
+				"\t/course/chapters/01/codec.go:17 +0x1d",
+				"serverlab/tests/discoverytest.ReadFrame(0xc0000f2248, {0x0})",
+				"\t/course/tests/discoverytest/codec.go:40 +0x2d",
+			), fail(T))},
+			cause:     CauseExited,
+			firstLine: "the code called os.Exit(0) while " + T + " was running: exiting is not passing",
+			contains:  []string{"serverlab/chapters/01.ReadFrame", "/course/chapters/01/codec.go:17"},
+			excludes:  []string{"discoverytest"},
 		},
 		{
 			name: "failed stub",
@@ -206,6 +243,14 @@ func TestClassify(t *testing.T) {
 			firstLine: "the test did not finish within its 3s time limit",
 			contains:  []string{"goroutine 21 [sync.Mutex.Lock]:", "sync.(*Mutex).Lock(...)", "(*Server).Close", "server.go:88"},
 			excludes:  []string{"startAlarm", "goroutine 1 ", "goroutine 22", "testing.tRunner"},
+		},
+		{
+			name:      "timeout shows the student's goroutines, and only their frames",
+			run:       Run{Test: T, Timeout: 3 * time.Second, Student: "chapters/01", Events: stream(runT, headerT, timeoutDump, fail(T))},
+			cause:     CauseTimeout,
+			firstLine: "the test did not finish within its 3s time limit",
+			contains:  []string{"where your code is stuck", "goroutine 21 [sync.Mutex.Lock]:", "(*Server).Close", "server.go:88"},
+			excludes:  []string{"startAlarm", "goroutine 1 ", "goroutine 22", "testing.tRunner", "sync.(*Mutex).Lock"},
 		},
 		{
 			name:      "killed by the grader",
@@ -306,7 +351,7 @@ func TestClassify(t *testing.T) {
 		{
 			name: "other tests' output is ignored",
 			run: Run{Test: T, Events: stream(runEv("TestOther"), out("TestOther", "panic: not ours"),
-				runT, headerT, out(T, "--- PASS: "+T+" (0.00s)"), pass(T, 0), pkgPass)},
+				runT, headerT, out(T, "--- PASS: "+T+" (0.00s)"), pass(T, 0), pkgPass), Recorded: true},
 		},
 		{
 			name: "a subtest named like the test is not the test",

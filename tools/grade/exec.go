@@ -3,47 +3,75 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
 )
 
-// runner runs one exercise's test alone under test2json.
+// runner runs one exercise's test alone and turns its output into
+// test2json events.
 type runner struct {
-	test2json []string // the command: the tool's path, or go tool test2json
+	test2json string // the tool's path, or "" for go tool test2json
 	env       []string
+	user      *credential // run test binaries as this user; nil: as the grader
+	tmp       string      // the grader's scratch directory (records on the env fallback)
 }
 
 // newRunner finds test2json once: `go tool -n` prints the path of the built
 // tool, and running it directly saves starting the go command for every
 // exercise.
-func newRunner(ctx context.Context, root string) *runner {
-	rn := &runner{test2json: []string{"go", "tool", "test2json"}, env: raceEnv(os.Environ())}
+func newRunner(ctx context.Context, root, tmp string, user *credential) *runner {
+	rn := &runner{env: raceEnv(os.Environ()), user: user, tmp: tmp}
+	if user != nil {
+		// The user's own temporary directory (and home): the tests' files
+		// go there, the grader's stay out of reach.
+		home := filepath.Join(tmp, "home")
+		if err := os.Mkdir(home, 0o700); err == nil && user.own(home) == nil {
+			rn.env = append(rn.env, "TMPDIR="+home, "HOME="+home)
+		}
+	}
 	cmd := exec.CommandContext(ctx, "go", "tool", "-n", "test2json")
 	cmd.Dir = root
-	if out, err := cmd.Output(); err == nil {
+	if out, err := outputTracked(cmd, false); err == nil {
 		if path := strings.TrimSpace(string(out)); path != "" {
 			if _, err := os.Stat(path); err == nil {
-				rn.test2json = []string{path}
+				rn.test2json = path
 			}
 		}
 	}
 	return rn
 }
 
+func (rn *runner) test2jsonCmd(pkg string) *exec.Cmd {
+	if rn.test2json != "" {
+		return exec.Command(rn.test2json, "-t", "-p", pkg)
+	}
+	return exec.Command("go", "tool", "test2json", "-t", "-p", pkg)
+}
+
 // raceEnv turns off the race runtime's one-second sleep at exit, which would
 // otherwise add a second to every passing exercise. A GORACE the caller set
-// still applies: later options win.
+// still applies: later options win. Whatever the grader's caller set for the
+// harness (SERVERLAB_GRADE…) is dropped: the grader sets it per run.
 func raceEnv(env []string) []string {
 	out := make([]string, 0, len(env)+1)
 	gorace := "atexit_sleep_ms=0"
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "GORACE="); ok {
 			gorace += " " + v
+			continue
+		}
+		if strings.HasPrefix(kv, "SERVERLAB_GRADE") {
 			continue
 		}
 		out = append(out, kv)
@@ -64,33 +92,68 @@ type exercise struct {
 	pkg     string // import path, for test2json's events
 	test    string
 	timeout time.Duration
+	student string // the graded package's directory, slash-separated: whose frames messages show
 }
 
 // run runs the exercise's test alone and returns what the classifier needs,
 // and how long it took. An error means the grader could not run it at all
 // (or was interrupted), not that the test failed.
+//
+// The test binary runs directly, in its own process group, with its output
+// piped into test2json; it gets a fresh secret on fd 3 and writes its
+// completion records to fd 4 (see tests/testkit/record.go). Only a record
+// carrying a MAC made with this run's secret counts as the harness's word
+// that the test passed.
 func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, error) {
-	runCtx, cancel := context.WithTimeout(ctx, ex.timeout+killGrace(ex.timeout))
-	defer cancel()
-
-	args := append(rn.test2json[1:len(rn.test2json):len(rn.test2json)],
-		"-t", "-p", ex.pkg, ex.binary,
+	secret, err := newSecret()
+	if err != nil {
+		return Run{}, 0, err
+	}
+	cmd := exec.Command(ex.binary,
 		"-test.v=test2json",
 		"-test.run", "^"+ex.test+"$",
 		"-test.count=1",
-		"-test.timeout="+ex.timeout.String())
-	cmd := exec.CommandContext(runCtx, rn.test2json[0], args...)
+		"-test.timeout="+ex.timeout.String(),
+		"-test.paniconexit0",
+		"-test.fullpath")
 	cmd.Dir = ex.pkgDir
-	cmd.Env = rn.env
-	inOwnProcessGroup(cmd)
-	// Output that something the test started keeps writing after the
-	// process group is gone must not hold the grader up.
-	cmd.WaitDelay = 2 * time.Second
+	ch, err := rn.handOver(cmd, secret)
+	if err != nil {
+		return Run{}, 0, err
+	}
+	defer ch.close()
+	if err := rn.asStudent(cmd); err != nil {
+		return Run{}, 0, err
+	}
 
-	pr, pw := io.Pipe()
-	cmd.Stdout = pw
-	var stderr limitedBuffer
-	cmd.Stderr = &stderr
+	// The binary's stdout and stderr are one pipe, as under go test, read by
+	// test2json.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return Run{}, 0, err
+	}
+	cmd.Stdout, cmd.Stderr = outW, outW
+	conv := rn.test2jsonCmd(ex.pkg)
+	conv.Stdin = outR
+	// Not conv.StdoutPipe: Wait closes that one, and the reader below must
+	// see everything test2json wrote.
+	convOut, convW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return Run{}, 0, err
+	}
+	defer convOut.Close()
+	conv.Stdout = convW
+	var convErr limitedBuffer
+	conv.Stderr = &convErr
+	err = startTracked(conv)
+	convW.Close()
+	outR.Close()
+	if err != nil {
+		outW.Close()
+		return Run{}, 0, err
+	}
 
 	var (
 		events  []Event
@@ -98,37 +161,178 @@ func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, err
 		reading sync.WaitGroup
 	)
 	reading.Go(func() {
-		events, readErr = readEvents(pr)
-		_, _ = io.Copy(io.Discard, pr) // never block the writer, even after a read error
+		events, readErr = readEvents(convOut)
+		_, _ = io.Copy(io.Discard, convOut) // never block the writer, even after a read error
 	})
 
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		pw.Close()
+	if err := startTracked(cmd); err != nil {
+		outW.Close()
+		_ = waitTracked(conv)
 		reading.Wait()
 		return Run{}, 0, err
 	}
-	waitErr := cmd.Wait()
+	outW.Close()
+	ch.started()
+	exitCode, killed, waitErr := waitLimited(ctx, cmd, ex.timeout+killGrace(ex.timeout))
 	wall := time.Since(start)
 	_ = killGroup(cmd) // sweep up anything the test left running
-	pw.Close()
+	sweepOrphans()
+	// Output that something escaped keeps writing must not hold the grader
+	// up: test2json gets two seconds to see the end of its input.
+	convDone := make(chan struct{})
+	go func() { _ = waitTracked(conv); close(convDone) }()
+	select {
+	case <-convDone:
+	case <-time.After(2 * time.Second):
+		_ = conv.Process.Kill()
+		<-convDone
+	}
 	reading.Wait()
 
 	if ctx.Err() != nil {
 		return Run{}, wall, ctx.Err()
 	}
-	killed := errors.Is(runCtx.Err(), context.DeadlineExceeded)
+	if waitErr != nil {
+		return Run{}, wall, waitErr
+	}
 	if readErr != nil && !killed {
 		return Run{}, wall, readErr
 	}
-	if s := stderr.String(); s != "" {
+	if s := convErr.String(); s != "" {
 		events = append(events, Event{Action: "output", Output: s})
 	}
-	var exitErr *exec.ExitError
-	if waitErr != nil && !killed && !errors.As(waitErr, &exitErr) && !errors.Is(waitErr, exec.ErrWaitDelay) {
-		return Run{}, wall, waitErr
+	return Run{
+		Test: ex.test, Events: events, Timeout: ex.timeout, Killed: killed,
+		ExitCode: exitCode, Recorded: ch.recorded(ex.test), Channel: ch.kind, Student: ex.student,
+	}, wall, nil
+}
+
+// waitLimited waits for cmd, killing its process group when limit passes or
+// ctx is done. It returns the exit code (-1 if a signal ended it) and
+// whether the grader killed it for its time.
+func waitLimited(ctx context.Context, cmd *exec.Cmd, limit time.Duration) (code int, killed bool, err error) {
+	done := make(chan error, 1)
+	go func() { done <- waitTracked(cmd) }()
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	select {
+	case err = <-done:
+	case <-timer.C:
+		killed = true
+		_ = killGroup(cmd)
+		err = <-done
+	case <-ctx.Done():
+		_ = killGroup(cmd)
+		err = <-done
 	}
-	return Run{Test: ex.test, Events: events, Timeout: ex.timeout, Killed: killed}, wall, nil
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, killed, nil
+	case errors.As(err, &exitErr):
+		return exitErr.ExitCode(), killed, nil
+	}
+	return -1, killed, err
+}
+
+func newSecret() ([]byte, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return nil, err
+	}
+	return []byte(hex.EncodeToString(b)), nil
+}
+
+// recordMAC must agree with tests/testkit/record.go.
+func recordMAC(secret []byte, test string) string {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("pass\x00" + test))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// Channel kinds: how the secret reached the harness.
+const (
+	channelFD  = "fd"  // inherited descriptors: out of band
+	channelEnv = "env" // the environment (no descriptors to inherit): not tamper-proof
+)
+
+// channel is one run's secret and the file its records land in.
+type channel struct {
+	kind    string
+	secret  []byte
+	path    string   // the record file
+	closers []func() // what to close once the run is over
+	opened  []*os.File
+}
+
+// handOver gives cmd the secret and somewhere to write records: inherited
+// descriptors where the platform has them, else the environment.
+func (rn *runner) handOver(cmd *exec.Cmd, secret []byte) (*channel, error) {
+	f, err := os.CreateTemp(rn.tmp, "record-")
+	if err != nil {
+		return nil, err
+	}
+	ch := &channel{secret: secret, path: f.Name()}
+	ch.closers = append(ch.closers, func() { os.Remove(ch.path) })
+	if rn.user != nil {
+		_ = rn.user.own(ch.path)
+	}
+	cmd.Env = append(rn.env[:len(rn.env):len(rn.env)], "")
+	if runtime.GOOS == "windows" {
+		f.Close()
+		ch.kind = channelEnv
+		cmd.Env[len(cmd.Env)-1] = "SERVERLAB_GRADE=env"
+		cmd.Env = append(cmd.Env, "SERVERLAB_GRADE_SECRET="+string(secret), "SERVERLAB_GRADE_RECORD="+ch.path)
+		return ch, nil
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		f.Close()
+		ch.close()
+		return nil, err
+	}
+	// The secret fits in the pipe's buffer: written before the binary starts,
+	// it is all there when the harness reads it at initialisation.
+	_, _ = w.Write(secret)
+	w.Close()
+	ch.kind = channelFD
+	cmd.Env[len(cmd.Env)-1] = "SERVERLAB_GRADE=fd"
+	cmd.ExtraFiles = []*os.File{r, f} // fd 3, fd 4
+	ch.opened = []*os.File{r, f}
+	return ch, nil
+}
+
+// started closes the grader's copies of the descriptors the binary inherited.
+func (ch *channel) started() {
+	for _, f := range ch.opened {
+		f.Close()
+	}
+	ch.opened = nil
+}
+
+func (ch *channel) close() {
+	ch.started()
+	for _, c := range ch.closers {
+		c()
+	}
+}
+
+// recorded reports whether the record file holds a valid pass of test.
+func (ch *channel) recorded(test string) bool {
+	f, err := os.Open(ch.path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 64<<10)) // the harness writes a line per test; junk is not read whole
+	want := "pass " + test + " " + recordMAC(ch.secret, test)
+	for _, l := range strings.Split(string(b), "\n") {
+		if hmac.Equal([]byte(strings.TrimSpace(l)), []byte(want)) {
+			return true
+		}
+	}
+	return false
 }
 
 // limitedBuffer keeps the first 64 KiB written to it: test2json's own

@@ -5,14 +5,16 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 )
 
 // Gradescope's results.json, as its autograder specification describes it
 // (https://gradescope-autograders.readthedocs.io/en/latest/specs/): a
-// run_autograder script writes it to /autograder/results/results.json.
+// run_autograder script writes it to /autograder/results/results.json. The
+// spec has no top-level max_score: Gradescope takes the maximum from the
+// assignment, and the tests' max_score add up to it.
 type gradescopeResults struct {
 	Score         float64          `json:"score"`
-	MaxScore      float64          `json:"max_score"`
 	ExecutionTime int              `json:"execution_time"` // seconds
 	Output        string           `json:"output"`
 	Visibility    string           `json:"visibility"`
@@ -34,9 +36,8 @@ type gradescopeTest struct {
 func writeGradescope(w io.Writer, rep *Report) error {
 	res := gradescopeResults{
 		Score:         float64(rep.Points),
-		MaxScore:      float64(rep.Max),
 		ExecutionTime: int(math.Ceil(float64(rep.Duration) / 1e9)),
-		Output:        summary(rep),
+		Output:        strings.Join(append([]string{summary(rep)}, rep.Notes...), "\n"),
 		Visibility:    "visible",
 		Tests:         []gradescopeTest{},
 	}

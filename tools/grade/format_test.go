@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -93,9 +94,15 @@ func TestFormatJSONRoundTrips(t *testing.T) {
 }
 
 func TestFormatGradescope(t *testing.T) {
+	var top map[string]any
+	if err := json.Unmarshal(render(t, "gradescope", sampleReport()), &top); err != nil {
+		t.Fatalf("gradescope output does not parse: %v", err)
+	}
+	if _, ok := top["max_score"]; ok {
+		t.Errorf("results.json has a top-level max_score, which Gradescope's spec does not define")
+	}
 	var got struct {
 		Score         *float64 `json:"score"`
-		MaxScore      float64  `json:"max_score"`
 		ExecutionTime int      `json:"execution_time"`
 		Tests         []struct {
 			Name       string   `json:"name"`
@@ -109,8 +116,8 @@ func TestFormatGradescope(t *testing.T) {
 	if err := json.Unmarshal(render(t, "gradescope", sampleReport()), &got); err != nil {
 		t.Fatalf("gradescope output does not parse: %v", err)
 	}
-	if got.Score == nil || *got.Score != 15 || got.MaxScore != 75 || got.ExecutionTime != 42 {
-		t.Errorf("top level = score %v, max %v, time %d; want 15, 75, 42", got.Score, got.MaxScore, got.ExecutionTime)
+	if got.Score == nil || *got.Score != 15 || got.ExecutionTime != 42 {
+		t.Errorf("top level = score %v, time %d; want 15, 42", got.Score, got.ExecutionTime)
 	}
 	if len(got.Tests) != 4 {
 		t.Fatalf("%d tests, want 4 (one per exercise)", len(got.Tests))
@@ -180,11 +187,16 @@ func TestFormatJUnit(t *testing.T) {
 		XMLName  xml.Name `xml:"testsuites"`
 		Tests    int      `xml:"tests,attr"`
 		Failures int      `xml:"failures,attr"`
+		Errors   int      `xml:"errors,attr"`
 		Suites   []struct {
-			Name     string `xml:"name,attr"`
-			Tests    int    `xml:"tests,attr"`
-			Failures int    `xml:"failures,attr"`
-			Props    []struct {
+			Name      string `xml:"name,attr"`
+			Tests     int    `xml:"tests,attr"`
+			Failures  int    `xml:"failures,attr"`
+			Errors    int    `xml:"errors,attr"`
+			Skipped   int    `xml:"skipped,attr"`
+			Timestamp string `xml:"timestamp,attr"`
+			Hostname  string `xml:"hostname,attr"`
+			Props     []struct {
 				Name  string `xml:"name,attr"`
 				Value string `xml:"value,attr"`
 			} `xml:"properties>property"`
@@ -197,35 +209,129 @@ func TestFormatJUnit(t *testing.T) {
 					Message string `xml:"message,attr"`
 					Text    string `xml:",chardata"`
 				} `xml:"failure"`
+				Error *struct {
+					Type string `xml:"type,attr"`
+				} `xml:"error"`
+				Skipped *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"skipped"`
 			} `xml:"testcase"`
 		} `xml:"testsuite"`
 	}
-	out := render(t, "junit", sampleReport())
+	rep := sampleReport()
+	rep.Started = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	rep.Chapters[0].Exercises = append(rep.Chapters[0].Exercises, ExerciseResult{ID: "1.4", Title: "Serve", Test: "TestEx1_4_Serve",
+		Max: 10, Cause: CauseNotRun, Message: "the grading budget ran out"})
+	rep.total()
+	out := render(t, "junit", rep)
 	if !bytes.HasPrefix(out, []byte("<?xml")) {
 		t.Errorf("junit output does not start with an XML declaration: %.40q", out)
 	}
+	checkJUnitSchema(t, out)
 	if err := xml.Unmarshal(out, &got); err != nil {
 		t.Fatalf("junit output does not parse: %v\n%s", err, out)
 	}
-	if got.Tests != 4 || got.Failures != 3 || len(got.Suites) != 2 {
-		t.Fatalf("testsuites: %d tests, %d failures, %d suites; want 4, 3, 2", got.Tests, got.Failures, len(got.Suites))
+	if got.Tests != 5 || got.Failures != 2 || got.Errors != 1 || len(got.Suites) != 2 {
+		t.Fatalf("testsuites: %d tests, %d failures, %d errors, %d suites; want 5, 2, 1, 2", got.Tests, got.Failures, got.Errors, len(got.Suites))
 	}
 	one := got.Suites[0]
-	if one.Name != "01 Iterative discovery server" || one.Tests != 3 || one.Failures != 2 || len(one.Cases) != 3 {
-		t.Errorf("suite 01 = %q, %d tests, %d failures, %d cases; want 3, 2, 3", one.Name, one.Tests, one.Failures, len(one.Cases))
+	if one.Name != "01 Iterative discovery server" || one.Tests != 4 || one.Failures != 2 || one.Skipped != 1 || len(one.Cases) != 4 {
+		t.Errorf("suite 01 = %q, %d tests, %d failures, %d skipped, %d cases; want 4, 2, 1, 4", one.Name, one.Tests, one.Failures, one.Skipped, len(one.Cases))
 	}
-	if len(one.Props) != 2 || one.Props[0].Value != "15" || one.Props[1].Value != "50" {
-		t.Errorf("suite 01 properties = %+v, want points 15 and max_points 50", one.Props)
+	if one.Timestamp != "2026-03-04T05:06:07" || one.Hostname == "" {
+		t.Errorf("suite 01 timestamp %q, hostname %q; want 2026-03-04T05:06:07 and this host", one.Timestamp, one.Hostname)
 	}
-	if c := one.Cases[0]; c.Failure != nil || c.Classname != "serverlab/chapters/01" || c.Time != "0.020" {
+	if len(one.Props) < 3 || one.Props[0].Value != "15" || one.Props[1].Value != "60" || one.Props[2].Name != "1.1 points" || one.Props[2].Value != "15/15" {
+		t.Errorf("suite 01 properties = %+v, want points 15, max_points 60, then per exercise", one.Props)
+	}
+	if c := one.Cases[0]; c.Failure != nil || c.Error != nil || c.Skipped != nil || c.Classname != "serverlab/chapters/01" || c.Time != "0.020" {
 		t.Errorf("passed case = %+v", c)
 	}
 	f := one.Cases[1].Failure
 	if f == nil || f.Type != "failed" || f.Message != "frame_test.go:40: WriteFrame: ex 1.2: not implemented" || !strings.Contains(f.Text, `sent "hi"`) {
 		t.Errorf("failed case's failure = %+v; want type failed, the first line as message, all of it as text", f)
 	}
-	if f := got.Suites[1].Cases[0].Failure; f == nil || f.Type != "build error" {
-		t.Errorf("unbuilt case's failure = %+v, want type \"build error\"", f)
+	if s := one.Cases[3].Skipped; s == nil || s.Message != "the grading budget ran out" {
+		t.Errorf("not-run case's skipped = %+v, want the reason", s)
+	}
+	if c := got.Suites[1].Cases[0]; c.Error == nil || c.Error.Type != "build error" || c.Failure != nil {
+		t.Errorf("unbuilt case = %+v, want an <error> of type \"build error\"", c)
+	}
+}
+
+// junit10 is the structure of the common junit-10 schema (Jenkins'
+// junit-10.xsd): for each element, the attributes and child elements it may
+// have, children in this order.
+var junit10 = map[string]struct{ attrs, children []string }{
+	"testsuites": {[]string{"name", "time", "tests", "failures", "disabled", "errors"}, []string{"testsuite"}},
+	"testsuite": {[]string{"name", "tests", "failures", "errors", "time", "disabled", "skipped", "timestamp", "hostname", "id", "package", "file", "log", "url", "version", "group"},
+		[]string{"properties", "testcase", "system-out", "system-err"}},
+	"properties": {nil, []string{"property"}},
+	"property":   {[]string{"name", "value"}, nil},
+	"testcase":   {[]string{"name", "assertions", "time", "classname", "status", "group"}, []string{"skipped", "error", "failure", "system-out", "system-err"}},
+	"skipped":    {[]string{"message"}, nil},
+	"error":      {[]string{"message", "type"}, nil},
+	"failure":    {[]string{"message", "type"}, nil},
+	"system-out": {nil, nil},
+	"system-err": {nil, nil},
+}
+
+// checkJUnitSchema walks the document and reports every element, attribute
+// or child order junit-10 does not allow.
+func checkJUnitSchema(t *testing.T, doc []byte) {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(doc))
+	type frame struct {
+		name string
+		last int // index in children of the last child seen
+	}
+	var stack []frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		switch el := tok.(type) {
+		case xml.StartElement:
+			name := el.Name.Local
+			spec, ok := junit10[name]
+			if !ok {
+				t.Errorf("element <%s> is not in junit-10", name)
+				continue
+			}
+			if len(stack) == 0 && name != "testsuites" {
+				t.Errorf("root element <%s>, want <testsuites>", name)
+			}
+			if len(stack) > 0 {
+				parent := &stack[len(stack)-1]
+				i := slices.Index(junit10[parent.name].children, name)
+				switch {
+				case i < 0:
+					t.Errorf("<%s> may not contain <%s>", parent.name, name)
+				case i < parent.last:
+					t.Errorf("<%s> has <%s> after a later element of its sequence", parent.name, name)
+				default:
+					parent.last = i
+				}
+			}
+			for _, a := range el.Attr {
+				if !slices.Contains(spec.attrs, a.Name.Local) {
+					t.Errorf("<%s> has attribute %s, which junit-10 does not define", name, a.Name.Local)
+				}
+			}
+			if name == "testsuite" || name == "testcase" || name == "property" {
+				for _, req := range map[string][]string{"testsuite": {"name", "tests"}, "testcase": {"name"}, "property": {"name", "value"}}[name] {
+					if !slices.ContainsFunc(el.Attr, func(a xml.Attr) bool { return a.Name.Local == req }) {
+						t.Errorf("<%s> lacks the required attribute %s", name, req)
+					}
+				}
+			}
+			stack = append(stack, frame{name: name})
+		case xml.EndElement:
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		}
 	}
 }
 

@@ -23,6 +23,9 @@ func writeText(w io.Writer, rep *Report) error {
 		writeTextChapter(&b, ch)
 	}
 	fmt.Fprintf(&b, "\nTotal: %d/%d points (%s, %s)\n", rep.Points, rep.Max, rep.Target, rep.Duration)
+	for _, n := range rep.Notes {
+		b.WriteString("  " + n + "\n")
+	}
 	writeTextFooter(&b, rep)
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -33,6 +36,12 @@ func writeTextChapter(b *strings.Builder, ch ChapterResult) {
 	if ch.BuildError != "" {
 		b.WriteString("  does not build, so no exercise can pass:\n")
 		writeIndented(b, ch.BuildError, "    ", maxBuildLines+1)
+	}
+	if len(ch.Integrity) > 1 {
+		b.WriteString("  screening found:\n")
+		for _, h := range ch.Integrity {
+			b.WriteString("    " + h + "\n")
+		}
 	}
 	var idW, titleW, pointsW, statusW int
 	for _, ex := range ch.Exercises {

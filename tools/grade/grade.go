@@ -7,6 +7,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,14 +24,21 @@ type Options struct {
 	Timeout  time.Duration    // per exercise, unless the rubric says otherwise
 	Jobs     int              // exercises run at once
 	Progress io.Writer        // one line per graded chapter; nil for none
+	Budget   time.Duration    // the whole run's time; 0 for no limit
+	Course   string           // where the course's own files come from: "" (course.sum), "checkout" or a directory
+	Allow    []string         // screening rules switched off for every chapter (-allow)
+	User     *credential      // run test binaries as this user; nil: as the grader
+	Overlay  string           // a go build -overlay JSON file merged into every build; "" for none
 }
 
 // job is one exercise to run and the result it fills in.
 type job struct {
 	exercise
-	root   string // the module root, absolute
-	result *ExerciseResult
-	done   *sync.WaitGroup // the chapter's outstanding exercises
+	root     string // the module root, absolute
+	result   *ExerciseResult
+	done     *sync.WaitGroup // the chapter's outstanding exercises
+	deadline time.Time       // the budget's end; zero for none
+	budget   time.Duration
 }
 
 // Grade grades the chosen chapters. Chapters compile one after the other (the
@@ -43,8 +52,7 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	module, err := modulePath(root)
-	if err != nil {
+	if _, err := modulePath(root, ""); err != nil {
 		return nil, err
 	}
 	tmp, err := os.MkdirTemp("", "serverlab-grade-")
@@ -52,10 +60,45 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
+	pr := newPristine(opt.Course, root, tmp)
+	// The module path is the course's go.mod's, not the checkout's: screening
+	// must know which imports are the course's.
+	module, err := modulePath(root, pr.modfile())
+	if err != nil {
+		return nil, err
+	}
+
+	_ = becomeSubreaper() // best effort: the sweeps still kill each run's process group
+	defer sweepOrphans()
+	var deadline time.Time
+	if opt.Budget > 0 {
+		deadline = start.Add(opt.Budget)
+	}
 
 	target := path.Clean(filepath.ToSlash(opt.Target))
 	rep := newReport(target, module, opt.Chapters)
-	rn := newRunner(ctx, root)
+	rep.Started = start
+	rn := newRunner(ctx, root, tmp, opt.User)
+	if rn.user != nil {
+		// The binaries, written here, must be the user's to run.
+		_ = os.Chmod(tmp, 0o755)
+	}
+	if problem := checkCgo(ctx, root); problem != "" {
+		rep.Notes = append(rep.Notes, problem)
+		for i := range rep.Chapters {
+			for j := range rep.Chapters[i].Exercises {
+				ex := &rep.Chapters[i].Exercises[j]
+				ex.Cause, ex.Message = CauseNotRun, problem
+			}
+		}
+		rep.Duration = Seconds(time.Since(start))
+		return rep, nil
+	}
+	extra, err := readOverlayFile(opt.Overlay)
+	if err != nil {
+		return nil, err
+	}
+	b := builder{root: root, tmp: tmp, module: module, pristine: pr, allow: opt.Allow, deadline: deadline, budget: opt.Budget, extra: extra}
 	jobs := make(chan job)
 	var workers, chapters sync.WaitGroup
 	for range max(opt.Jobs, 1) {
@@ -70,7 +113,7 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 	for i, spec := range opt.Chapters {
 		ch := &rep.Chapters[i]
 		chStart := time.Now()
-		pending, err := buildAndQueue(ctx, root, tmp, spec, ch, opt.Timeout, jobs)
+		pending, err := b.buildAndQueue(ctx, spec, ch, opt.Timeout, jobs)
 		if err != nil {
 			buildErr = err
 			break
@@ -89,6 +132,12 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	sweepOrphans() // nothing the students' code started outlives grading
+	rep.Notes = append(pr.describe(), rep.Notes...)
+	if runtime.GOOS == "windows" {
+		rep.Notes = append(rep.Notes, "on Windows a test binary cannot inherit the grader's secret out of band "+
+			"(it is in the environment), so passes here are not tamper-proof; grade on Linux for a grade that counts")
 	}
 	rep.total()
 	rep.Duration = Seconds(time.Since(start))
@@ -115,41 +164,101 @@ func newReport(target, module string, chapters []rubric.Chapter) *Report {
 	return rep
 }
 
-// buildAndQueue compiles one chapter and queues its exercises; if it does not
-// compile, every exercise gets the build error instead. The returned group is
-// done when all of the chapter's exercises are.
-func buildAndQueue(ctx context.Context, root, tmp string, spec rubric.Chapter, ch *ChapterResult, timeout time.Duration, jobs chan<- job) (*sync.WaitGroup, error) {
+// builder builds chapters: screening, the course's files, the compiler.
+type builder struct {
+	root, tmp, module string
+	pristine          *pristine
+	allow             []string
+	deadline          time.Time
+	budget            time.Duration
+	extra             map[string]string // Options.Overlay's replacements: the maintainers' ladder and mutants
+}
+
+// buildAndQueue screens and compiles one chapter and queues its exercises;
+// if it cannot be built, every exercise gets the reason instead. The
+// returned group is done when all of the chapter's exercises are.
+func (b builder) buildAndQueue(ctx context.Context, spec rubric.Chapter, ch *ChapterResult, timeout time.Duration, jobs chan<- job) (*sync.WaitGroup, error) {
 	pending := &sync.WaitGroup{}
-	binary := filepath.Join(tmp, ch.ID+".test")
-	failure, err := buildChapter(ctx, root, ch.Dir, binary)
+	if !b.deadline.IsZero() && time.Until(b.deadline) < time.Second {
+		notRunBudget(ch, b.budget, "before the chapter was built")
+		return pending, nil
+	}
+	ov, fatal := b.pristine.forChapter(ch.Dir)
+	for k, v := range b.extra {
+		ov.Replace[k] = v
+	}
+	if fatal != "" {
+		for i := range ch.Exercises {
+			ch.Exercises[i].Cause, ch.Exercises[i].Message = CauseIntegrity, fatal
+		}
+		return pending, nil
+	}
+	allowed := map[string]bool{}
+	for _, r := range slices.Concat(b.allow, spec.Screen.Allow) {
+		allowed[r] = true
+	}
+	hits, err := screenChapter(b.root, b.module, ch.Dir, spec, allowed, ov.Replace)
+	if err != nil {
+		return nil, err
+	}
+	screenCost(hits, ch)
+	for _, h := range hits {
+		ch.Integrity = append(ch.Integrity, h.String())
+	}
+	if slices.ContainsFunc(ch.Exercises, func(e ExerciseResult) bool { return e.Cause != CauseIntegrity }) == false {
+		return pending, nil // nothing left to earn: do not even compile it
+	}
+	flags, err := ov.flags(b.tmp, ch.ID)
+	if err != nil {
+		return nil, err
+	}
+	binary := filepath.Join(b.tmp, ch.ID+".test")
+	buildCtx, cancel := ctx, context.CancelFunc(func() {})
+	if !b.deadline.IsZero() {
+		buildCtx, cancel = context.WithDeadline(ctx, b.deadline)
+	}
+	failure, err := buildChapter(buildCtx, b.root, ch.Dir, binary, flags)
+	cancel()
+	if err != nil && ctx.Err() == nil && buildCtx.Err() != nil {
+		notRunBudget(ch, b.budget, "while the chapter was being built")
+		return pending, nil
+	}
 	if err != nil {
 		return nil, err
 	}
 	if failure != "" {
 		ch.BuildError = failure
 		for i := range ch.Exercises {
-			ch.Exercises[i].Cause, ch.Exercises[i].Message = CauseBuildError, failure
+			if ch.Exercises[i].Cause != CauseIntegrity {
+				ch.Exercises[i].Cause, ch.Exercises[i].Message = CauseBuildError, failure
+			}
 		}
 		return pending, nil
 	}
-	positions := findTests(root, ch.Dir)
+	positions := findTests(b.root, ch.Dir, ov)
 	for i := range ch.Exercises {
 		ex := &ch.Exercises[i]
 		if pos, ok := positions[ex.Test]; ok {
 			ex.File, ex.Line = pos.file, pos.line
 		}
+		if ex.Cause == CauseIntegrity {
+			continue
+		}
 		pending.Add(1)
 		j := job{
 			exercise: exercise{
 				binary:  binary,
-				pkgDir:  filepath.Join(root, filepath.FromSlash(ch.Dir)),
+				pkgDir:  filepath.Join(b.root, filepath.FromSlash(ch.Dir)),
 				pkg:     ch.Package,
 				test:    ex.Test,
 				timeout: spec.Exercises[i].TimeLimit(timeout),
+				student: ch.Dir,
 			},
-			root:   root,
-			result: ex,
-			done:   pending,
+			root:     b.root,
+			result:   ex,
+			done:     pending,
+			deadline: b.deadline,
+			budget:   b.budget,
 		}
 		select {
 		case jobs <- j:
@@ -161,10 +270,37 @@ func buildAndQueue(ctx context.Context, root, tmp string, spec rubric.Chapter, c
 	return pending, nil
 }
 
+// notRunBudget marks what is left of a chapter as not run for lack of time.
+func notRunBudget(ch *ChapterResult, budget time.Duration, when string) {
+	for i := range ch.Exercises {
+		ex := &ch.Exercises[i]
+		if ex.Cause == CauseNotRun && ex.Message == "" {
+			ex.Message = budgetMessage(budget, when)
+		}
+	}
+}
+
+func budgetMessage(budget time.Duration, when string) string {
+	return fmt.Sprintf("the grading budget (-budget %s) ran out %s; the exercises graded before it keep their points", budget, when)
+}
+
 // runJob runs one exercise and records its grade.
 func runJob(ctx context.Context, rn *runner, j job) {
 	defer j.done.Done()
 	res := j.result
+	shortened := false
+	if !j.deadline.IsZero() {
+		// What is left of the budget must cover the time limit and the
+		// grace the grader gives a binary to report it.
+		left := time.Until(j.deadline)
+		if fit := time.Duration(float64(left-5*time.Second) / 1.1); fit < j.timeout {
+			if fit < time.Second {
+				res.Cause, res.Message = CauseNotRun, budgetMessage(j.budget, "before this exercise could run")
+				return
+			}
+			j.timeout, shortened = fit, true
+		}
+	}
 	run, wall, err := rn.run(ctx, j.exercise)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -176,6 +312,9 @@ func runJob(ctx context.Context, rn *runner, j job) {
 	// Paths in stack traces, relative to the module root, read as the
 	// student's own: chapters/01/server.go:42.
 	res.Cause, res.Message = out.Cause, strings.ReplaceAll(out.Message, j.root+string(filepath.Separator), "")
+	if shortened && out.Cause == CauseTimeout {
+		res.Message += fmt.Sprintf("\n(its time limit was cut to %s to fit the grading budget, -budget %s)", j.timeout.Round(time.Second), j.budget)
+	}
 	res.Duration = Seconds(wall)
 	if out.Elapsed > 0 {
 		res.Duration = Seconds(out.Elapsed)

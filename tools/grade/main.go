@@ -1,11 +1,15 @@
 // Command grade is the course's grader, behind `make grade`.
 //
-// It compiles each chapter's tests once, with the race detector, runs every
-// graded exercise alone with a time limit, and awards an exercise's points
-// only for an explicit pass with no leak, race, crash or timeout. Every lost
-// point has a stated cause: build error, timeout, panic, race, leak, failed,
-// not run. The rubric (which exercises, worth what, checked by which test) is
-// embedded from tools/grade/rubric.
+// It screens the student's files of each chapter, compiles the chapter's
+// tests once, with the race detector and the course's own copies of the test
+// wiring, suites, given code and go.mod (course.sum), runs every graded
+// exercise alone with a time limit, in its own process group, and awards an
+// exercise's points only for an explicit pass that the course's harness
+// confirms with a completion record, with no leak, race, crash or timeout.
+// Every lost point has a stated cause: build error, integrity, timeout,
+// exited, panic, race, leak, failed, not run. The rubric (which exercises,
+// worth what, checked by which test, screened how) is embedded from
+// tools/grade/rubric. docs/grading.md says what the grader trusts, and why.
 //
 // Usage:
 //
@@ -16,8 +20,13 @@
 //	-ch 01,03       chapters to grade (default: every chapter in the rubric)
 //	-format f       text (default), gradescope, classroom, junit or json
 //	-o file         write the report to file instead of stdout
-//	-timeout d      time limit per exercise, unless the rubric sets one (default 60s)
+//	-timeout d      time limit per exercise, unless the rubric sets one (default 40s)
+//	-budget d       time limit for the whole run (default 9m); what is left is "not run"
 //	-j n            exercises run at once (default 2)
+//	-course src     where the course's own files come from: "" (course.sum and git),
+//	                "checkout" (trust the checkout: maintainers), or a clean course directory
+//	-allow rules    screening rules to switch off, comma-separated (e.g. unsafe)
+//	-user name      run the test binaries as this unprivileged user (Unix, grader as root)
 //	-rubric file    grade with this rubric instead of the embedded one
 //	-require mode   all: exit 1 unless every exercise passed;
 //	                none: exit 1 unless every exercise failed cleanly (cause "failed")
@@ -35,6 +44,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -62,6 +73,8 @@ type config struct {
 	timeout                                              time.Duration
 	jobs                                                 int
 	quiet                                                bool
+	budget                                               time.Duration
+	course, allow, user                                  string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -73,11 +86,15 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.chapters, "ch", "", "comma-separated chapter ids to grade, e.g. 01,03 (default: all in the rubric)")
 	fs.StringVar(&c.format, "format", "text", "report format: "+formatNames())
 	fs.StringVar(&c.out, "o", "", "write the report to this file (default: stdout)")
-	fs.DurationVar(&c.timeout, "timeout", 60*time.Second, "time limit per exercise, unless the rubric sets one")
+	fs.DurationVar(&c.timeout, "timeout", 40*time.Second, "time limit per exercise, unless the rubric sets one")
 	fs.IntVar(&c.jobs, "j", 2, "exercises run at once")
 	fs.StringVar(&c.rubric, "rubric", "", "rubric file to use instead of the embedded one")
 	fs.StringVar(&c.require, "require", "", `exit 1 unless "all" exercises passed, or "none" did (each failed cleanly)`)
 	fs.BoolVar(&c.quiet, "q", false, "do not print progress on stderr")
+	fs.DurationVar(&c.budget, "budget", 9*time.Minute, "time limit for the whole run (0: none); exercises left are not run")
+	fs.StringVar(&c.course, "course", "", `course files: "" (course.sum, copies from git), "checkout" (trust the checkout), or a clean course directory`)
+	fs.StringVar(&c.allow, "allow", "", "screening rules to switch off, comma-separated: "+strings.Join(rubric.Rules, ", "))
+	fs.StringVar(&c.user, "user", "", "run test binaries as this unprivileged user (Unix; the grader must run as root)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -90,7 +107,26 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if c.require != "" && c.require != "all" && c.require != "none" {
 		return c, fmt.Errorf("-require %q: want all or none", c.require)
 	}
+	if c.budget < 0 {
+		return c, errors.New("-budget must not be negative")
+	}
+	for _, r := range c.allowed() {
+		if !slices.Contains(rubric.Rules, r) {
+			return c, fmt.Errorf("-allow %q: no such rule (rules: %s)", r, strings.Join(rubric.Rules, ", "))
+		}
+	}
 	return c, nil
+}
+
+// allowed is -allow as a list.
+func (c config) allowed() []string {
+	var out []string
+	for _, r := range strings.Split(c.allow, ",") {
+		if r = strings.TrimSpace(r); r != "" {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // run is the whole command, testable in process.
@@ -113,7 +149,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "grade:", err)
 		return exitError
 	}
-	opt := Options{Root: c.root, Target: c.target, Chapters: chapters, Timeout: c.timeout, Jobs: c.jobs}
+	opt := Options{Root: c.root, Target: c.target, Chapters: chapters, Timeout: c.timeout, Jobs: c.jobs,
+		Budget: c.budget, Course: c.course, Allow: c.allowed()}
+	if c.user != "" {
+		if opt.User, err = lookupUser(c.user); err != nil {
+			fmt.Fprintln(stderr, "grade:", err)
+			return exitError
+		}
+	}
 	if !c.quiet {
 		opt.Progress = stderr
 	}
@@ -182,18 +225,42 @@ func loadRubric(path string) (*rubric.Rubric, error) {
 	return r, nil
 }
 
-// writeReport writes the report to the -o file, or to stdout.
+// writeReport writes the report to the -o file, or to stdout. The file is
+// written whole or not at all: to a temporary file beside it, then renamed,
+// after every process the tests started is gone (Grade sweeps them), so
+// nothing can write into it half-way or after.
 func writeReport(path string, stdout io.Writer, write formatter, rep *Report) error {
 	if path == "" {
 		return write(stdout, rep)
 	}
-	f, err := os.Create(path)
+	if info, err := os.Stat(path); err == nil && !info.Mode().IsRegular() {
+		// A device or a pipe (-o /dev/null, -o /dev/stdout): renaming over
+		// it would replace it; write into it instead.
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		if err := write(f, rep); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
 	if err != nil {
 		return err
 	}
+	defer os.Remove(f.Name()) // a no-op after the rename
 	if err := write(f, rep); err != nil {
 		f.Close()
 		return err
 	}
-	return f.Close()
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }

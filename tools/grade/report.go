@@ -15,12 +15,14 @@ type Cause string
 
 const (
 	CauseBuildError Cause = "build error" // the chapter's tests do not compile (or the chapter is missing)
+	CauseIntegrity  Cause = "integrity"   // the submission breaks a rule of the grader (screening, course files, no harness record)
 	CauseTimeout    Cause = "timeout"     // the test hung: its time limit or the course watchdog stopped it
 	CausePanic      Cause = "panic"       // the test binary crashed (panic or fatal error)
 	CauseRace       Cause = "race"        // the race detector reported a data race
 	CauseLeak       Cause = "leak"        // goroutines outlived the test
 	CauseFailed     Cause = "failed"      // the test ran and failed
-	CauseNotRun     Cause = "not run"     // the test never ran: missing from the binary, or skipped
+	CauseNotRun     Cause = "not run"     // the test never ran: missing from the binary, skipped, or no time left
+	CauseExited     Cause = "exited"      // the process exited while the test ran (os.Exit, log.Fatal)
 )
 
 // Report is the grader's complete result: the model every output format is
@@ -30,6 +32,8 @@ type Report struct {
 	Points   int             `json:"points"`
 	Max      int             `json:"max"`
 	Duration Seconds         `json:"duration_s"`
+	Started  time.Time       `json:"started,omitzero"`
+	Notes    []string        `json:"notes,omitempty"` // how the grade was made: course files, screening, platform
 	Chapters []ChapterResult `json:"chapters"`
 }
 
@@ -42,7 +46,8 @@ type ChapterResult struct {
 	Points     int              `json:"points"`
 	Max        int              `json:"max"`
 	BuildError string           `json:"build_error,omitempty"`
-	Duration   Seconds          `json:"duration_s"` // compiling plus running every exercise
+	Integrity  []string         `json:"integrity,omitempty"` // what screening found
+	Duration   Seconds          `json:"duration_s"`          // compiling plus running every exercise
 	Exercises  []ExerciseResult `json:"exercises"`
 }
 

@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,7 +47,37 @@ type Chapter struct {
 	ID        string     `json:"id"` // two digits, "01" … "07": the folder name
 	Title     string     `json:"title"`
 	Exercises []Exercise `json:"exercises"`
+	Screen    Screen     `json:"screen,omitzero"`
 }
+
+// Screen is the chapter's part in the grader's screening of the student's
+// files (docs/grading.md lists the rules): rules the chapter's own solution
+// needs switched off, and given functions an exercise must not delegate to.
+type Screen struct {
+	Allow  []string `json:"allow,omitempty"`  // rule names, e.g. "unsafe"
+	Forbid []Forbid `json:"forbid,omitempty"` // given code the student must write themselves
+}
+
+// Forbid is one given function that costs the listed exercises when the
+// student's package refers to it.
+type Forbid struct {
+	Ref       string   `json:"ref"`       // import path, dot, name: "serverlab/tools/wire.ReadFrame"
+	Exercises []string `json:"exercises"` // the exercises it costs, e.g. ["1.1"]
+	Why       string   `json:"why,omitempty"`
+}
+
+// Package is the import path of the forbidden function.
+func (f Forbid) Package() string {
+	i := strings.LastIndexByte(f.Ref, '.')
+	if i < 0 {
+		return ""
+	}
+	return f.Ref[:i]
+}
+
+// Rules are the screening rules a rubric may allow (tools/grade screens for
+// them; docs/grading.md says what each catches).
+var Rules = []string{"init", "startup", "exit", "linkname", "unsafe", "cgo", "import", "args", "proc", "forbid"}
 
 // Exercise is one graded exercise: one test, run alone, worth Points when it
 // passes cleanly and nothing otherwise.
@@ -163,6 +194,21 @@ func (r *Rubric) Validate() error {
 		}
 		if len(ch.Exercises) == 0 {
 			add("%s: no exercises", where)
+		}
+		for _, rule := range ch.Screen.Allow {
+			if !slices.Contains(Rules, rule) {
+				add("%s: screen: unknown rule %q (rules: %s)", where, rule, strings.Join(Rules, ", "))
+			}
+		}
+		for _, fb := range ch.Screen.Forbid {
+			if fb.Package() == "" || len(fb.Exercises) == 0 {
+				add("%s: screen: forbid %q needs a ref <import path>.<name> and exercises", where, fb.Ref)
+			}
+			for _, id := range fb.Exercises {
+				if !slices.ContainsFunc(ch.Exercises, func(e Exercise) bool { return e.ID == id }) {
+					add("%s: screen: forbid %q names exercise %q, which the chapter does not have", where, fb.Ref, id)
+				}
+			}
 		}
 		for _, ex := range ch.Exercises {
 			for _, err := range validateExercise(ch, ex) {

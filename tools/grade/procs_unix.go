@@ -1,0 +1,67 @@
+//go:build unix
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"strconv"
+	"syscall"
+)
+
+// inOwnProcessGroup makes cmd the leader of a new process group, so that
+// killGroup reaches the test binary and anything it started.
+func inOwnProcessGroup(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+}
+
+// killGroup kills cmd's process group. After a normal exit it sweeps up
+// anything the test left running; then there is usually nothing to kill.
+func killGroup(cmd *exec.Cmd) error {
+	if cmd.Process == nil {
+		return nil
+	}
+	return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// credential is the unprivileged user test binaries run as (-user).
+type credential struct {
+	name     string
+	uid, gid uint32
+}
+
+func lookupUser(name string) (*credential, error) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("-user: %w", err)
+	}
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("-user %s: uid %q gid %q are not numbers", name, u.Uid, u.Gid)
+	}
+	if os.Geteuid() != 0 {
+		return nil, fmt.Errorf("-user %s: only a grader running as root can run tests as another user", name)
+	}
+	return &credential{name: name, uid: uint32(uid), gid: uint32(gid)}, nil
+}
+
+// asStudent makes cmd run in its own process group, as the -user if one was
+// given.
+func (rn *runner) asStudent(cmd *exec.Cmd) error {
+	inOwnProcessGroup(cmd)
+	if rn.user != nil {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: rn.user.uid, Gid: rn.user.gid, Groups: []uint32{}}
+	}
+	return nil
+}
+
+// own hands path to the user, so that the test binary can write it.
+func (c *credential) own(path string) error {
+	return os.Chown(path, int(c.uid), int(c.gid))
+}
