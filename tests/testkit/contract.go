@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -190,8 +191,13 @@ func closeWithin(srv lab.Server) error {
 
 // slowLog is how long each log line takes once the slow logger is armed: long
 // beside the microseconds a goroutine needs to finish, so a Close that does not
-// wait is caught every time, short enough to keep the check fast.
-const slowLog = 50 * time.Millisecond
+// wait is caught every time, short enough to keep the check fast. exitGrace,
+// well under it, is how long serverGoroutines forgives a goroutine that is
+// merely returning.
+const (
+	slowLog   = 100 * time.Millisecond
+	exitGrace = 20 * time.Millisecond
+)
 
 // slowLogger returns a logger that accepts every level and, once armed, takes
 // slowLog for each line.
@@ -275,11 +281,35 @@ func isServerFunc(fn string) bool {
 }
 
 // serverGoroutines describes the goroutines, not in before, that belong to
-// the server under test: started by the server's code, or running it while
-// not started by the test itself. It looks once, at once: no retry window, so
-// a Close that returns before its goroutines have finished is caught.
+// the server under test and are still running after a short grace: they run
+// code of this module and were not started by the test itself.
+//
+// It looks at once, then once more after exitGrace, and reports only those
+// seen both times. The first look has no retry window, so a Close that returns
+// while its goroutines are still busy (slowed down by the slow logger) is caught
+// every time; the second forgives a goroutine caught in the instant between its
+// wg.Done and its return, which a correct server cannot avoid.
 func serverGoroutines(before map[int]bool) string {
+	first := serverGoroutinesNow(before)
+	if len(first) == 0 {
+		return ""
+	}
+	time.Sleep(exitGrace) // a grace period for goroutines on their way out, not synchronisation
 	var out []string
+	for id, desc := range serverGoroutinesNow(before) {
+		if _, ok := first[id]; ok {
+			out = append(out, desc)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, "\n")
+}
+
+// serverGoroutinesNow returns, by id, the goroutines not in before that run
+// code of the server under test and were not started by the test itself
+// (their outermost function is not in tests/ or testing).
+func serverGoroutinesNow(before map[int]bool) map[int]string {
+	found := map[int]string{}
 	for _, g := range goroutineStacks() {
 		if before[g.id] || len(g.funcs) == 0 {
 			continue
@@ -291,12 +321,12 @@ func serverGoroutines(before map[int]bool) string {
 		}
 		for _, f := range g.funcs {
 			if isServerFunc(f) {
-				out = append(out, fmt.Sprintf("  goroutine %d in %s", g.id, trimArgs(f)))
+				found[g.id] = fmt.Sprintf("  goroutine %d in %s", g.id, trimArgs(f))
 				break
 			}
 		}
 	}
-	return strings.Join(out, "\n")
+	return found
 }
 
 func trimArgs(fn string) string {
