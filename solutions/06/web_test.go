@@ -43,10 +43,14 @@ func config(c webtest.Config) web.Config {
 	if c.SFF {
 		policy = web.SFF
 	}
+	log := c.Logger
+	if log == nil {
+		log = testkit.Logger()
+	}
 	return web.Config{
 		Root: c.Root, Threads: c.Threads, Buffers: c.Buffers, Policy: policy,
 		ReadTimeout: c.ReadTimeout, WriteTimeout: c.WriteTimeout, CGITimeout: c.CGITimeout,
-		Logger: testkit.Logger(), Queued: c.Queued, Started: c.Started,
+		Logger: log, Queued: c.Queued, Started: c.Started,
 	}
 }
 

@@ -358,6 +358,8 @@ var reasons = map[int]string{
 	400: "HTTP/1.0 400 Bad Request",
 	403: "HTTP/1.0 403 Forbidden",
 	404: "HTTP/1.0 404 Not found",
+	408: "HTTP/1.0 408 Request Timeout",
+	500: "HTTP/1.0 500 Internal Server Error",
 	501: "HTTP/1.0 501 Not Implemented",
 }
 

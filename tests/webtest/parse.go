@@ -56,6 +56,7 @@ func Parse(t *testing.T, impl Impl) {
 	}
 	checkWellFormed(k, impl)
 	checkStatuses(k, impl)
+	checkWholeHeaderBefore501(k, impl)
 	checkLimits(k, impl)
 	checkAnswers(k, impl)
 }
@@ -119,6 +120,26 @@ func checkStatuses(k *testkit.T, impl Impl) {
 		if err == nil || impl.Status(err) != c.code {
 			k.Fatalf("ReadRequest(%q) (%s)\n  want an error with status %d\n   got %v (status %d)",
 				c.in, c.why, c.code, err, impl.Status(err))
+		}
+	}
+}
+
+// checkWholeHeaderBefore501: a method other than GET is refused only after
+// the whole header has been read. A server that answers 501 after the request
+// line and closes the connection with the header still unread makes the
+// kernel send a reset, which can destroy the 501 before the client reads it.
+func checkWholeHeaderBefore501(k *testkit.T, impl Impl) {
+	k.Helper()
+	for _, in := range []string{
+		"POST /form HTTP/1.0\r\nContent-Type: text/plain\r\nContent-Length: 0\r\n\r\n",
+		"DELETE /a.txt HTTP/1.1\nHost: x\n\n",
+	} {
+		br := bufio.NewReader(strings.NewReader(in + "NEXT"))
+		_, err := impl.ReadRequest(br)
+		rest, _ := io.ReadAll(br)
+		if impl.Status(err) != 501 || string(rest) != "NEXT" {
+			k.Fatalf("ReadRequest(%q + \"NEXT\")\n  want status 501 after reading the whole header, \"NEXT\" left in the reader\n"+
+				"   got %v (status %d), %q left", in, err, impl.Status(err), rest)
 		}
 	}
 }

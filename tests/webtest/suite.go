@@ -15,6 +15,7 @@ package webtest
 import (
 	"bufio"
 	"context"
+	"log/slog"
 	"net"
 	"syscall"
 	"time"
@@ -86,6 +87,9 @@ type Config struct {
 	// Started is called by a worker when it starts on a request, with its
 	// URI; it may block.
 	Started func(uri string)
+	// Logger, if set, is the server's logger (the contract check slows it
+	// down); nil means the suite's usual one.
+	Logger *slog.Logger
 }
 
 // Protocol facts (PROTOCOLS §4) the checks compare against.
