@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"serverlab/tests/testkit"
@@ -111,6 +112,13 @@ func (hs *handlerServer) waitServed(k *testkit.T, c net.Conn, what string) {
 // that hold workers are opened at cleanup before the server is closed.
 func startServer(k *testkit.T, impl Impl, cfg Config, g *gates) *testkit.Server {
 	k.Helper()
+	return startServerOn(k, impl, cfg, g, nil)
+}
+
+// startServerOn is startServer on the listener ln (nil: a new one on
+// 127.0.0.1:0).
+func startServerOn(k *testkit.T, impl Impl, cfg Config, g *gates, ln net.Listener) *testkit.Server {
+	k.Helper()
 	raw, err := impl.NewServer(cfg)
 	if errors.Is(err, lab.ErrNotImplemented) {
 		k.Fatalf("building the server: %v (an exercise this check needs is not done yet)", err)
@@ -118,7 +126,12 @@ func startServer(k *testkit.T, impl Impl, cfg Config, g *gates) *testkit.Server 
 	if err != nil {
 		k.Fatalf("NewServer(%+v): %v", cfg, err)
 	}
-	srv := k.Serve(raw)
+	var srv *testkit.Server
+	if ln != nil {
+		srv = k.ServeListener(raw, ln)
+	} else {
+		srv = k.Serve(raw)
+	}
 	if g != nil {
 		k.OnAbort(g.openAll)
 		k.Cleanup(g.openAll) // runs before the server's Close: cleanups run last-in first-out
@@ -400,4 +413,18 @@ func expectFile(k *testkit.T, sent string, resp response, content []byte, ctype 
 	if !bytes.Equal(resp.raw, want) {
 		k.Fatalf("sent %q\n  want %s\n   got %s", sent, clip(want), describe(resp, nil))
 	}
+}
+
+// countingListener counts the connections the server has accepted.
+type countingListener struct {
+	net.Listener
+	n atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.n.Add(1)
+	}
+	return c, err
 }

@@ -31,6 +31,7 @@ type held struct {
 	started *recorder
 	base    int // queued events before the check's own requests
 	results chan fetched
+	ln      *countingListener
 }
 
 // fetched is the outcome of one asynchronous GET.
@@ -52,7 +53,12 @@ func startHeld(k *testkit.T, impl Impl, s *site, cfg Config, hold ...string) *he
 		h.started.add(uri)
 		h.gates.wait(uri)
 	}
-	h.srv = startServer(k, impl, cfg, h.gates)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen: %v", err)
+	}
+	h.ln = &countingListener{Listener: ln}
+	h.srv = startServerOn(k, impl, cfg, h.gates, h.ln)
 	needServer(k, h.srv, s)
 	h.base = len(h.queued.waitCount(k, 1, "the Queued hook for the first request (the master must put every "+
 		"connection in the buffer through admit)"))
@@ -111,9 +117,24 @@ func FIFO(t *testing.T, impl Impl) {
 	checkArrivalOrder(k, impl, s)
 	checkManyClients(k, impl, s)
 	checkCloseBusy(k, impl, s)
-	k.CheckContract(testkit.Contract{
+	k.CheckContract(contract(k, impl, s, false))
+}
+
+// contract is the server contract (testkit.CheckContract) for this server,
+// under FIFO or SFF. The SFF server runs it with 4 workers that all wait on
+// the queue's condition variable when Close comes: all of them must wake.
+// While Close runs, one worker is busy with a CGI program (Hold), so Close
+// has a connection to end and a worker to wait for, every time.
+func contract(k *testkit.T, impl Impl, s *site, sff bool) testkit.Contract {
+	k.Helper()
+	s.cgi(k, "contract-slow.cgi")
+	return testkit.Contract{
+		Hold: func(k *testkit.T, addr string) {
+			k.Helper()
+			startSlow(k, addr, "/contract-slow.cgi") // returns once the program runs: a worker is on it
+		},
 		New: func(log *slog.Logger) lab.Server {
-			srv, err := impl.NewServer(Config{Root: s.root, Threads: 2, Buffers: 4, Logger: log})
+			srv, err := impl.NewServer(Config{Root: s.root, Threads: 4, Buffers: 4, SFF: sff, Logger: log})
 			if err != nil {
 				return brokenServer{err}
 			}
@@ -125,7 +146,7 @@ func FIFO(t *testing.T, impl Impl) {
 				k.Fatalf("GET /a.txt: want 200, got %s", describe(resp, nil))
 			}
 		},
-	})
+	}
 }
 
 // brokenServer stands for a server NewServer could not build: it fails
@@ -171,6 +192,13 @@ func checkBufferFull(k *testkit.T, impl Impl, s *site, sff bool) {
 	if ev, ok := h.queued.quiet(quietWindow); !ok {
 		k.Fatalf("%s -t 1 -b 1, the worker busy and the one slot taken: the master must block until a slot is free, "+
 			"not queue a third connection\n  queued: %d events %q", policy, len(ev), ev)
+	}
+	// 1 for the first request (startHeld's), 1 served, 1 in the slot: the
+	// third must wait in the kernel's backlog, not in the server.
+	if n := h.ln.n.Load(); n != 3 {
+		k.Fatalf("%s -t 1 -b 1, the worker busy and the one slot taken: the master must reserve a slot before it "+
+			"accepts (and so leave the third connection in the kernel's backlog)\n  want 3 connections accepted so far "+
+			"(a first request, the busy one, the queued one), got %d", policy, n)
 	}
 	h.gates.open("/hold1.txt")
 	ev := h.started.waitEvent(k, "/small.txt", "the third request to be served once the buffer had room")
@@ -320,4 +348,5 @@ func SFF(t *testing.T, impl Impl) {
 	round("/hold4.txt", []string{"/large.txt", "/env.cgi?x", "/small.txt"},
 		[]string{"/env.cgi?x", "/small.txt", "/large.txt"}, "a CGI request counts as size 0")
 	checkBufferFull(k, impl, s, true)
+	k.CheckContract(contract(k, impl, s, true))
 }

@@ -15,6 +15,7 @@ package webtest
 import (
 	"bufio"
 	"context"
+	"io/fs"
 	"log/slog"
 	"net"
 	"syscall"
@@ -59,10 +60,11 @@ type Request struct {
 
 // Resolved is what a URI names under the document root.
 type Resolved struct {
-	Path  string // the file on disk: the root joined with the decoded path
-	Query string // after '?'
-	CGI   bool   // the path contains "cgi"
-	Size  int64  // the file's size
+	Path  string      // the file on disk: the root joined with the decoded path
+	Query string      // after '?'
+	CGI   bool        // the path contains "cgi"
+	Size  int64       // the file's size
+	Info  fs.FileInfo // the open file's (to tell which file it really is)
 }
 
 // Handler serves one connection on the caller's goroutine and closes it.
