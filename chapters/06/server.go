@@ -89,8 +89,8 @@ func New(cfg Config) (*Server, error) {
 // the error that stopped Accept.
 func (s *Server) Serve(ln net.Listener) error {
 	// TODO(ex 6.5): if !s.begin(ln), close ln and return lab.ErrServerClosed;
-	// otherwise defer s.wg.Done(). Start s.cfg.Threads workers (s.wg.Add(1);
-	// go s.work()). Then loop: reserve a slot (send on s.slots, or return
+	// otherwise defer s.wg.Done(). Start s.cfg.Threads workers
+	// (s.wg.Go(s.work)). Then loop: reserve a slot (send on s.slots, or return
 	// lab.ErrServerClosed when s.done is closed); lab.Accept(ln, s.done, s.log)
 	// (it retries EMFILE & co. with a backoff; return any error it returns);
 	// if s.track(conn), s.admit(conn). Checked by TestEx6_5_FIFO.
@@ -124,24 +124,23 @@ func (s *Server) admit(conn net.Conn) {
 		s.cfg.Queued("")
 		return
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.wg.Go(func() {
 		s.h.read(j)
 		j.key = s.sffKey(j)
 		s.queue.push(j)
 		s.cfg.Queued(j.uri)
-	}()
+	})
 }
 
 // work is a worker: it takes jobs out of the buffer and serves them, until
-// the server closes.
+// the server closes. Serve runs it with s.wg.Go, which counts it in s.wg and
+// marks it done only once work has returned: Close, waiting on s.wg, then
+// never returns while a worker is still on its way out.
 func (s *Server) work() {
-	// TODO(ex 6.5): defer s.wg.Done(); loop: pop a job (return when pop
-	// reports false); free its slot (receive from s.slots); if the job has not
-	// been read (FIFO), s.h.read(j); s.h.respond(s.ctx, j); s.untrack(j.conn).
+	// TODO(ex 6.5): loop: pop a job (return when pop reports false); free
+	// its slot (receive from s.slots); if the job has not been read (FIFO),
+	// s.h.read(j); s.h.respond(s.ctx, j); s.untrack(j.conn).
 	// Checked by TestEx6_5_FIFO.
-	s.wg.Done()
 }
 
 // track records conn so that Close can close it. It reports false, and

@@ -96,8 +96,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.log.Info("web server listening", "addr", ln.Addr(), "root", s.cfg.Root,
 		"threads", s.cfg.Threads, "buffers", s.cfg.Buffers, "policy", s.cfg.Policy)
 	for range s.cfg.Threads {
-		s.wg.Add(1)
-		go s.work()
+		s.wg.Go(s.work)
 	}
 	for {
 		select {
@@ -142,20 +141,19 @@ func (s *Server) admit(conn net.Conn) {
 		s.cfg.Queued("")
 		return
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.wg.Go(func() {
 		s.h.read(j)
 		j.key = s.sffKey(j)
 		s.queue.push(j)
 		s.cfg.Queued(j.uri)
-	}()
+	})
 }
 
 // work is a worker: it takes jobs out of the buffer and serves them, until
-// the server closes.
+// the server closes. Serve runs it with s.wg.Go, which counts it in s.wg and
+// marks it done only once work has returned: Close, waiting on s.wg, then
+// never returns while a worker is still on its way out.
 func (s *Server) work() {
-	defer s.wg.Done()
 	for {
 		j, ok := s.queue.pop()
 		if !ok {

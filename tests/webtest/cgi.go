@@ -33,23 +33,31 @@ func CGI(t *testing.T, impl Impl) {
 	s.write(k, "noexec.cgi", []byte("#!/bin/sh\necho 'Content-Type: text/plain'\necho\necho ran\n")) // mode 0644
 	hs := startHandler(k, impl, Config{Root: s.root, CGITimeout: time.Minute})
 
-	checkEnv(k, hs.addr, "/env%20%24HOME%20x.cgi?a=1&b=%20x;rm%20-rf%20*;$(id)", "a=1&b=%20x;rm%20-rf%20*;$(id)")
-	checkEnv(k, hs.addr, "/cgi-bin/env.cgi", "")
-	checkConcurrentCGI(k, hs.addr)
-	checkSpin(k, hs.addr)
-	expectError(k, "GET /noexec.cgi (mode 0644)", get(k, hs.addr, "/noexec.cgi"), 403)
-	expectError(k, "GET /fail.cgi (a program that exits with status 1 before any output: "+
-		"hold its output back until its header is complete, so that a failure is still a 500, not a truncated 200)",
-		get(k, hs.addr, "/fail.cgi"), 500)
-	checkClientGone(k, hs)
-	checkOrphan(k, hs)
+	check(k, "environment", func(k *testkit.T) {
+		checkEnv(k, hs.addr, "/env%20%24HOME%20x.cgi?a=1&b=%20x;rm%20-rf%20*;$(id)", "a=1&b=%20x;rm%20-rf%20*;$(id)")
+		checkEnv(k, hs.addr, "/cgi-bin/env.cgi", "")
+	})
+	check(k, "concurrent", func(k *testkit.T) { checkConcurrentCGI(k, hs.addr) })
+	check(k, "spin", func(k *testkit.T) { checkSpin(k, hs.addr) })
+	check(k, "not-executable", func(k *testkit.T) {
+		expectError(k, "GET /noexec.cgi (mode 0644)", get(k, hs.addr, "/noexec.cgi"), 403)
+	})
+	check(k, "failing-program", func(k *testkit.T) {
+		expectError(k, "GET /fail.cgi (a program that exits with status 1 before any output: "+
+			"hold its output back until its header is complete, so that a failure is still a 500, not a truncated 200)",
+			get(k, hs.addr, "/fail.cgi"), 500)
+	})
+	check(k, "client-gone", func(k *testkit.T) { checkClientGone(k, hs) })
+	check(k, "orphan", func(k *testkit.T) { checkOrphan(k, hs) })
 
 	// The limit must leave the program time to start and print its pid, even
 	// on a loaded machine running the suite under -race.
 	short := startHandler(k, impl, Config{Root: s.root, CGITimeout: shortCGITimeout})
-	checkTimeLimit(k, short)
-	expectError(k, fmt.Sprintf("GET /mute.cgi (a program that says nothing until the time limit of %v kills it)",
-		shortCGITimeout), get(k, short.addr, "/mute.cgi"), 500)
+	check(k, "time-limit", func(k *testkit.T) { checkTimeLimit(k, short) })
+	check(k, "silent-until-time-limit", func(k *testkit.T) {
+		expectError(k, fmt.Sprintf("GET /mute.cgi (a program that says nothing until the time limit of %v kills it)",
+			shortCGITimeout), get(k, short.addr, "/mute.cgi"), 500)
+	})
 }
 
 // checkEnv runs an env program and checks everything it says about how it

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"serverlab/tests/testkit"
@@ -90,6 +91,14 @@ func startHandler(k *testkit.T, impl Impl, cfg Config) *handlerServer {
 		h.Close()
 	})
 	return hs
+}
+
+// check runs one check of an exercise as a named subtest with a harness of
+// its own, so that every failing check is reported (and can be run alone
+// with -run 'TestEx6_1_Parse/limits'), not only the first.
+func check(k *testkit.T, name string, f func(k *testkit.T)) {
+	k.Helper()
+	k.Run(name, func(t *testing.T) { f(testkit.New(t, k.Exercise())) })
 }
 
 // waitServed waits until ServeConn has returned for the client connection c.

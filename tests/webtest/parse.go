@@ -54,11 +54,11 @@ func Parse(t *testing.T, impl Impl) {
 	if _, err := parse(impl, strings.NewReader("GET / HTTP/1.0\r\n\r\n")); errors.Is(err, lab.ErrNotImplemented) {
 		k.Fatalf("ReadRequest is not implemented yet: %v", err)
 	}
-	checkWellFormed(k, impl)
-	checkStatuses(k, impl)
-	checkWholeHeaderBefore501(k, impl)
-	checkLimits(k, impl)
-	checkAnswers(k, impl)
+	check(k, "well-formed", func(k *testkit.T) { checkWellFormed(k, impl) })
+	check(k, "statuses", func(k *testkit.T) { checkStatuses(k, impl) })
+	check(k, "whole-header-before-501", func(k *testkit.T) { checkWholeHeaderBefore501(k, impl) })
+	check(k, "limits", func(k *testkit.T) { checkLimits(k, impl) })
+	check(k, "answers", func(k *testkit.T) { checkAnswers(k, impl) })
 }
 
 func checkWellFormed(k *testkit.T, impl Impl) {

@@ -22,7 +22,14 @@ func Paths(t *testing.T, impl Impl) {
 		k.Fatalf("Docroot.Open is not implemented yet: %v", err)
 	}
 	s.write(k, "%41.txt", []byte("a name with a percent sign"))
-	checkFIFO(k, impl, s)
+	check(k, "fifo", func(k *testkit.T) { checkFIFO(k, impl, s) })
+	check(k, "resolves", func(k *testkit.T) { checkResolves(k, impl, s) })
+	check(k, "refuses", func(k *testkit.T) { checkRefusals(k, impl, s) })
+}
+
+// checkResolves: URIs that name files under the root resolve to them.
+func checkResolves(k *testkit.T, impl Impl, s *site) {
+	k.Helper()
 	size := func(name string) int64 { return int64(len(s.files[name])) }
 	for _, c := range []struct {
 		uri  string
@@ -48,6 +55,12 @@ func Paths(t *testing.T, impl Impl) {
 			k.Fatalf("Resolve(%q) with -d %s\n  want %+v\n   got %+v, error %v", c.uri, s.root, c.want, got, err)
 		}
 	}
+}
+
+// checkRefusals: URIs that leave the root, or name nothing servable, are
+// refused with the right status.
+func checkRefusals(k *testkit.T, impl Impl, s *site) {
+	k.Helper()
 	for _, c := range []struct {
 		uri  string
 		code int

@@ -112,11 +112,11 @@ func FIFO(t *testing.T, impl Impl) {
 	for _, name := range []string{"hold1.txt", "hold2.txt"} {
 		s.write(k, name, []byte("held\n"))
 	}
-	checkWorkersBusy(k, impl, s)
-	checkBufferFull(k, impl, s, false)
-	checkArrivalOrder(k, impl, s)
-	checkManyClients(k, impl, s)
-	checkCloseBusy(k, impl, s)
+	check(k, "workers-busy", func(k *testkit.T) { checkWorkersBusy(k, impl, s) })
+	check(k, "buffer-full", func(k *testkit.T) { checkBufferFull(k, impl, s, false) })
+	check(k, "arrival-order", func(k *testkit.T) { checkArrivalOrder(k, impl, s) })
+	check(k, "many-clients", func(k *testkit.T) { checkManyClients(k, impl, s) })
+	check(k, "close-busy", func(k *testkit.T) { checkCloseBusy(k, impl, s) })
 	k.CheckContract(contract(k, impl, s, false))
 }
 
@@ -347,6 +347,6 @@ func SFF(t *testing.T, impl Impl) {
 	round("/hold3.txt", ties, ties, fmt.Sprintf("%d files of the same size: in arrival order (break ties by seq)", len(ties)))
 	round("/hold4.txt", []string{"/large.txt", "/env.cgi?x", "/small.txt"},
 		[]string{"/env.cgi?x", "/small.txt", "/large.txt"}, "a CGI request counts as size 0")
-	checkBufferFull(k, impl, s, true)
+	check(k, "buffer-full", func(k *testkit.T) { checkBufferFull(k, impl, s, true) })
 	k.CheckContract(contract(k, impl, s, true))
 }

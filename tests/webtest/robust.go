@@ -27,15 +27,16 @@ func Robustness(t *testing.T, impl Impl) {
 		srv := startServer(k, impl, cfg, nil)
 		needServer(k, srv, s)
 		policy := map[bool]string{false: "-s FIFO -t 1", true: "-s SFF -t 1"}[sff]
-		checkEmptyConnections(k, srv, s, policy)
-		checkEOFInHeader(k, srv, s, policy)
-		checkResetMidResponse(k, srv, s, policy)
-		checkSlowloris(k, srv, s, policy)
-		checkNonReader(k, srv, s, policy)
+		name := map[bool]string{false: "FIFO/", true: "SFF/"}[sff]
+		check(k, name+"empty-connections", func(k *testkit.T) { checkEmptyConnections(k, srv, s, policy) })
+		check(k, name+"eof-in-header", func(k *testkit.T) { checkEOFInHeader(k, srv, s, policy) })
+		check(k, name+"reset-mid-response", func(k *testkit.T) { checkResetMidResponse(k, srv, s, policy) })
+		check(k, name+"slowloris", func(k *testkit.T) { checkSlowloris(k, srv, s, policy) })
+		check(k, name+"non-reader", func(k *testkit.T) { checkNonReader(k, srv, s, policy) })
 		srv.Close()
 	}
-	checkThousand(k, impl, s, false)
-	checkThousand(k, impl, s, true)
+	check(k, "thousand-FIFO", func(k *testkit.T) { checkThousand(k, impl, s, false) })
+	check(k, "thousand-SFF", func(k *testkit.T) { checkThousand(k, impl, s, true) })
 }
 
 // stillServing checks that the server answers a plain request after a

@@ -63,7 +63,9 @@ fi
 # The course's CGI programs under the original server (issue: the OSTEP server
 # starts them with an empty argument list, so a program that picks its part
 # from argv[0] alone did not know what to be). PEERS is the folder of the
-# originals (see docs/interop.md); skipped without it.
+# originals, each fetched and built outside the repository (ostep: the
+# concurrency-webserver folder of remzi-arpacidusseau/ostep-projects, make in
+# src); skipped without it.
 ostep=
 for w in "${PEERS:-/nonexistent}/ostep/src/wserver" "${PEERS:-/nonexistent}/ostep/concurrency-webserver/src/wserver"; do
 	[ -x "$w" ] && ostep=$w
@@ -91,6 +93,6 @@ if [ -n "$ostep" ]; then
 	fi
 	kill $opid 2>/dev/null; wait $opid 2>/dev/null
 else
-	echo "skip  the original OSTEP wserver (set PEERS to the folder of the originals; see docs/interop.md)"
+	echo "skip  the original OSTEP wserver (set PEERS to a folder holding ostep/src/wserver, built from the OSTEP concurrency-webserver)"
 fi
 exit $fail

@@ -50,7 +50,17 @@ func main() {
 	only := flag.String("servers", "", "comma-separated servers to soak (default all: "+strings.Join(serverNames(), ",")+")")
 	nofile := flag.Uint64("nofile", 256, "RLIMIT_NOFILE of each server process (the idle flood goes past it)")
 	md := flag.String("md", "", "also write the report as Markdown to this file (e.g. docs/soak.md)")
+	which := flag.String("attacks", strings.Join(attackNames, ","), "comma-separated attacks to run, or none (to find which one hurts)")
 	flag.Parse()
+	for _, a := range strings.Split(*which, ",") {
+		if a == "none" {
+			continue
+		}
+		if !contains(attackNames, a) {
+			log.Fatalf("soak: unknown attack %q (want some of %s)", a, strings.Join(attackNames, ","))
+		}
+		enabled[strings.TrimSpace(a)] = true
+	}
 	if *duration > 90*time.Second {
 		log.Fatalf("soak: -duration %v: at most 90s per server", *duration)
 	}

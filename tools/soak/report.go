@@ -24,8 +24,12 @@ func markdown(results []result, d time.Duration, nofile uint64) string {
 		if !r.ok() {
 			verdict = "**FAIL**"
 		}
-		fmt.Fprintf(&b, "| %s | %v | %s | %d (%d) | %v | %v (%v) | %.1f MiB (%d) | %d | %s |\n",
-			r.name, r.crashed, r.exit, r.n, r.errors, round(r.p50), round(r.p99), r.goal, r.rssMiB, r.bound, r.lost, verdict)
+		rss := fmt.Sprintf("%.1f MiB (%d)", r.rssMiB, r.bound)
+		if r.crashed {
+			rss = fmt.Sprintf("– (%d)", r.bound) // the process was gone before it could be read
+		}
+		fmt.Fprintf(&b, "| %s | %v | %s | %d (%d) | %v | %v (%v) | %s | %d | %s |\n",
+			r.name, r.crashed, r.exit, r.n, r.errors, round(r.p50), round(r.p99), r.goal, rss, r.lost, verdict)
 		note := fmt.Sprintf("- %s: p99 is for %s; RSS bound: %s. %s", r.name, r.goalWhy, r.rssWhy, r.attackStats)
 		if r.errors > 0 {
 			note += fmt.Sprintf(" Last client error: %s.", r.lastErr)

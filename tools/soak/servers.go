@@ -58,7 +58,7 @@ func servers() []server {
 			slowloris: "buy 1 1", nonReader: stockNonReader, client: stockClient, clients: 4, check: stockCheck,
 			goal: 250 * time.Millisecond, goalWhy: "a trade acknowledged", rssMiB: 64, rssWhy: "64 MiB: one event loop, 8 KiB records"},
 		{name: "ch06", pkg: "./solutions/06/cmd/wserver", args: func(dir string, port int) []string {
-			return []string{"-addr", "127.0.0.1", "-p", strconv.Itoa(port), "-d", filepath.Join(dir, "www"), "-t", "8", "-b", "64"}
+			return []string{"-addr", "127.0.0.1", "-p", strconv.Itoa(port), "-d", filepath.Join(dir, "www"), "-t", "64", "-b", "64"}
 		}, setup: webSetup,
 			slowloris: "GET /small.html HTTP/1.0\r\nHost: soak\r\n", nonReader: webNonReader,
 			client: webClient, clients: 4, goal: 250 * time.Millisecond, goalWhy: "a 1 KiB file served",
@@ -75,7 +75,7 @@ const chatClients = 48
 func chatSetup(dir string) error {
 	var b strings.Builder
 	for i := range chatClients {
-		fmt.Fprintf(&b, "u%d pw 127.0.0.1 0\n", i)
+		fmt.Fprintf(&b, "u%d pw 127.0.0.1 0\nw%d pw 127.0.0.1 0\n", i, i)
 	}
 	for _, n := range []string{"n0", "burst"} {
 		fmt.Fprintf(&b, "%s pw 127.0.0.1 0\n", n)
@@ -84,7 +84,15 @@ func chatSetup(dir string) error {
 }
 
 func loginFrame(user, pw string) []byte {
-	b, _ := wire.Encode(wire.Frame{Type: wire.Login, Sender: user, Payload: []byte(pw)})
+	return mustEncode(wire.Frame{Type: wire.Login, Sender: user, Payload: []byte(pw)})
+}
+
+// mustEncode encodes a frame the soak built itself: an error is a bug here.
+func mustEncode(f wire.Frame) []byte {
+	b, err := wire.Encode(f)
+	if err != nil {
+		panic(fmt.Sprintf("soak: encoding %v: %v", f, err))
+	}
 	return b
 }
 
@@ -110,24 +118,30 @@ func chatLogin(addr, user string) (net.Conn, error) {
 
 var chatUsers struct {
 	sync.Mutex
-	next int
+	next map[string]int
 }
 
-// chatUser hands out the next user name u<i> (wrapping around).
-func chatUser() string {
+// chatUser hands out the next user name <prefix><i> (wrapping around): "w"
+// for the well-behaved clients, "u" for the non-readers, so that an attacker
+// never logs in under a well-behaved client's name.
+func chatUser(prefix string) string {
 	chatUsers.Lock()
 	defer chatUsers.Unlock()
-	chatUsers.next++
-	return "u" + strconv.Itoa(chatUsers.next%chatClients)
+	if chatUsers.next == nil {
+		chatUsers.next = map[string]int{}
+	}
+	n := chatUsers.next[prefix]
+	chatUsers.next[prefix]++
+	return prefix + strconv.Itoa(n%chatClients)
 }
 
 func chatNonReader(addr string) (net.Conn, []byte, error) {
-	c, err := chatLogin(addr, chatUser())
+	user := chatUser("u")
+	c, err := chatLogin(addr, user)
 	if err != nil {
 		return nil, nil, err
 	}
-	status, _ := wire.Encode(wire.Frame{Type: wire.StatusUpdate, Payload: []byte("away")})
-	return c, status, nil
+	return c, mustEncode(wire.Frame{Type: wire.StatusUpdate, Sender: user, Payload: []byte("away")}), nil
 }
 
 // chatBurster logs in and sends bursts of 16 broadcasts of 64 KiB a second:
@@ -144,7 +158,8 @@ func chatBurster(addr string, stop <-chan struct{}, wg *sync.WaitGroup) {
 				continue
 			}
 			go io.Copy(io.Discard, c) // the burster reads what it gets
-			frame, _ := wire.Encode(wire.Frame{Type: wire.Broadcast, Target: wire.Everyone, Payload: bytes.Repeat([]byte("b"), wire.MaxPayload)})
+			frame := mustEncode(wire.Frame{Type: wire.Broadcast, Sender: "burst", Target: wire.Everyone,
+				Payload: bytes.Repeat([]byte("b"), wire.MaxPayload)})
 			for !stopped(stop) {
 				c.SetWriteDeadline(time.Now().Add(soakTimeout))
 				var err error
@@ -168,7 +183,7 @@ func chatBurster(addr string, stop <-chan struct{}, wg *sync.WaitGroup) {
 // message's time from send to delivery; a message sent and never delivered
 // is lost.
 func chatClient(addr string, stop <-chan struct{}, st *stats) {
-	from, to := chatUser(), chatUser()
+	from, to := chatUser("w"), chatUser("w")
 	for !stopped(stop) {
 		a, err := chatLogin(addr, from)
 		if err != nil {
@@ -183,13 +198,13 @@ func chatClient(addr string, stop <-chan struct{}, st *stats) {
 			pause(stop, 200*time.Millisecond)
 			continue
 		}
-		chatPair(a, b, to, stop, st)
+		chatPair(a, b, from, to, stop, st)
 		a.Close()
 		b.Close()
 	}
 }
 
-func chatPair(a, b net.Conn, to string, stop <-chan struct{}, st *stats) {
+func chatPair(a, b net.Conn, from, to string, stop <-chan struct{}, st *stats) {
 	var mu sync.Mutex
 	sent := map[int]time.Time{}
 	done := make(chan struct{})
@@ -224,7 +239,7 @@ func chatPair(a, b net.Conn, to string, stop <-chan struct{}, st *stats) {
 		}
 	}()
 	for seq := 0; !stopped(stop); seq++ {
-		frame, _ := wire.Encode(wire.Frame{Type: wire.PrivateMsg, Target: to, Payload: []byte(strconv.Itoa(seq))})
+		frame := mustEncode(wire.Frame{Type: wire.PrivateMsg, Sender: from, Target: to, Payload: []byte(strconv.Itoa(seq))})
 		mu.Lock()
 		sent[seq] = time.Now()
 		mu.Unlock()

@@ -309,22 +309,39 @@ func (a *attacks) String() string {
 		a.idleHeld.Load(), a.idleRefused.Load(), a.slow.Load(), a.nonReaders.Load(), a.bursts.Load(), a.resets.Load())
 }
 
+// attackNames are the attacks, as -attacks names them.
+var attackNames = []string{"idle", "slowloris", "nonreaders", "bursts", "resets", "protocol"}
+
+// enabled is the set of attacks -attacks selected.
+var enabled = map[string]bool{}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // startAttacks starts every attacker; they stop when stop is closed.
 func startAttacks(s server, addr string, idle int, stop <-chan struct{}, wg *sync.WaitGroup) *attacks {
 	a := &attacks{}
 	run := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
-	run(func() { idleFlood(addr, idle, stop, a) })
-	for range 10 {
+	if enabled["idle"] {
+		run(func() { idleFlood(addr, idle, stop, a) })
+	}
+	for range 10 * b2i(enabled["slowloris"]) {
 		run(func() { slowloris(addr, s.slowloris, stop, a) })
 	}
-	for range 20 {
+	for range 20 * b2i(enabled["nonreaders"]) {
 		run(func() { nonReader(addr, s.nonReader, stop, a) })
 	}
-	for range 2 {
+	for range 2 * b2i(enabled["bursts"]) {
 		run(func() { bursts(addr, stop, a) })
 	}
-	run(func() { resets(addr, stop, a) })
-	if s.extra != nil {
+	if enabled["resets"] {
+		run(func() { resets(addr, stop, a) })
+	}
+	if s.extra != nil && enabled["protocol"] {
 		s.extra(addr, stop, wg)
 	}
 	return a
