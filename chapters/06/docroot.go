@@ -3,6 +3,8 @@ package web
 import (
 	"io/fs"
 	"os"
+	"path/filepath"
+	"syscall"
 
 	"serverlab/tools/lab"
 )
@@ -51,7 +53,12 @@ func (t *Target) Close() error { return t.File.Close() }
 //     403: it would leave the root;
 //   - a path ending in '/' means its index.html;
 //   - a missing file is 404; a symbolic link out of the root, or anything
-//     that is not a regular file (a folder, a device), is 403.
+//     that is not a regular file (a folder, a device, a named pipe), is 403.
+//
+// The file is opened with O_NONBLOCK and judged by the open file's Stat: a
+// named pipe (FIFO) in the folder would otherwise block the open itself until
+// some process opened it for writing, and hang the worker before any check
+// could run.
 //
 // A path containing "cgi" is marked CGI.
 func (d *Docroot) Open(uri string) (*Target, error) {
@@ -59,10 +66,17 @@ func (d *Docroot) Open(uri string) (*Target, error) {
 	// (else 403); url.PathUnescape it (a bad escape is 400); drop the first '/'
 	// and add "index.html" if the rest is empty or ends in '/'; refuse (403) any
 	// ".." element and any name that filepath.IsLocal rejects. Open the file
-	// with d.root.Open (an os.Root: it refuses symbolic links out of the root);
+	// with d.openRoot (an os.Root, which refuses symbolic links out of the
+	// root, and O_NONBLOCK, so that a FIFO cannot block the open);
 	// fs.ErrNotExist is 404, any other error 403. Stat the open file: not a
 	// regular file is 403. Fill in every field of Target, Path being the file
 	// under d.dir. Close the file on every error path.
 	// Checked by TestEx6_2_Paths.
 	return nil, lab.NotImplemented("6.2", "Docroot.Open")
+}
+
+// openRoot opens name, a local slash-separated path, through the os.Root:
+// read-only, and with O_NONBLOCK, so that a named pipe cannot block the open.
+func (d *Docroot) openRoot(name string) (*os.File, error) {
+	return d.root.OpenFile(filepath.FromSlash(name), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 }

@@ -7,9 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-
-	"golang.org/x/sys/unix"
+	"syscall"
 )
 
 // Docroot is the folder the server serves (-d). Every file is opened through
@@ -19,12 +17,7 @@ import (
 type Docroot struct {
 	dir  string
 	root *os.Root
-
-	// The solution's fast path (see open): the folder as a file descriptor
-	// for openat2(2), opened on first use.
-	once  sync.Once
-	dirfd int
-	fdErr error
+	fast fastOpener // the solution's fast path where there is one (docroot_linux.go)
 }
 
 // OpenDocroot opens dir as a document root.
@@ -38,9 +31,7 @@ func OpenDocroot(dir string) (*Docroot, error) {
 
 // Close releases the root.
 func (d *Docroot) Close() error {
-	if d.dirfd > 0 {
-		unix.Close(d.dirfd)
-	}
+	d.fast.close()
 	return d.root.Close()
 }
 
@@ -67,7 +58,12 @@ func (t *Target) Close() error { return t.File.Close() }
 //     403: it would leave the root;
 //   - a path ending in '/' means its index.html;
 //   - a missing file is 404; a symbolic link out of the root, or anything
-//     that is not a regular file (a folder, a device), is 403.
+//     that is not a regular file (a folder, a device, a named pipe), is 403.
+//
+// The file is opened with O_NONBLOCK and judged by the open file's Stat: a
+// named pipe (FIFO) in the folder would otherwise block the open itself until
+// some process opened it for writing, and hang the worker before any check
+// could run.
 //
 // A path containing "cgi" is marked CGI.
 func (d *Docroot) Open(uri string) (*Target, error) {
@@ -98,36 +94,10 @@ func (d *Docroot) Open(uri string) (*Target, error) {
 	}, nil
 }
 
-// open opens name, a local slash-separated path, under the root.
-//
-// It asks the kernel directly, with openat2(2) and RESOLVE_BENEATH: the same
-// guarantee as os.Root (no "..", no symbolic link, leads out of the folder),
-// checked by the kernel during the lookup. It is also cheaper: os.Root.Open
-// makes an *os.File that first tries to register the file with the network
-// poller (four fcntl calls and a failing epoll_ctl), while os.NewFile of a
-// blocking descriptor costs one fcntl. Where openat2 is missing (Linux before
-// 5.6, some sandboxes), it falls back to os.Root.
-func (d *Docroot) open(name string) (*os.File, error) {
-	d.once.Do(func() {
-		d.dirfd, d.fdErr = unix.Open(d.dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	})
-	if d.fdErr != nil {
-		return d.root.Open(filepath.FromSlash(name))
-	}
-	how := unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS}
-	for {
-		fd, err := unix.Openat2(d.dirfd, name, &how)
-		switch {
-		case err == nil:
-			return os.NewFile(uintptr(fd), name), nil
-		case errors.Is(err, unix.EINTR):
-			continue
-		case errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EPERM):
-			return d.root.Open(filepath.FromSlash(name)) // no openat2 here, or a seccomp filter forbids it
-		default:
-			return nil, &os.PathError{Op: "openat2", Path: name, Err: err}
-		}
-	}
+// openRoot opens name, a local slash-separated path, through the os.Root:
+// read-only, and with O_NONBLOCK, so that a named pipe cannot block the open.
+func (d *Docroot) openRoot(name string) (*os.File, error) {
+	return d.root.OpenFile(filepath.FromSlash(name), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 }
 
 // splitURI turns a request URI into a local, slash-separated name under the

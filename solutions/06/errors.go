@@ -57,6 +57,8 @@ func reason(code int) string {
 		return "Forbidden"
 	case 404:
 		return "Not found"
+	case 408:
+		return "Request Timeout"
 	case 501:
 		return "Not Implemented"
 	default:

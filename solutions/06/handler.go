@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -28,7 +29,13 @@ type Config struct {
 	// every file; CGI output is small and its time is the program's).
 	CGISize int64
 
-	ReadTimeout  time.Duration // to receive a whole request (default 10s)
+	// ReadTimeout bounds the whole request head, from the connection's first
+	// read to its empty line (default 3s). A client still sending when it
+	// expires is answered 408 Request Timeout; one that sent nothing is closed
+	// without a word. A GET request fits in one packet: a client that needs
+	// longer is a slowloris holding a worker.
+	ReadTimeout time.Duration
+
 	WriteTimeout time.Duration // to send a whole static response (default 60s)
 	CGITimeout   time.Duration // for a CGI program to finish (default 30s)
 
@@ -51,7 +58,7 @@ func (c Config) withDefaults() Config {
 	c.Threads = max(c.Threads, 1)
 	c.Buffers = max(c.Buffers, 1)
 	if c.ReadTimeout <= 0 {
-		c.ReadTimeout = 10 * time.Second
+		c.ReadTimeout = 3 * time.Second
 	}
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = 60 * time.Second
@@ -106,12 +113,13 @@ func (h *Handler) ServeConn(ctx context.Context, conn net.Conn) {
 // (by a FIFO worker, or by the SFF master), then answered by a worker.
 type job struct {
 	conn   net.Conn
-	read   bool    // the request has been read (req/target/err are set)
-	uri    string  // the request URI, if a request was read
-	target *Target // what to send, if the request is good
-	err    error   // why not: a *StatusError to answer, or a dead connection
-	key    int64   // SFF priority: smaller is served first
-	seq    uint64  // arrival order, to break ties
+	in     countingReader // conn, counted: did the client send anything?
+	read   bool           // the request has been read (req/target/err are set)
+	uri    string         // the request URI, if a request was read
+	target *Target        // what to send, if the request is good
+	err    error          // why not: a *StatusError to answer, or a dead connection
+	key    int64          // SFF priority: smaller is served first
+	seq    uint64         // arrival order, to break ties
 }
 
 // readers recycles the buffered readers requests are read with.
@@ -124,17 +132,41 @@ func (h *Handler) read(j *job) {
 	if j.err = h.armRead(j.conn); j.err != nil {
 		return
 	}
+	j.in = countingReader{r: j.conn}
 	br := readers.Get().(*bufio.Reader)
-	br.Reset(j.conn)
+	br.Reset(&j.in)
 	req, err := ReadRequest(br)
 	br.Reset(nil)
 	readers.Put(br)
 	if err != nil {
-		j.err = err
+		j.err = timedOut(err, j.in.n)
 		return
 	}
 	j.uri = req.URI
 	j.target, j.err = h.docs.Open(req.URI)
+}
+
+// timedOut turns the read deadline expiring in the middle of a request (n
+// bytes of it have arrived) into a 408 answer: the client, a slowloris or one
+// on a very bad link, learns why it is cut off. An error of any other kind, or
+// a deadline on a connection that sent nothing at all, is left as it is.
+func timedOut(err error, n int) error {
+	if n > 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+		return &StatusError{Code: 408, Msg: "the request did not arrive in time", Err: err}
+	}
+	return err
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
 }
 
 // respond answers a job that has been read, and closes its connection.
@@ -170,6 +202,7 @@ func (h *Handler) finish(j *job, err error) {
 		}
 	case errors.Is(err, io.EOF):
 		// connected and closed without a request: nothing to answer
+		h.log.Debug("closed without a request", "remote", j.conn.RemoteAddr())
 	case errors.As(err, &se), errors.Is(err, lab.ErrNotImplemented):
 		// An unfinished exercise is answered with a 500 page that names it.
 		if h.armWrite(j.conn, h.cfg.WriteTimeout) == nil {

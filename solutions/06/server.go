@@ -2,11 +2,9 @@ package web
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net"
 	"sync"
-	"syscall"
 	"time"
 
 	"serverlab/tools/lab"
@@ -36,6 +34,8 @@ type Server struct {
 	stop  context.CancelFunc // cancels ctx: kills running CGI programs
 	seq   uint64             // arrival counter; only the master touches it
 	start time.Time          // for SFF ageing
+
+	closeOnce sync.Once // every Close call waits for the first to finish
 
 	mu     sync.Mutex
 	closed bool
@@ -96,8 +96,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.log.Info("web server listening", "addr", ln.Addr(), "root", s.cfg.Root,
 		"threads", s.cfg.Threads, "buffers", s.cfg.Buffers, "policy", s.cfg.Policy)
 	for range s.cfg.Threads {
-		s.wg.Add(1)
-		go s.work()
+		s.wg.Go(s.work)
 	}
 	for {
 		select {
@@ -105,7 +104,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		case <-s.done:
 			return lab.ErrServerClosed
 		}
-		conn, err := s.accept(ln)
+		conn, err := lab.Accept(ln, s.done, s.log) // retries EMFILE & co. with a backoff
 		if err != nil {
 			return err
 		}
@@ -128,42 +127,6 @@ func (s *Server) begin(ln net.Listener) bool {
 	return true
 }
 
-// accept accepts the next connection. Running out of file descriptors (many
-// clients at once) or a client that gave up while queued in the backlog is
-// not a reason to stop serving: accept waits a little and tries again, as
-// net/http does.
-func (s *Server) accept(ln net.Listener) (net.Conn, error) {
-	var delay time.Duration
-	for {
-		conn, err := ln.Accept()
-		switch {
-		case err == nil:
-			return conn, nil
-		case s.isClosed():
-			return nil, lab.ErrServerClosed
-		case !retryable(err):
-			return nil, err
-		}
-		delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-		s.log.Warn("accept failed; retrying", "err", err, "in", delay)
-		select {
-		case <-time.After(delay):
-		case <-s.done:
-			return nil, lab.ErrServerClosed
-		}
-	}
-}
-
-// retryable reports whether an Accept error is one the listener recovers from.
-func retryable(err error) bool {
-	for _, e := range []error{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM, syscall.ECONNABORTED} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
-}
-
 // admit puts a freshly accepted connection into the buffer, in the slot the
 // master reserved for it. Under FIFO it goes in as it is. Under SFF the
 // master must know the file's size first, so the request is read and the file
@@ -178,20 +141,19 @@ func (s *Server) admit(conn net.Conn) {
 		s.cfg.Queued("")
 		return
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.wg.Go(func() {
 		s.h.read(j)
 		j.key = s.sffKey(j)
 		s.queue.push(j)
 		s.cfg.Queued(j.uri)
-	}()
+	})
 }
 
 // work is a worker: it takes jobs out of the buffer and serves them, until
-// the server closes.
+// the server closes. Serve runs it with s.wg.Go, which counts it in s.wg and
+// marks it done only once work has returned: Close, waiting on s.wg, then
+// never returns while a worker is still on its way out.
 func (s *Server) work() {
-	defer s.wg.Done()
 	for {
 		j, ok := s.queue.pop()
 		if !ok {
@@ -225,23 +187,23 @@ func (s *Server) untrack(conn net.Conn) {
 	delete(s.conns, conn)
 }
 
-func (s *Server) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
-}
-
 // Close stops the server: it closes the listener and every connection
 // (queued, being read or being answered), kills running CGI programs, wakes
 // the master and the workers, and waits for all of them. It is safe to call
-// more than once; later calls return nil.
+// more than once, also from several goroutines at once: every call returns
+// only when the server has stopped (sync.Once makes later calls wait for the
+// first), and later calls return nil.
 func (s *Server) Close() error {
+	var err error
+	s.closeOnce.Do(func() { err = s.shutdown() })
+	return err
+}
+
+// shutdown is the first Close.
+func (s *Server) shutdown() error {
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil
-	}
 	s.closed = true
+	close(s.done) // before the listener: Accept then reports ErrServerClosed
 	if s.ln != nil {
 		s.ln.Close()
 	}
@@ -251,7 +213,6 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 
 	s.stop()
-	close(s.done)
 	left := s.queue.close()
 	s.wg.Wait()
 	// Jobs pushed after close are still in the queue; their connections

@@ -31,7 +31,7 @@ var impl = webtest.Impl{
 			return webtest.Resolved{}, err
 		}
 		defer t.Close()
-		return webtest.Resolved{Path: t.Path, Query: t.Query, CGI: t.CGI, Size: t.Info.Size()}, nil
+		return webtest.Resolved{Path: t.Path, Query: t.Query, CGI: t.CGI, Size: t.Info.Size(), Info: t.Info}, nil
 	},
 	NewHandler: func(c webtest.Config) (webtest.Handler, error) { return web.NewHandler(config(c)) },
 	NewServer:  func(c webtest.Config) (lab.Server, error) { return web.New(config(c)) },
@@ -43,10 +43,14 @@ func config(c webtest.Config) web.Config {
 	if c.SFF {
 		policy = web.SFF
 	}
+	log := c.Logger
+	if log == nil {
+		log = testkit.Logger()
+	}
 	return web.Config{
 		Root: c.Root, Threads: c.Threads, Buffers: c.Buffers, Policy: policy,
 		ReadTimeout: c.ReadTimeout, WriteTimeout: c.WriteTimeout, CGITimeout: c.CGITimeout,
-		Logger: testkit.Logger(), Queued: c.Queued, Started: c.Started,
+		Logger: log, Queued: c.Queued, Started: c.Started,
 	}
 }
 
@@ -61,3 +65,4 @@ func TestEx6_6_SFF(t *testing.T)        { webtest.SFF(t, impl) }
 func TestEx6_7_Robustness(t *testing.T) { webtest.Robustness(t, impl) }
 
 func FuzzReadRequest(f *testing.F) { webtest.FuzzReadRequest(f, impl) }
+func FuzzResolve(f *testing.F)     { webtest.FuzzResolve(f, impl) }

@@ -26,23 +26,38 @@ func CGI(t *testing.T, impl Impl) {
 	k := testkit.New(t, "6.4")
 	s := newSite(k)
 	needResolve(k, impl, s)
-	for _, name := range []string{"env $HOME x.cgi", "cgi-bin/env.cgi", "spin.cgi", "slow.cgi", "flood.cgi"} {
+	for _, name := range []string{"env $HOME x.cgi", "cgi-bin/env.cgi", "spin.cgi", "slow.cgi", "flood.cgi",
+		"fail.cgi", "mute.cgi", "orphan.cgi"} {
 		s.cgi(k, name)
 	}
 	s.write(k, "noexec.cgi", []byte("#!/bin/sh\necho 'Content-Type: text/plain'\necho\necho ran\n")) // mode 0644
 	hs := startHandler(k, impl, Config{Root: s.root, CGITimeout: time.Minute})
 
-	checkEnv(k, hs.addr, "/env%20%24HOME%20x.cgi?a=1&b=%20x;rm%20-rf%20*;$(id)", "a=1&b=%20x;rm%20-rf%20*;$(id)")
-	checkEnv(k, hs.addr, "/cgi-bin/env.cgi", "")
-	checkConcurrentCGI(k, hs.addr)
-	checkSpin(k, hs.addr)
-	expectError(k, "GET /noexec.cgi (mode 0644)", get(k, hs.addr, "/noexec.cgi"), 403)
-	checkClientGone(k, hs)
+	check(k, "environment", func(k *testkit.T) {
+		checkEnv(k, hs.addr, "/env%20%24HOME%20x.cgi?a=1&b=%20x;rm%20-rf%20*;$(id)", "a=1&b=%20x;rm%20-rf%20*;$(id)")
+		checkEnv(k, hs.addr, "/cgi-bin/env.cgi", "")
+	})
+	check(k, "concurrent", func(k *testkit.T) { checkConcurrentCGI(k, hs.addr) })
+	check(k, "spin", func(k *testkit.T) { checkSpin(k, hs.addr) })
+	check(k, "not-executable", func(k *testkit.T) {
+		expectError(k, "GET /noexec.cgi (mode 0644)", get(k, hs.addr, "/noexec.cgi"), 403)
+	})
+	check(k, "failing-program", func(k *testkit.T) {
+		expectError(k, "GET /fail.cgi (a program that exits with status 1 before any output: "+
+			"hold its output back until its header is complete, so that a failure is still a 500, not a truncated 200)",
+			get(k, hs.addr, "/fail.cgi"), 500)
+	})
+	check(k, "client-gone", func(k *testkit.T) { checkClientGone(k, hs) })
+	check(k, "orphan", func(k *testkit.T) { checkOrphan(k, hs) })
 
 	// The limit must leave the program time to start and print its pid, even
 	// on a loaded machine running the suite under -race.
 	short := startHandler(k, impl, Config{Root: s.root, CGITimeout: shortCGITimeout})
-	checkTimeLimit(k, short)
+	check(k, "time-limit", func(k *testkit.T) { checkTimeLimit(k, short) })
+	check(k, "silent-until-time-limit", func(k *testkit.T) {
+		expectError(k, fmt.Sprintf("GET /mute.cgi (a program that says nothing until the time limit of %v kills it)",
+			shortCGITimeout), get(k, short.addr, "/mute.cgi"), 500)
+	})
 }
 
 // checkEnv runs an env program and checks everything it says about how it
@@ -57,6 +72,11 @@ func checkEnv(k *testkit.T, addr, uri, query string) {
 			uri, want, body, describe(resp, nil))
 	}
 	checkLength(k, "GET "+uri, resp)
+	if !bytes.Contains(resp.body, []byte("\nSHELL_VARS=\n")) {
+		k.Fatalf("sent GET %s\n  the program's environment has variables a shell adds (PWD, SHLVL, _): "+
+			"start it directly (exec.Command(path)), never through sh -c, where a URI's characters become commands\n"+
+			"   got %s", uri, describe(resp, nil))
+	}
 	ppid := fmt.Sprintf("PPID=%d\n", os.Getpid())
 	if !bytes.HasSuffix(resp.body, []byte(ppid)) {
 		k.Fatalf("sent GET %s\n  the program's parent must be the server itself (%s): start it directly, without a shell\n   got %s",
@@ -142,6 +162,47 @@ func checkTimeLimit(k *testkit.T, hs *handlerServer) {
 	if ok, why := reaped(pid); !ok {
 		k.Fatalf("a CGI program (pid %d) ran past the time limit: want it killed and reaped by the time the "+
 			"connection is done; it is %s", pid, why)
+	}
+}
+
+// checkOrphan: a program that exits at once but leaves a background child
+// holding its stdout must not hold the connection (and a worker) until that
+// child ends: the server stops waiting for the pipe shortly after the program
+// has exited (cmd.WaitDelay, with cmd.Wait doing the copy) and kills what the
+// program left in its process group.
+func checkOrphan(k *testkit.T, hs *handlerServer) {
+	k.Helper()
+	c, r, pid := startSlow(k, hs.addr, "/orphan.cgi")
+	k.Cleanup(func() { kill(pid) }) // runs before the handler's cleanup
+	if _, err := io.Copy(io.Discard, r); err != nil && !testkit.IsClosed(err) {
+		k.Fatalf("GET /orphan.cgi: the program exited at once, leaving a child (pid %d) that holds its stdout and "+
+			"sleeps for an hour\n  want the connection closed soon (about a second) after the program exited, long "+
+			"before the time limit of a minute (set cmd.Stdout = w and let cmd.Wait, bounded by cmd.WaitDelay, do the "+
+			"copy)\n   got %s", pid, testkit.Describe(err))
+	}
+	hs.waitServed(k, c, "after a CGI program exited leaving a child that holds its output")
+	if ok, why := killed(pid); !ok {
+		k.Fatalf("GET /orphan.cgi: the child the program left behind (pid %d) must be killed with the program's "+
+			"process group (SysProcAttr.Setpgid, then kill -pgid) once the request is done; it is %s", pid, why)
+	}
+}
+
+// killed waits (at most IOTimeout) for process pid, not a child of ours, to
+// be gone or a zombie waiting for its own parent.
+func killed(pid int) (bool, string) {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(testkit.IOTimeout)
+	for {
+		ok, why := reaped(pid)
+		if ok || strings.HasPrefix(why, "a zombie") {
+			return true, ""
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			return false, why
+		}
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"testing"
 	"time"
 
 	"serverlab/tests/testkit"
@@ -91,6 +93,14 @@ func startHandler(k *testkit.T, impl Impl, cfg Config) *handlerServer {
 	return hs
 }
 
+// check runs one check of an exercise as a named subtest with a harness of
+// its own, so that every failing check is reported (and can be run alone
+// with -run 'TestEx6_1_Parse/limits'), not only the first.
+func check(k *testkit.T, name string, f func(k *testkit.T)) {
+	k.Helper()
+	k.Run(name, func(t *testing.T) { f(testkit.New(t, k.Exercise())) })
+}
+
 // waitServed waits until ServeConn has returned for the client connection c.
 func (hs *handlerServer) waitServed(k *testkit.T, c net.Conn, what string) {
 	k.Helper()
@@ -111,6 +121,13 @@ func (hs *handlerServer) waitServed(k *testkit.T, c net.Conn, what string) {
 // that hold workers are opened at cleanup before the server is closed.
 func startServer(k *testkit.T, impl Impl, cfg Config, g *gates) *testkit.Server {
 	k.Helper()
+	return startServerOn(k, impl, cfg, g, nil)
+}
+
+// startServerOn is startServer on the listener ln (nil: a new one on
+// 127.0.0.1:0).
+func startServerOn(k *testkit.T, impl Impl, cfg Config, g *gates, ln net.Listener) *testkit.Server {
+	k.Helper()
 	raw, err := impl.NewServer(cfg)
 	if errors.Is(err, lab.ErrNotImplemented) {
 		k.Fatalf("building the server: %v (an exercise this check needs is not done yet)", err)
@@ -118,7 +135,12 @@ func startServer(k *testkit.T, impl Impl, cfg Config, g *gates) *testkit.Server 
 	if err != nil {
 		k.Fatalf("NewServer(%+v): %v", cfg, err)
 	}
-	srv := k.Serve(raw)
+	var srv *testkit.Server
+	if ln != nil {
+		srv = k.ServeListener(raw, ln)
+	} else {
+		srv = k.Serve(raw)
+	}
 	if g != nil {
 		k.OnAbort(g.openAll)
 		k.Cleanup(g.openAll) // runs before the server's Close: cleanups run last-in first-out
@@ -358,6 +380,8 @@ var reasons = map[int]string{
 	400: "HTTP/1.0 400 Bad Request",
 	403: "HTTP/1.0 403 Forbidden",
 	404: "HTTP/1.0 404 Not found",
+	408: "HTTP/1.0 408 Request Timeout",
+	500: "HTTP/1.0 500 Internal Server Error",
 	501: "HTTP/1.0 501 Not Implemented",
 }
 
@@ -398,4 +422,18 @@ func expectFile(k *testkit.T, sent string, resp response, content []byte, ctype 
 	if !bytes.Equal(resp.raw, want) {
 		k.Fatalf("sent %q\n  want %s\n   got %s", sent, clip(want), describe(resp, nil))
 	}
+}
+
+// countingListener counts the connections the server has accepted.
+type countingListener struct {
+	net.Listener
+	n atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.n.Add(1)
+	}
+	return c, err
 }

@@ -54,10 +54,11 @@ func Parse(t *testing.T, impl Impl) {
 	if _, err := parse(impl, strings.NewReader("GET / HTTP/1.0\r\n\r\n")); errors.Is(err, lab.ErrNotImplemented) {
 		k.Fatalf("ReadRequest is not implemented yet: %v", err)
 	}
-	checkWellFormed(k, impl)
-	checkStatuses(k, impl)
-	checkLimits(k, impl)
-	checkAnswers(k, impl)
+	check(k, "well-formed", func(k *testkit.T) { checkWellFormed(k, impl) })
+	check(k, "statuses", func(k *testkit.T) { checkStatuses(k, impl) })
+	check(k, "whole-header-before-501", func(k *testkit.T) { checkWholeHeaderBefore501(k, impl) })
+	check(k, "limits", func(k *testkit.T) { checkLimits(k, impl) })
+	check(k, "answers", func(k *testkit.T) { checkAnswers(k, impl) })
 }
 
 func checkWellFormed(k *testkit.T, impl Impl) {
@@ -119,6 +120,26 @@ func checkStatuses(k *testkit.T, impl Impl) {
 		if err == nil || impl.Status(err) != c.code {
 			k.Fatalf("ReadRequest(%q) (%s)\n  want an error with status %d\n   got %v (status %d)",
 				c.in, c.why, c.code, err, impl.Status(err))
+		}
+	}
+}
+
+// checkWholeHeaderBefore501: a method other than GET is refused only after
+// the whole header has been read. A server that answers 501 after the request
+// line and closes the connection with the header still unread makes the
+// kernel send a reset, which can destroy the 501 before the client reads it.
+func checkWholeHeaderBefore501(k *testkit.T, impl Impl) {
+	k.Helper()
+	for _, in := range []string{
+		"POST /form HTTP/1.0\r\nContent-Type: text/plain\r\nContent-Length: 0\r\n\r\n",
+		"DELETE /a.txt HTTP/1.1\nHost: x\n\n",
+	} {
+		br := bufio.NewReader(strings.NewReader(in + "NEXT"))
+		_, err := impl.ReadRequest(br)
+		rest, _ := io.ReadAll(br)
+		if impl.Status(err) != 501 || string(rest) != "NEXT" {
+			k.Fatalf("ReadRequest(%q + \"NEXT\")\n  want status 501 after reading the whole header, \"NEXT\" left in the reader\n"+
+				"   got %v (status %d), %q left", in, err, impl.Status(err), rest)
 		}
 	}
 }

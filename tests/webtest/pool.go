@@ -3,6 +3,7 @@ package webtest
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"serverlab/tests/testkit"
+	"serverlab/tools/lab"
 )
 
 // quietWindow is how long a structural check gives a wrong server to do what
@@ -29,6 +31,7 @@ type held struct {
 	started *recorder
 	base    int // queued events before the check's own requests
 	results chan fetched
+	ln      *countingListener
 }
 
 // fetched is the outcome of one asynchronous GET.
@@ -50,7 +53,12 @@ func startHeld(k *testkit.T, impl Impl, s *site, cfg Config, hold ...string) *he
 		h.started.add(uri)
 		h.gates.wait(uri)
 	}
-	h.srv = startServer(k, impl, cfg, h.gates)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen: %v", err)
+	}
+	h.ln = &countingListener{Listener: ln}
+	h.srv = startServerOn(k, impl, cfg, h.gates, h.ln)
 	needServer(k, h.srv, s)
 	h.base = len(h.queued.waitCount(k, 1, "the Queued hook for the first request (the master must put every "+
 		"connection in the buffer through admit)"))
@@ -104,12 +112,49 @@ func FIFO(t *testing.T, impl Impl) {
 	for _, name := range []string{"hold1.txt", "hold2.txt"} {
 		s.write(k, name, []byte("held\n"))
 	}
-	checkWorkersBusy(k, impl, s)
-	checkBufferFull(k, impl, s)
-	checkArrivalOrder(k, impl, s)
-	checkManyClients(k, impl, s)
-	checkCloseBusy(k, impl, s)
+	check(k, "workers-busy", func(k *testkit.T) { checkWorkersBusy(k, impl, s) })
+	check(k, "buffer-full", func(k *testkit.T) { checkBufferFull(k, impl, s, false) })
+	check(k, "arrival-order", func(k *testkit.T) { checkArrivalOrder(k, impl, s) })
+	check(k, "many-clients", func(k *testkit.T) { checkManyClients(k, impl, s) })
+	check(k, "close-busy", func(k *testkit.T) { checkCloseBusy(k, impl, s) })
+	k.CheckContract(contract(k, impl, s, false))
 }
+
+// contract is the server contract (testkit.CheckContract) for this server,
+// under FIFO or SFF. The SFF server runs it with 4 workers that all wait on
+// the queue's condition variable when Close comes: all of them must wake.
+// While Close runs, one worker is busy with a CGI program (Hold), so Close
+// has a connection to end and a worker to wait for, every time.
+func contract(k *testkit.T, impl Impl, s *site, sff bool) testkit.Contract {
+	k.Helper()
+	s.cgi(k, "contract-slow.cgi")
+	return testkit.Contract{
+		Hold: func(k *testkit.T, addr string) {
+			k.Helper()
+			startSlow(k, addr, "/contract-slow.cgi") // returns once the program runs: a worker is on it
+		},
+		New: func(log *slog.Logger) lab.Server {
+			srv, err := impl.NewServer(Config{Root: s.root, Threads: 4, Buffers: 4, SFF: sff, Logger: log})
+			if err != nil {
+				return brokenServer{err}
+			}
+			return srv
+		},
+		Probe: func(k *testkit.T, addr string) {
+			k.Helper()
+			if resp := get(k, addr, "/a.txt"); resp.status != reasons[200] {
+				k.Fatalf("GET /a.txt: want 200, got %s", describe(resp, nil))
+			}
+		},
+	}
+}
+
+// brokenServer stands for a server NewServer could not build: it fails
+// every call with the reason.
+type brokenServer struct{ err error }
+
+func (b brokenServer) Serve(ln net.Listener) error { ln.Close(); return b.err }
+func (b brokenServer) Close() error                { return b.err }
 
 // checkWorkersBusy: with t workers busy, request t+1 waits.
 func checkWorkersBusy(k *testkit.T, impl Impl, s *site) {
@@ -132,23 +177,34 @@ func checkWorkersBusy(k *testkit.T, impl Impl, s *site) {
 	h.collect(k, 3)
 }
 
-// checkBufferFull: with the buffer full the master stops accepting.
-func checkBufferFull(k *testkit.T, impl Impl, s *site) {
+// checkBufferFull: with the buffer full the master stops accepting, under
+// either policy (under SFF the master reads each request before it queues it:
+// the slot must be reserved before that read, or the buffer has no bound).
+func checkBufferFull(k *testkit.T, impl Impl, s *site, sff bool) {
 	k.Helper()
-	h := startHeld(k, impl, s, Config{Threads: 1, Buffers: 1}, "/hold1.txt")
+	policy := map[bool]string{false: "-s FIFO", true: "-s SFF"}[sff]
+	h := startHeld(k, impl, s, Config{Threads: 1, Buffers: 1, SFF: sff}, "/hold1.txt")
 	h.fetch("/hold1.txt")
 	h.started.waitEvent(k, "/hold1.txt", "the worker to start")
 	h.fetch("/medium.txt")
 	h.queued.waitCount(k, h.base+2, "the second connection to fill the one slot (-b 1)")
 	h.fetch("/small.txt")
 	if ev, ok := h.queued.quiet(quietWindow); !ok {
-		k.Fatalf("-t 1 -b 1, the worker busy and the one slot taken: the master must block until a slot is free, "+
-			"not queue a third connection\n  queued: %d events %q", len(ev), ev)
+		k.Fatalf("%s -t 1 -b 1, the worker busy and the one slot taken: the master must block until a slot is free, "+
+			"not queue a third connection\n  queued: %d events %q", policy, len(ev), ev)
+	}
+	// 1 for the first request (startHeld's), 1 served, 1 in the slot: the
+	// third must wait in the kernel's backlog, not in the server.
+	if n := h.ln.n.Load(); n != 3 {
+		k.Fatalf("%s -t 1 -b 1, the worker busy and the one slot taken: the master must reserve a slot before it "+
+			"accepts (and so leave the third connection in the kernel's backlog)\n  want 3 connections accepted so far "+
+			"(a first request, the busy one, the queued one), got %d", policy, n)
 	}
 	h.gates.open("/hold1.txt")
 	ev := h.started.waitEvent(k, "/small.txt", "the third request to be served once the buffer had room")
 	if got := after(ev, "/hold1.txt"); !slices.Equal(got, []string{"/medium.txt", "/small.txt"}) {
-		k.Fatalf("FIFO: want the waiting requests served in arrival order [/medium.txt /small.txt], got %q", got)
+		k.Fatalf("%s -b 1: want the waiting requests served as they got the one slot [/medium.txt /small.txt], got %q",
+			policy, got)
 	}
 	h.collect(k, 3)
 }
@@ -243,8 +299,15 @@ func SFF(t *testing.T, impl Impl) {
 	for _, uri := range holds {
 		s.write(k, uri[1:], []byte("held\n"))
 	}
-	s.write(k, "tie-b.txt", []byte("same size"))
-	s.write(k, "tie-a.txt", []byte("SAME SIZE"))
+	// Equal sizes in an arrival order drawn afresh each run. Five or more
+	// equal keys are enough for a heap without a tie-break to lose their
+	// order: container/heap is not stable.
+	var ties []string
+	for _, i := range k.Rand().Perm(6) {
+		name := fmt.Sprintf("tie-%d.txt", i)
+		s.write(k, name, []byte("same size"))
+		ties = append(ties, "/"+name)
+	}
 	sized := s.sized(k, 20)
 	h := startHeld(k, impl, s, Config{Threads: 1, Buffers: 32, SFF: true}, holds...)
 	if ev := h.queued.list(); !contains(ev, "/a.txt") {
@@ -281,8 +344,9 @@ func SFF(t *testing.T, impl Impl) {
 	slices.SortFunc(want, func(a, b string) int { return len(s.files[a[1:]]) - len(s.files[b[1:]]) })
 	round("/hold2.txt", queued, want, fmt.Sprintf("%d files of different sizes", len(queued)))
 
-	round("/hold3.txt", []string{"/tie-b.txt", "/tie-a.txt"}, []string{"/tie-b.txt", "/tie-a.txt"},
-		"two files of the same size: in arrival order")
+	round("/hold3.txt", ties, ties, fmt.Sprintf("%d files of the same size: in arrival order (break ties by seq)", len(ties)))
 	round("/hold4.txt", []string{"/large.txt", "/env.cgi?x", "/small.txt"},
 		[]string{"/env.cgi?x", "/small.txt", "/large.txt"}, "a CGI request counts as size 0")
+	check(k, "buffer-full", func(k *testkit.T) { checkBufferFull(k, impl, s, true) })
+	k.CheckContract(contract(k, impl, s, true))
 }

@@ -32,6 +32,15 @@ func Static(t *testing.T, impl Impl) {
 	s := newSite(k)
 	needResolve(k, impl, s)
 	hs := startHandler(k, impl, Config{Root: s.root})
+	check(k, "files", func(k *testkit.T) { checkFiles(k, hs, s) })
+	check(k, "request-headers", func(k *testkit.T) { checkRequestHeaders(k, hs, s) })
+	check(k, "errors", func(k *testkit.T) { checkStaticErrors(k, hs) })
+	check(k, "streamed", func(k *testkit.T) { checkStreamed(k, hs) })
+}
+
+// checkFiles: every kind of file gets its exact 200 response.
+func checkFiles(k *testkit.T, hs *handlerServer, s *site) {
+	k.Helper()
 	for _, c := range []struct {
 		uri, name, ctype string
 	}{
@@ -51,7 +60,11 @@ func Static(t *testing.T, impl Impl) {
 		resp := get(k, hs.addr, c.uri)
 		expectFile(k, "GET "+c.uri+" HTTP/1.0", resp, s.files[c.name], c.ctype)
 	}
-	// Clients send headers, with either line ending.
+}
+
+// checkRequestHeaders: clients send headers, with either line ending.
+func checkRequestHeaders(k *testkit.T, hs *handlerServer, s *site) {
+	k.Helper()
 	for _, req := range []string{
 		"GET /page.html HTTP/1.1\r\nHost: localhost\r\nUser-Agent: curl/8.0\r\nAccept: */*\r\n\r\n",
 		"get /page.html HTTP/1.0\nHost: localhost\n\n",
@@ -62,13 +75,17 @@ func Static(t *testing.T, impl Impl) {
 		}
 		expectFile(k, req, resp, s.files["page.html"], "text/html")
 	}
+}
+
+// checkStaticErrors: what cannot be served gets its error page.
+func checkStaticErrors(k *testkit.T, hs *handlerServer) {
+	k.Helper()
 	for _, c := range []struct {
 		uri  string
 		code int
 	}{{"/missing.txt", 404}, {"/../outside/secret.txt", 403}, {"/link-out", 403}, {"/dir", 403}} {
 		expectError(k, "GET "+c.uri, get(k, hs.addr, c.uri), c.code)
 	}
-	checkStreamed(k, hs)
 }
 
 // checkStreamed fetches a 32 MiB file and checks that serving it did not

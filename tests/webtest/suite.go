@@ -15,6 +15,8 @@ package webtest
 import (
 	"bufio"
 	"context"
+	"io/fs"
+	"log/slog"
 	"net"
 	"syscall"
 	"time"
@@ -58,10 +60,11 @@ type Request struct {
 
 // Resolved is what a URI names under the document root.
 type Resolved struct {
-	Path  string // the file on disk: the root joined with the decoded path
-	Query string // after '?'
-	CGI   bool   // the path contains "cgi"
-	Size  int64  // the file's size
+	Path  string      // the file on disk: the root joined with the decoded path
+	Query string      // after '?'
+	CGI   bool        // the path contains "cgi"
+	Size  int64       // the file's size
+	Info  fs.FileInfo // the open file's (to tell which file it really is)
 }
 
 // Handler serves one connection on the caller's goroutine and closes it.
@@ -86,6 +89,9 @@ type Config struct {
 	// Started is called by a worker when it starts on a request, with its
 	// URI; it may block.
 	Started func(uri string)
+	// Logger, if set, is the server's logger (the contract check slows it
+	// down); nil means the suite's usual one.
+	Logger *slog.Logger
 }
 
 // Protocol facts (docs/protocols.md §4) the checks compare against.

@@ -60,4 +60,39 @@ if command -v httperf >/dev/null 2>&1; then
 else
 	missing httperf
 fi
+# The course's CGI programs under the original server (issue: the OSTEP server
+# starts them with an empty argument list, so a program that picks its part
+# from argv[0] alone did not know what to be). PEERS is the folder of the
+# originals, each fetched and built outside the repository (ostep: the
+# concurrency-webserver folder of remzi-arpacidusseau/ostep-projects, make in
+# src); skipped without it.
+ostep=
+for w in "${PEERS:-/nonexistent}/ostep/src/wserver" "${PEERS:-/nonexistent}/ostep/concurrency-webserver/src/wserver"; do
+	[ -x "$w" ] && ostep=$w
+done
+if [ -n "$ostep" ]; then
+	cp $dir/www/spin.cgi $dir/www/env.cgi
+	oport=$((port + 1))
+	(cd $dir/www && exec "$ostep" -d . -p $oport) 2>$dir/ostep.log &
+	opid=$!
+	sleep 1
+	obase=http://127.0.0.1:$oport
+	for c in "spin.cgi?0.1|I spun for 0.1" "env.cgi?a=1|QUERY_STRING=a=1"; do
+		uri=${c%%|*} want=${c#*|}
+		out=$(curl -s -i --max-time 5 "$obase/$uri" | tr -d '\r')
+		if echo "$out" | grep -q '^Content-Length: ' && echo "$out" | grep -q "$want"; then
+			ok "original wserver runs the course's $uri (Content-Length and body)"
+		else
+			bad "original wserver and the course's $uri: $(echo "$out" | head -3 | tr '\n' ' ')"
+		fi
+	done
+	if command -v wrk >/dev/null 2>&1; then
+		out=$(wrk -t1 -c4 -d2s "$obase/env.cgi?x" 2>&1)
+		echo "$out" | grep -qE "Socket errors:.*read [1-9]" && bad "wrk: read errors on the course's env.cgi under the original" ||
+			ok "wrk: no read errors on the course's env.cgi under the original"
+	fi
+	kill $opid 2>/dev/null; wait $opid 2>/dev/null
+else
+	echo "skip  the original OSTEP wserver (set PEERS to a folder holding ostep/src/wserver, built from the OSTEP concurrency-webserver)"
+fi
 exit $fail

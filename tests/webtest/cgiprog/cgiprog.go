@@ -2,20 +2,33 @@
 // original project and a few the suite uses to probe a server's CGI support.
 // One binary plays all of them; its file name picks the part:
 //
-//	spin…cgi   spin.cgi?N sleeps N seconds (a decimal), then answers a small
-//	           HTML page, as the original spin.c does
-//	env…cgi    answers text with its QUERY_STRING, argument count and parent
-//	           process id, to show how the server ran it
-//	slow…cgi   sends its header and process id at once, then sleeps for
-//	           QUERY_STRING seconds (default: an hour)
-//	flood…cgi  sends its process id, then QUERY_STRING MiB of bytes (default 64)
+//	spin…cgi    spin.cgi?N sleeps N seconds (a decimal), then answers a small
+//	            HTML page, as the original spin.c does
+//	env…cgi     answers text with its QUERY_STRING, argument count, parent
+//	            process id, and the variables a shell would have added
+//	slow…cgi    sends its header and process id at once, then sleeps for
+//	            QUERY_STRING seconds (default: an hour)
+//	flood…cgi   sends its process id, then QUERY_STRING MiB of bytes (default 64)
+//	fail…cgi    writes to stderr and exits with status 1, having sent nothing
+//	mute…cgi    sends nothing and sleeps for QUERY_STRING seconds (default: an
+//	            hour): a program that hangs before its header
+//	orphan…cgi  starts a background child that keeps its stdout open and
+//	            sleeps (QUERY_STRING seconds, default an hour), sends its
+//	            header and the child's process id, and exits at once
+//
+// The name comes from argv[0]. A server may start the program with an empty
+// argument list (the OSTEP server does: execve(path, {NULL}, environ); Linux
+// then passes a single empty argv[0]); the name is then the executable's own
+// (/proc/self/exe keeps the name it was started under, a hard link's too).
+// The spin command falls back to spin when neither names a program.
 //
 // Build spin.cgi for the experiments with
 //
 //	go build -o www/spin.cgi ./tests/webtest/cgiprog/spin
 //
-// The suite needs no build: its test binary plays the programs itself, from a
-// hard link named *.cgi (see Install and Invoked).
+// and copy it under the other names (www/env.cgi …) to get the others. The
+// suite needs no build: its test binary plays the programs itself, from a hard
+// link named *.cgi (see Install and Invoked).
 package cgiprog
 
 import (
@@ -23,34 +36,78 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 )
 
+// roles are the programs, by the word their file name must contain.
+var roles = []string{"spin", "env", "slow", "flood", "fail", "mute", "orphan", "linger"}
+
 // Invoked reports whether this process was started as a CGI program, that is
 // from a file whose name ends in ".cgi".
-func Invoked() bool { return strings.HasSuffix(os.Args[0], ".cgi") }
+func Invoked() bool { return strings.HasSuffix(progName(), ".cgi") }
+
+// progName is the name the program was started under: argv[0], or the
+// executable's name when argv[0] is empty.
+func progName() string {
+	if len(os.Args) > 0 && os.Args[0] != "" {
+		return filepath.Base(os.Args[0])
+	}
+	if exe, err := os.Executable(); err == nil {
+		return filepath.Base(exe)
+	}
+	return ""
+}
+
+// role is the program a name asks for, or "".
+func role(name string) string {
+	for _, r := range roles {
+		if strings.Contains(name, r) {
+			return r
+		}
+	}
+	return ""
+}
 
 // Main runs the program the file name asks for and returns its exit status.
-func Main() int {
-	name := filepath.Base(os.Args[0])
+func Main() int { return MainOr("") }
+
+// MainOr is Main, running the program def when the name asks for none.
+func MainOr(def string) int {
+	name := progName()
+	r := role(name)
+	if r == "" {
+		r = def
+	}
 	query := os.Getenv("QUERY_STRING")
 	out := bufio.NewWriter(os.Stdout)
 	defer out.Flush()
 	var err error
-	switch {
-	case strings.Contains(name, "spin"):
+	switch r {
+	case "spin":
 		err = spin(out, query)
-	case strings.Contains(name, "env"):
+	case "env":
 		err = env(out, query)
-	case strings.Contains(name, "slow"):
+	case "slow":
 		err = slow(out, query)
-	case strings.Contains(name, "flood"):
+	case "flood":
 		err = flood(out, query)
+	case "fail":
+		fmt.Fprintln(os.Stderr, name+": failing on purpose")
+		return 1
+	case "mute", "linger":
+		err = mute(query)
+	case "orphan":
+		err = orphan(out, query)
 	default:
 		err = fmt.Errorf("no CGI program is called %q", name)
+		// A whole response, so that a client (wrk, curl) is not left with a
+		// header the server started and nobody ended.
+		msg := err.Error() + "\n"
+		fmt.Fprintf(out, "Status: 500\r\nContent-Length: %d\r\nContent-Type: text/plain\r\n\r\n%s", len(msg), msg)
 	}
 	if err == nil {
 		err = out.Flush()
@@ -89,11 +146,48 @@ func spin(w io.Writer, query string) error {
 	return err
 }
 
-// env describes how the program was run.
+// env describes how the program was run. SHELL_VARS lists the variables a
+// shell adds to the environment it was given (PWD, SHLVL, _): a server that
+// ran the program through "sh -c" shows itself there, even when the shell
+// replaced itself with the program (so that the parent is the server).
 func env(w io.Writer, query string) error {
-	body := fmt.Sprintf("QUERY_STRING=%s\nARGS=%d\nPPID=%d\n", query, len(os.Args), os.Getppid())
+	var added []string
+	for _, v := range []string{"PWD", "SHLVL", "_"} {
+		if _, ok := os.LookupEnv(v); ok {
+			added = append(added, v)
+		}
+	}
+	body := fmt.Sprintf("QUERY_STRING=%s\nARGS=%d\nSHELL_VARS=%s\nPPID=%d\n",
+		query, len(os.Args), strings.Join(added, ","), os.Getppid())
 	_, err := fmt.Fprintf(w, "Content-Length: %d\r\nContent-Type: text/plain\r\n\r\n%s", len(body), body)
 	return err
+}
+
+// mute sends nothing and takes its time.
+func mute(query string) error {
+	d, err := seconds(query, time.Hour)
+	if err != nil {
+		return err
+	}
+	time.Sleep(d)
+	return nil
+}
+
+// orphan leaves a child behind that holds its stdout, and exits.
+func orphan(w *bufio.Writer, query string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	child := exec.Command(self)
+	child.Args = []string{"linger.cgi"} // plays mute
+	child.Env = []string{"QUERY_STRING=" + query}
+	child.Stdout = os.Stdout // the same pipe, inherited: the server sees no end of file while it lives
+	if err := child.Start(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "Content-Type: text/plain\r\n\r\nPID=%d\n", child.Process.Pid)
+	return w.Flush()
 }
 
 // slow sends its pid at once and then takes its time.
