@@ -90,7 +90,7 @@ student-release: ## dist/serverlab-student.tar.gz: the course without solutions/
 ifneq ($(HAVE_SOLUTIONS),)
 ## ---- maintainers (only where solutions/ exists) ---------------------------
 
-.PHONY: test unit release-check bench-ch05 interop
+.PHONY: test unit release-check bench-ch05 interop soak
 
 test: vet unit #M prove the course: vet, every suite on the solutions (-race), the grader both ways
 	$(GO) run ./tools/grade -q -target solutions -require all
@@ -133,7 +133,11 @@ interop: #M chapter 06 against curl, wrk and httperf (optional tools; each missi
 # mutants:
 # ladder:
 # stress:
-# soak:
+
+# make soak: how long each server is under hostile load.
+SOAKTIME ?= 30s
+soak: #M every reference server under hostile load, each as its own process (about 4 min; Linux)
+	$(GO) run ./tools/soak -duration $(SOAKTIME) -md docs/soak.md
 
 else
 test unit:

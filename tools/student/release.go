@@ -22,7 +22,7 @@ import (
 // copy of chapters/ in .starter/, from which make reset restores stubs.
 var (
 	// maintainerOnly are folders (relative to the root) left out.
-	maintainerOnly = []string{"solutions", ".ci", "tests/mutants", "dist", ".backup", ".git"}
+	maintainerOnly = []string{"solutions", ".ci", "tests/mutants", "tools/soak", "dist", ".backup", ".git"}
 	// releaseTag is the build tag of the solution-backed tests.
 	releaseTag = "solutions"
 )
