@@ -20,13 +20,18 @@ const maxBuildLines = 10
 // buildChapter compiles a chapter's test binary, once, with the race
 // detector, as `go test -c -race -o binary ./dir` run in the module root. It
 // returns a build failure (a message for the student) or an error (the
-// grader could not go on, e.g. it was interrupted).
-func buildChapter(ctx context.Context, root, dir, binary string) (failure string, err error) {
+// grader could not go on, e.g. it was interrupted). A non-empty overlay is a
+// go build -overlay file (the maintainers' ladder and mutants use one).
+func buildChapter(ctx context.Context, root, dir, binary, overlay string) (failure string, err error) {
 	info, statErr := os.Stat(filepath.Join(root, filepath.FromSlash(dir)))
 	if statErr != nil || !info.IsDir() {
 		return fmt.Sprintf("%s does not exist: the rubric lists a chapter that is not in this checkout", dir), nil
 	}
-	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-race", "-o", binary, "./"+dir)
+	args := []string{"test", "-c", "-race", "-o", binary}
+	if overlay != "" {
+		args = append(args, "-overlay", overlay)
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, "./"+dir)...)
 	cmd.Dir = root
 	out, runErr := cmd.CombinedOutput()
 	if ctx.Err() != nil {

@@ -22,6 +22,7 @@ type Options struct {
 	Timeout  time.Duration    // per exercise, unless the rubric says otherwise
 	Jobs     int              // exercises run at once
 	Progress io.Writer        // one line per graded chapter; nil for none
+	Overlay  string           // a go build -overlay JSON file merged into every build; "" for none
 }
 
 // job is one exercise to run and the result it fills in.
@@ -70,7 +71,7 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 	for i, spec := range opt.Chapters {
 		ch := &rep.Chapters[i]
 		chStart := time.Now()
-		pending, err := buildAndQueue(ctx, root, tmp, spec, ch, opt.Timeout, jobs)
+		pending, err := buildAndQueue(ctx, root, tmp, opt.Overlay, spec, ch, opt.Timeout, jobs)
 		if err != nil {
 			buildErr = err
 			break
@@ -118,10 +119,10 @@ func newReport(target, module string, chapters []rubric.Chapter) *Report {
 // buildAndQueue compiles one chapter and queues its exercises; if it does not
 // compile, every exercise gets the build error instead. The returned group is
 // done when all of the chapter's exercises are.
-func buildAndQueue(ctx context.Context, root, tmp string, spec rubric.Chapter, ch *ChapterResult, timeout time.Duration, jobs chan<- job) (*sync.WaitGroup, error) {
+func buildAndQueue(ctx context.Context, root, tmp, overlay string, spec rubric.Chapter, ch *ChapterResult, timeout time.Duration, jobs chan<- job) (*sync.WaitGroup, error) {
 	pending := &sync.WaitGroup{}
 	binary := filepath.Join(tmp, ch.ID+".test")
-	failure, err := buildChapter(ctx, root, ch.Dir, binary)
+	failure, err := buildChapter(ctx, root, ch.Dir, binary, overlay)
 	if err != nil {
 		return nil, err
 	}

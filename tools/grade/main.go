@@ -14,6 +14,7 @@
 //	-root dir       module root (default ".")
 //	-target tree    tree to grade: chapters (default) or solutions
 //	-ch 01,03       chapters to grade (default: every chapter in the rubric)
+//	-ex 3.4,3.5     grade only these exercises (and so only their chapters)
 //	-format f       text (default), gradescope, classroom, junit or json
 //	-o file         write the report to file instead of stdout
 //	-timeout d      time limit per exercise, unless the rubric sets one (default 60s)
@@ -22,6 +23,13 @@
 //	-require mode   all: exit 1 unless every exercise passed;
 //	                none: exit 1 unless every exercise failed cleanly (cause "failed")
 //	-q              no progress lines on stderr
+//	-overlay file   a go build -overlay JSON file merged into every build (for maintainers' tools)
+//
+// The maintainers' checks of the course itself (see maintainer.go):
+//
+//	-ladder         for each chapter and k, solve exercises 1..k only and require exactly those points
+//	-mutants        grade every mutant of tests/mutants (-sample n, -seed s, -min 4): each must lose its points
+//	-repeat n       grade the solutions n times beside -busy n busy loops: every run must pass
 //
 // Exit status: 0 graded (and the requirement met), 1 requirement not met,
 // 2 the grader could not grade (bad flags, no module, interrupted).
@@ -62,6 +70,8 @@ type config struct {
 	timeout                                              time.Duration
 	jobs                                                 int
 	quiet                                                bool
+	exercises, overlay                                   string
+	maint                                                maintainerConfig
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -78,6 +88,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.rubric, "rubric", "", "rubric file to use instead of the embedded one")
 	fs.StringVar(&c.require, "require", "", `exit 1 unless "all" exercises passed, or "none" did (each failed cleanly)`)
 	fs.BoolVar(&c.quiet, "q", false, "do not print progress on stderr")
+	fs.StringVar(&c.exercises, "ex", "", "comma-separated exercise ids to grade, e.g. 3.4,3.5 (default: all)")
+	fs.StringVar(&c.overlay, "overlay", "", "go build -overlay JSON file merged into every build")
+	c.maint.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -109,11 +122,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	chapters, err := selectChapters(c.rubric, c.chapters)
+	if err == nil {
+		chapters, err = selectExercises(chapters, c.exercises)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "grade:", err)
 		return exitError
 	}
-	opt := Options{Root: c.root, Target: c.target, Chapters: chapters, Timeout: c.timeout, Jobs: c.jobs}
+	if c.maint.enabled() {
+		return runMaintainer(ctx, c, chapters, stdout, stderr)
+	}
+	opt := Options{Root: c.root, Target: c.target, Chapters: chapters, Timeout: c.timeout, Jobs: c.jobs, Overlay: c.overlay}
 	if !c.quiet {
 		opt.Progress = stderr
 	}
