@@ -30,6 +30,7 @@ type maintainerConfig struct {
 	seed            uint64 // -mutants -sample: 0 means one derived from today's date
 	min             int    // -mutants: warn about exercises with fewer mutants
 	repeat, busy    int    // stress: runs, and busy loops beside them
+	spin            bool   // stress: this process is one of the busy loops
 }
 
 func (m *maintainerConfig) register(fs *flag.FlagSet) {
@@ -42,6 +43,7 @@ func (m *maintainerConfig) register(fs *flag.FlagSet) {
 	fs.IntVar(&m.min, "min", 4, "-mutants: warn about graded exercises with fewer mutants than this")
 	fs.IntVar(&m.repeat, "repeat", 0, "maintainers: grade -solutions this many times (with -busy busy loops); every run must pass")
 	fs.IntVar(&m.busy, "busy", 0, "-repeat: busy loops (child processes) spinning beside the runs")
+	fs.BoolVar(&m.spin, spinFlag[1:], false, "-repeat: internal: be a busy loop")
 }
 
 func (m *maintainerConfig) enabled() bool { return m.ladder || m.mutants || m.repeat > 0 }
