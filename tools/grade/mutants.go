@@ -257,7 +257,6 @@ func runMutants(ctx context.Context, c config, chapters []rubric.Chapter, stdout
 func (env mutantEnv) grade(ctx context.Context, m mutant, chapters map[string]rubric.Chapter) mutantResult {
 	start := time.Now()
 	r := mutantResult{mutant: m, verdict: verdictInvalid}
-	defer func() { r.duration = time.Since(start) }()
 	invalid := func(cause string, err error) mutantResult {
 		r.cause, r.detail = cause, err.Error()
 		r.duration = time.Since(start)
@@ -288,6 +287,12 @@ func (env mutantEnv) grade(ctx context.Context, m mutant, chapters map[string]ru
 		return invalid("not graded", err)
 	}
 	ex := rep.Chapters[0].Exercises[0]
+	for orig, tmp := range replace {
+		if tmp != "" { // compile errors name the overlay's copy: name the solution's file
+			rel, _ := filepath.Rel(env.root, orig)
+			ex.Message = strings.ReplaceAll(ex.Message, tmp, filepath.ToSlash(rel))
+		}
+	}
 	switch {
 	case ex.Passed:
 		r.verdict, r.cause = verdictSurvived, "passed"
@@ -297,6 +302,7 @@ func (env mutantEnv) grade(ctx context.Context, m mutant, chapters map[string]ru
 	default:
 		r.cause, r.detail = string(ex.Cause), firstLines([]byte(ex.Message), 6)
 	}
+	r.duration = time.Since(start)
 	return r
 }
 
