@@ -88,6 +88,7 @@ func planLadder(ch rubric.Chapter, chDir, solDir string) (*ladderPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	var all []candidate
 	for _, name := range names {
 		chSrc, chDecls, err := readDecls(filepath.Join(chDir, name))
 		if err != nil {
@@ -108,12 +109,19 @@ func planLadder(ch rubric.Chapter, chDir, solDir string) (*ladderPlan, error) {
 			plan.notes = append(plan.notes, fmt.Sprintf("%s: only the starter has this file (kept at every level)", name))
 			continue
 		}
-		lf := ladderFile{path: filepath.Join(chDir, name), src: chSrc, imports: importsOf(chSrc, solSrc)}
-		plan.planFile(&lf, name, chDecls, solDecls, index)
-		if len(lf.changes) > 0 {
-			plan.files = append(plan.files, lf)
-		}
+		plan.files = append(plan.files, ladderFile{path: filepath.Join(chDir, name), src: chSrc, imports: importsOf(chSrc, solSrc)})
+		all = append(all, plan.candidates(len(plan.files)-1, name, chDecls, solDecls, index)...)
 	}
+	settleLevels(all, len(ch.Exercises))
+	for _, c := range all {
+		lf := &plan.files[c.file]
+		change := ladderChange{level: c.level, start: len(lf.src), end: len(lf.src), text: "\n" + c.sol.text + "\n"}
+		if c.starter != nil {
+			change.start, change.end, change.text = c.starter.start, c.starter.end, c.sol.text
+		}
+		lf.changes = append(lf.changes, change)
+	}
+	plan.files = slices.DeleteFunc(plan.files, func(lf ladderFile) bool { return len(lf.changes) == 0 })
 	for i, ex := range ch.Exercises {
 		if !plan.own[i] {
 			plan.notes = append(plan.notes, fmt.Sprintf("%s has no stub of its own (no declaration whose lowest TODO is its): it counts as solved once every exercise before it is", ex.ID))
@@ -122,23 +130,29 @@ func planLadder(ch rubric.Chapter, chDir, solDir string) (*ladderPlan, error) {
 	return plan, nil
 }
 
-// planFile works out the changes of one file. A starter declaration with a
-// TODO(ex …) becomes the solution's once its lowest exercise is solved. The
-// solution's declarations the starter lacks, and given declarations whose
-// code differs (a mirror the chapter should fix; reported), come in with the
-// first changed declaration that mentions them, directly or through another
-// one; those nothing mentions, at the last level.
-func (plan *ladderPlan) planFile(lf *ladderFile, name string, chDecls, solDecls []topDecl, index map[string]int) {
-	n := len(plan.chapter.Exercises)
+// candidate is a declaration of the solution that the ladder brings in at
+// some level: in place of the starter's, or added at the end of its file.
+type candidate struct {
+	file    int      // index in plan.files
+	sol     topDecl  // the solution's declaration
+	starter *topDecl // the starter's it replaces; nil to add sol
+	level   int      // 0 until known
+}
+
+// candidates lists one file's declarations to bring in. A starter
+// declaration with a TODO(ex …) becomes the solution's once its lowest
+// exercise is solved. The solution's declarations the starter lacks, and
+// given declarations whose code differs (a mirror the chapter should fix;
+// reported), get their level from settleLevels.
+func (plan *ladderPlan) candidates(file int, name string, chDecls, solDecls []topDecl, index map[string]int) []candidate {
 	solByKey := map[string]topDecl{}
 	for _, d := range solDecls {
 		solByKey[d.key] = d
 	}
-	chByKey := map[string]topDecl{}
-	level := map[string]int{}      // declaration key → the level its solution comes in at
-	var changed, pending []topDecl // the solution's declarations with a level, and those waiting for one
+	inStarter := map[string]bool{}
+	var out []candidate
 	for _, d := range chDecls {
-		chByKey[d.key] = d
+		inStarter[d.key] = true
 		if d.isImport {
 			continue
 		}
@@ -151,44 +165,51 @@ func (plan *ladderPlan) planFile(lf *ladderFile, name string, chDecls, solDecls 
 			// the starter's own declaration, or identical given code
 		case lv == 0:
 			plan.notes = append(plan.notes, fmt.Sprintf("%s: given code differs from the solution's but has no TODO(ex …): %s", name, d.key))
-			pending = append(pending, sol)
+			out = append(out, candidate{file: file, sol: sol, starter: &d})
 		default:
-			level[d.key] = lv
-			changed = append(changed, sol)
+			out = append(out, candidate{file: file, sol: sol, starter: &d, level: lv})
 			plan.own[lv-1] = true
 		}
 	}
 	for _, d := range solDecls {
-		if _, ok := chByKey[d.key]; !ok && !d.isImport {
-			pending = append(pending, d)
+		if !inStarter[d.key] && !d.isImport {
+			out = append(out, candidate{file: file, sol: d})
 		}
+	}
+	return out
+}
+
+// settleLevels gives every candidate without a level the lowest level of
+// the candidates that mention a name it declares, in any file, directly or
+// through others: a helper comes in with the first function that calls it.
+// What nothing mentions comes in at the last level, n.
+func settleLevels(all []candidate, n int) {
+	fixed := make([]bool, len(all)) // a stub's level is its exercise's
+	for i, c := range all {
+		fixed[i] = c.level > 0
 	}
 	for again := true; again; {
 		again = false
-		for _, p := range pending {
-			for _, r := range append(slices.Clone(changed), pending...) {
-				lr, ok := level[r.key]
-				if !ok || r.key == p.key || !mentionsAny(r, p.defines) {
+		for i := range all {
+			if fixed[i] {
+				continue
+			}
+			p := &all[i]
+			for j, r := range all {
+				if j == i || r.level == 0 || !mentionsAny(r.sol, p.sol.defines) {
 					continue
 				}
-				if lp, ok := level[p.key]; !ok || lr < lp {
-					level[p.key] = lr
+				if p.level == 0 || r.level < p.level {
+					p.level = r.level
 					again = true
 				}
 			}
 		}
 	}
-	for _, p := range pending {
-		if _, ok := level[p.key]; !ok {
-			level[p.key] = n
+	for i := range all {
+		if all[i].level == 0 {
+			all[i].level = n
 		}
-	}
-	for _, sol := range append(changed, pending...) {
-		c := ladderChange{level: level[sol.key], start: len(lf.src), end: len(lf.src), text: "\n" + sol.text + "\n"}
-		if d, ok := chByKey[sol.key]; ok {
-			c.start, c.end, c.text = d.start, d.end, sol.text
-		}
-		lf.changes = append(lf.changes, c)
 	}
 }
 

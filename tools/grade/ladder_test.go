@@ -53,17 +53,22 @@ func TestLadderPlanOfFixture(t *testing.T) {
 			t.Errorf("expected(%d) = %s, want %s", k, got, want)
 		}
 	}
-	if len(plan.files) != 1 {
-		t.Fatalf("plan has %d files, want 1 (lib.go)", len(plan.files))
+	if len(plan.files) != 2 {
+		t.Fatalf("plan has %d files, want 2 (lib.go and shout.go, which only the solution has)", len(plan.files))
 	}
-	lf := plan.files[0]
+	lf, shout := plan.files[0], plan.files[1]
+	for k, want := range map[int]string{1: "package ladderfix\n", 2: "func shout(s string) string"} {
+		if src, err := shout.source(k); err != nil || !strings.Contains(string(src), want) {
+			t.Errorf("shout.go at k=%d = %q, %v; want it to hold %q", k, src, err, want)
+		}
+	}
 	checks := []struct {
 		k        int
 		has, not []string
 	}{
 		{0, []string{`"errors"`, "return 0\n", "seen map"}, []string{"func twice", "strings"}},
 		{1, []string{"return twice(n)", "func twice(n int) int", `"errors"`}, []string{"strings", "fmt"}},
-		{2, []string{`"fmt"`, `"strings"`, `"errors"`, "strings.ToUpper"}, []string{"c.n++"}},
+		{2, []string{`"fmt"`, `"errors"`, "shout(name)"}, []string{"c.n++", "strings"}},
 		{4, []string{"c.n++", "n int"}, []string{"seen map", "c.seen"}},
 	}
 	for _, c := range checks {

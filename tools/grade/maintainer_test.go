@@ -37,12 +37,13 @@ func TestSelectExercises(t *testing.T) {
 }
 
 // TestGradeWithExAndOverlay grades the ladder fixture's starter with the
-// solution's lib.go overlaid, and only two exercises of it: both pass.
+// solution's lib.go overlaid (and its shout.go added), and only two exercises of it: both pass.
 func TestGradeWithExAndOverlay(t *testing.T) {
 	root := mustAbs(t, fixtureRoot)
 	ov := filepath.Join(t.TempDir(), "overlay.json")
 	raw, _ := json.Marshal(overlay{Replace: map[string]string{
-		filepath.Join(root, ladderChapters, "01", "lib.go"): filepath.Join(root, ladderSolutions, "01", "lib.go"),
+		filepath.Join(root, ladderChapters, "01", "lib.go"):   filepath.Join(root, ladderSolutions, "01", "lib.go"),
+		filepath.Join(root, ladderChapters, "01", "shout.go"): filepath.Join(root, ladderSolutions, "01", "shout.go"),
 	}})
 	if err := os.WriteFile(ov, raw, 0o644); err != nil {
 		t.Fatal(err)

@@ -3,10 +3,7 @@
 // rung below 4.
 package ladderfix
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // Double returns 2n.
 func Double(n int) int {
@@ -18,7 +15,7 @@ func twice(n int) int { return n + n }
 
 // Greet greets name, shouting.
 func Greet(name string) (string, error) {
-	return fmt.Sprintf("HELLO, %s", strings.ToUpper(name)), nil
+	return fmt.Sprintf("HELLO, %s", shout(name)), nil
 }
 
 // Counter counts.
