@@ -124,7 +124,7 @@ func planLadder(ch rubric.Chapter, chDir, solDir string) (*ladderPlan, error) {
 	plan.files = slices.DeleteFunc(plan.files, func(lf ladderFile) bool { return len(lf.changes) == 0 })
 	for i, ex := range ch.Exercises {
 		if !plan.own[i] {
-			plan.notes = append(plan.notes, fmt.Sprintf("%s has no stub of its own (no declaration whose lowest TODO is its): it counts as solved once every exercise before it is", ex.ID))
+			plan.notes = append(plan.notes, fmt.Sprintf("%s has no stub of its own (no declaration whose lowest TODO is its): it must pass once every exercise before it is solved, and may pass (or fail cleanly) before", ex.ID))
 		}
 	}
 	return plan, nil
@@ -230,14 +230,28 @@ func (plan *ladderPlan) lowestTODO(name string, d topDecl, index map[string]int)
 	return lv
 }
 
-// expected says which exercises must pass at level k: 1..k, and any exercise
-// without code of its own once every exercise before it passes.
-func (p *ladderPlan) expected(k int) []bool {
-	want := make([]bool, len(p.own))
+// Verdicts a rung expects of an exercise.
+const (
+	mustFail = iota // unsolved: it must lose its points with cause "failed"
+	mustPass        // solved
+	mayPass         // no code of its own, and not everything before it solved: passed or failed
+)
+
+// expected says what each exercise must do at level k: 1..k pass; an
+// exercise without code of its own passes once every exercise before it
+// does, and before that may pass or fail (cleanly: it has nothing unsolved
+// of its own, but may not need all of what comes before it); the others fail.
+func (p *ladderPlan) expected(k int) []int {
+	want := make([]int, len(p.own))
 	prefix := true
 	for i := range want {
-		want[i] = i < k || (!p.own[i] && prefix)
-		prefix = prefix && want[i]
+		switch {
+		case i < k, !p.own[i] && prefix:
+			want[i] = mustPass
+		case !p.own[i]:
+			want[i] = mayPass
+		}
+		prefix = prefix && want[i] == mustPass
 	}
 	return want
 }
@@ -563,6 +577,12 @@ func runLadder(ctx context.Context, c config, chapters []rubric.Chapter, stdout,
 		return fail(err)
 	}
 	defer os.RemoveAll(tmp)
+	if c.maint.rotate && len(chapters) > 1 {
+		day := time.Now().UTC().YearDay()
+		ch := chapters[day%len(chapters)]
+		fmt.Fprintf(stdout, "ladder: chapter %s today (-rotate: day %d of the year, one of %d chapters)\n", ch.ID, day, len(chapters))
+		chapters = []rubric.Chapter{ch}
+	}
 	env := ladderEnv{root: root, target: c.target, solutions: c.maint.solutions,
 		timeout: c.timeout, jobs: c.jobs, base: base, tmp: tmp}
 
@@ -578,7 +598,7 @@ func runLadder(ctx context.Context, c config, chapters []rubric.Chapter, stdout,
 		for _, n := range plan.notes {
 			fmt.Fprintf(stdout, "  note: %s\n", n)
 		}
-		fmt.Fprintf(stdout, "  %3s  %-12s %9s %9s %7s  %s\n", "k", "solved", "expected", "got", "time", "mismatches")
+		fmt.Fprintf(stdout, "  %3s  %-12s %9s %9s %7s  %s\n", "k", "solved", "must get", "got", "time", "mismatches")
 		for _, k := range plan.levels() {
 			r, err := env.climb(ctx, plan, k)
 			if err != nil {
@@ -636,16 +656,16 @@ func (env ladderEnv) climb(ctx context.Context, plan *ladderPlan, k int) (rungRe
 	for i, ex := range rep.Chapters[0].Exercises {
 		r.max += ex.Max
 		r.got += ex.Points
-		if want[i] {
+		if want[i] == mustPass {
 			r.want += ex.Max
 		}
 		var miss string
 		switch {
-		case want[i] && !ex.Passed:
+		case want[i] == mustPass && !ex.Passed:
 			miss = fmt.Sprintf("%s: %s (want passed)", ex.ID, ex.Cause)
-		case !want[i] && ex.Passed:
+		case want[i] == mustFail && ex.Passed:
 			miss = fmt.Sprintf("%s: passed (want failed)", ex.ID)
-		case !want[i] && ex.Cause != CauseFailed:
+		case want[i] != mustPass && !ex.Passed && ex.Cause != CauseFailed:
 			miss = fmt.Sprintf("%s: %s (want failed)", ex.ID, ex.Cause)
 		}
 		if miss != "" {

@@ -24,6 +24,7 @@ import (
 // maintainerConfig holds the flags of the maintainers' modes.
 type maintainerConfig struct {
 	ladder, mutants bool
+	rotate          bool   // -ladder: one chapter, chosen by the day of the year
 	solutions       string // the reference tree, relative to the root
 	mutantsDir      string // the catalogue, relative to the root
 	sample          int    // -mutants: grade only this many, chosen by seed
@@ -36,6 +37,7 @@ type maintainerConfig struct {
 func (m *maintainerConfig) register(fs *flag.FlagSet) {
 	fs.BoolVar(&m.ladder, "ladder", false, "maintainers: for each chapter and k, solve exercises 1..k only (from -solutions) and require exactly those points")
 	fs.BoolVar(&m.mutants, "mutants", false, "maintainers: grade every mutant of the catalogue; each must lose its exercise's points")
+	fs.BoolVar(&m.rotate, "rotate", false, "-ladder: climb only one of the chapters, a different one each day (for make test)")
 	fs.StringVar(&m.solutions, "solutions", "solutions", "maintainers: the reference tree, relative to the root")
 	fs.StringVar(&m.mutantsDir, "mutants-dir", "tests/mutants", "maintainers: the mutant catalogue, relative to the root")
 	fs.IntVar(&m.sample, "sample", 0, "-mutants: grade only this many mutants, chosen by -seed (default: all)")

@@ -91,10 +91,13 @@ func startBusyLoops(ctx context.Context, n int) (stop func(), err error) {
 	return stop, nil
 }
 
-// spin burns one core until ctx is done (or the process is killed).
+// spin burns one core until ctx is done, the process is killed, or its
+// parent is gone (a grader killed with SIGKILL must not leave busy loops
+// behind on a shared machine: the orphan's parent pid changes).
 func spin(ctx context.Context) {
+	parent := os.Getppid()
 	for n := 0; ; n++ {
-		if n%(1<<20) == 0 && ctx.Err() != nil {
+		if n%(1<<22) == 0 && (ctx.Err() != nil || os.Getppid() != parent) {
 			return
 		}
 	}
