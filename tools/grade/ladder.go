@@ -34,8 +34,10 @@ import (
 // name once its lowest exercise is solved; declarations only the solution has
 // (helpers, types) come with the first declaration that uses them; the
 // imports are then recomputed. An exercise without stubs of its own (its
-// TODOs, if any, are all in declarations an earlier exercise also owns) is
-// solved once every exercise before it is: it has no code to leave unsolved.
+// TODOs, if any, are all in declarations an earlier exercise also owns) must
+// pass once every exercise before it is solved, and may pass earlier (it has
+// no code to leave unsolved); if it loses its points, the cause must still be
+// "failed".
 
 var todoMark = regexp.MustCompile(`TODO\(ex (\d+\.\d+)\)`)
 
@@ -594,12 +596,18 @@ func runLadder(ctx context.Context, c config, chapters []rubric.Chapter, stdout,
 		if err != nil {
 			return fail(fmt.Errorf("chapter %s: %w", ch.ID, err))
 		}
-		fmt.Fprintf(stdout, "ladder %s %s: %d exercises, %d rungs\n", ch.ID, ch.Title, len(ch.Exercises), len(plan.levels()))
+		levels := plan.levels()
+		fmt.Fprintf(stdout, "ladder %s %s: %d exercises, %d rungs", ch.ID, ch.Title, len(ch.Exercises), len(levels))
+		if c.maint.rungs > 0 {
+			levels = todaysRungs(levels, len(ch.Exercises), c.maint.rungs, time.Now().UTC().YearDay())
+			fmt.Fprintf(stdout, " (-rungs %d: k = %s today)", c.maint.rungs, strings.Trim(fmt.Sprint(levels), "[]"))
+		}
+		fmt.Fprintln(stdout)
 		for _, n := range plan.notes {
 			fmt.Fprintf(stdout, "  note: %s\n", n)
 		}
 		fmt.Fprintf(stdout, "  %3s  %-12s %9s %9s %7s  %s\n", "k", "solved", "must get", "got", "time", "mismatches")
-		for _, k := range plan.levels() {
+		for _, k := range levels {
 			r, err := env.climb(ctx, plan, k)
 			if err != nil {
 				return fail(fmt.Errorf("chapter %s, k=%d: %w", ch.ID, k, err))
@@ -676,6 +684,28 @@ func (env ladderEnv) climb(ctx context.Context, plan *ladderPlan, k int) (rungRe
 		}
 	}
 	return r, nil
+}
+
+// todaysRungs picks n of the rungs strictly between k=0 and k=top (those two
+// are the plain grades of the starter and the solution, which make test runs
+// anyway): n consecutive ones, wrapping round, starting at a place that
+// moves with the day.
+func todaysRungs(levels []int, top, n, day int) []int {
+	var inner []int
+	for _, k := range levels {
+		if k > 0 && k < top {
+			inner = append(inner, k)
+		}
+	}
+	if n >= len(inner) {
+		return inner
+	}
+	var picked []int
+	for i := range n {
+		picked = append(picked, inner[(day+i)%len(inner)])
+	}
+	slices.Sort(picked)
+	return picked
 }
 
 // solvedRange says which exercises rung k solves: "none", "3.1", "3.1–3.4".

@@ -210,3 +210,17 @@ func TestFixImports(t *testing.T) {
 		}
 	}
 }
+
+func TestTodaysRungs(t *testing.T) {
+	levels := []int{0, 1, 2, 3, 4, 7} // 7 exercises, 5 and 6 without code of their own
+	for _, tt := range []struct {
+		n, day int
+		want   string
+	}{
+		{2, 0, "[1 2]"}, {2, 3, "[1 4]"}, {1, 5, "[2]"}, {9, 1, "[1 2 3 4]"},
+	} {
+		if got := fmt.Sprint(todaysRungs(levels, 7, tt.n, tt.day)); got != tt.want {
+			t.Errorf("todaysRungs(%v, 7, %d, day %d) = %s, want %s", levels, tt.n, tt.day, got, tt.want)
+		}
+	}
+}

@@ -27,7 +27,8 @@
 //
 // The maintainers' checks of the course itself (see maintainer.go):
 //
-//	-ladder         for each chapter and k, solve exercises 1..k only and require exactly those points
+//	-ladder         for each chapter and k, solve exercises 1..k only and require exactly those
+//	                points (-rotate: one chapter a day; -rungs n: n rungs of it a day)
 //	-mutants        grade every mutant of tests/mutants (-sample n, -seed s, -min 4): each must lose its points
 //	-repeat n       grade the solutions n times beside -busy n busy loops: every run must pass
 //

@@ -25,6 +25,7 @@ import (
 type maintainerConfig struct {
 	ladder, mutants bool
 	rotate          bool   // -ladder: one chapter, chosen by the day of the year
+	rungs           int    // -ladder: only this many rungs per chapter, chosen by the day
 	solutions       string // the reference tree, relative to the root
 	mutantsDir      string // the catalogue, relative to the root
 	sample          int    // -mutants: grade only this many, chosen by seed
@@ -38,6 +39,7 @@ func (m *maintainerConfig) register(fs *flag.FlagSet) {
 	fs.BoolVar(&m.ladder, "ladder", false, "maintainers: for each chapter and k, solve exercises 1..k only (from -solutions) and require exactly those points")
 	fs.BoolVar(&m.mutants, "mutants", false, "maintainers: grade every mutant of the catalogue; each must lose its exercise's points")
 	fs.BoolVar(&m.rotate, "rotate", false, "-ladder: climb only one of the chapters, a different one each day (for make test)")
+	fs.IntVar(&m.rungs, "rungs", 0, "-ladder: climb only this many of each chapter's rungs between none and all solved, different ones each day (default: every rung)")
 	fs.StringVar(&m.solutions, "solutions", "solutions", "maintainers: the reference tree, relative to the root")
 	fs.StringVar(&m.mutantsDir, "mutants-dir", "tests/mutants", "maintainers: the mutant catalogue, relative to the root")
 	fs.IntVar(&m.sample, "sample", 0, "-mutants: grade only this many mutants, chosen by -seed (default: all)")
@@ -63,8 +65,8 @@ func runMaintainer(ctx context.Context, c config, chapters []rubric.Chapter, std
 	switch {
 	case modes > 1:
 		err = errors.New("-ladder, -mutants and -repeat are separate runs: pick one")
-	case m.sample < 0 || m.min < 0 || m.busy < 0:
-		err = errors.New("-sample, -min and -busy must not be negative")
+	case m.sample < 0 || m.min < 0 || m.busy < 0 || m.rungs < 0:
+		err = errors.New("-sample, -min, -busy and -rungs must not be negative")
 	case m.ladder:
 		return runLadder(ctx, c, chapters, stdout, stderr)
 	case m.mutants:
