@@ -91,6 +91,7 @@ func TestLadderPlanOfFixture(t *testing.T) {
 // TestLadderOfFixture climbs the fixture's ladder end to end: four rungs,
 // the exact points at each, and 1.4's panic reported below rung 4.
 func TestLadderOfFixture(t *testing.T) {
+	t.Parallel()
 	var stdout bytes.Buffer
 	code, stderr := gradeLadder(t, &stdout, "-ladder", "-rubric", ladderRubric, "-target", ladderChapters, "-solutions", ladderSolutions)
 	if code != exitRequirement {

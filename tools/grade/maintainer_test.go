@@ -39,6 +39,7 @@ func TestSelectExercises(t *testing.T) {
 // TestGradeWithExAndOverlay grades the ladder fixture's starter with the
 // solution's lib.go overlaid (and its shout.go added), and only two exercises of it: both pass.
 func TestGradeWithExAndOverlay(t *testing.T) {
+	t.Parallel()
 	root := mustAbs(t, fixtureRoot)
 	ov := filepath.Join(t.TempDir(), "overlay.json")
 	raw, _ := json.Marshal(overlay{Replace: map[string]string{
@@ -83,6 +84,7 @@ func TestWriteOverlayRefusesTwoReplacements(t *testing.T) {
 }
 
 func TestStressOfPassingFixture(t *testing.T) {
+	t.Parallel()
 	var stdout bytes.Buffer
 	code, stderr := gradeLadder(t, &stdout, "-repeat", "2", "-rubric", "testdata/rubric-pass.json", "-solutions", fixtureTarget)
 	if code != exitOK || !strings.Contains(stdout.String(), "stress: 2/2 runs passed") {

@@ -18,6 +18,7 @@ import (
 const ladderMutants = "tools/grade/testdata/ladder/mutants"
 
 func TestMutantsOfFixture(t *testing.T) {
+	t.Parallel()
 	var stdout bytes.Buffer
 	code, stderr := gradeLadder(t, &stdout, "-mutants", "-rubric", ladderRubric, "-solutions", ladderSolutions, "-mutants-dir", ladderMutants)
 	out := stdout.String()
