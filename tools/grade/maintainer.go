@@ -117,9 +117,9 @@ func selectExercises(chapters []rubric.Chapter, list string) ([]rubric.Chapter, 
 	return picked, nil
 }
 
-// An overlay is go build's -overlay file: {"Replace": {abs path: abs path
+// An overlayFile is go build's -overlay file: {"Replace": {abs path: abs path
 // of the content, or "" for a deleted file}}.
-type overlay struct {
+type overlayFile struct {
 	Replace map[string]string
 }
 
@@ -132,7 +132,7 @@ func readOverlay(path string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ov overlay
+	var ov overlayFile
 	if err := json.Unmarshal(raw, &ov); err != nil {
 		return nil, fmt.Errorf("-overlay %s: %w", path, err)
 	}
@@ -153,7 +153,7 @@ func writeOverlay(dir string, base, replace map[string]string) (string, error) {
 		}
 		merged[from] = to
 	}
-	raw, err := json.MarshalIndent(overlay{Replace: merged}, "", "\t")
+	raw, err := json.MarshalIndent(overlayFile{Replace: merged}, "", "\t")
 	if err != nil {
 		return "", err
 	}

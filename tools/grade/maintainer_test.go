@@ -42,7 +42,7 @@ func TestGradeWithExAndOverlay(t *testing.T) {
 	t.Parallel()
 	root := mustAbs(t, fixtureRoot)
 	ov := filepath.Join(t.TempDir(), "overlay.json")
-	raw, _ := json.Marshal(overlay{Replace: map[string]string{
+	raw, _ := json.Marshal(overlayFile{Replace: map[string]string{
 		filepath.Join(root, ladderChapters, "01", "lib.go"):   filepath.Join(root, ladderSolutions, "01", "lib.go"),
 		filepath.Join(root, ladderChapters, "01", "shout.go"): filepath.Join(root, ladderSolutions, "01", "shout.go"),
 	}})
