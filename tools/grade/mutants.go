@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -288,9 +289,10 @@ func (env mutantEnv) grade(ctx context.Context, m mutant, chapters map[string]ru
 	}
 	ex := rep.Chapters[0].Exercises[0]
 	for orig, tmp := range replace {
-		if tmp != "" { // compile errors name the overlay's copy: name the solution's file
+		if tmp != "" { // compile errors name the overlay's copy (by an absolute or a relative path): name the solution's file
 			rel, _ := filepath.Rel(env.root, orig)
-			ex.Message = strings.ReplaceAll(ex.Message, tmp, filepath.ToSlash(rel))
+			copyPath := regexp.MustCompile(`[^\s:]*` + regexp.QuoteMeta(filepath.Base(tmp)))
+			ex.Message = copyPath.ReplaceAllLiteralString(ex.Message, filepath.ToSlash(rel))
 		}
 	}
 	switch {
