@@ -100,12 +100,10 @@ func planLadder(ch rubric.Chapter, chDir, solDir string) (*ladderPlan, error) {
 		if err != nil {
 			return nil, err
 		}
-		if chSrc == nil { // only the solution has the file
-			pkg, err := packageClause(solSrc)
-			if err != nil {
+		if chSrc == nil { // only the solution has the file: start from its header (build constraints, package clause)
+			if chSrc, err = fileHeader(solSrc); err != nil {
 				return nil, err
 			}
-			chSrc = []byte(pkg + "\n")
 		}
 		if solSrc == nil {
 			plan.notes = append(plan.notes, fmt.Sprintf("%s: only the starter has this file (kept at every level)", name))
@@ -528,13 +526,16 @@ func mentionsAny(d topDecl, names []string) bool {
 	return false
 }
 
-// packageClause returns "package name" of a Go source.
-func packageClause(src []byte) (string, error) {
-	f, err := parser.ParseFile(token.NewFileSet(), "", src, parser.PackageClauseOnly)
+// fileHeader returns a Go source up to the end of its package clause: its
+// build constraints and package comment come with it.
+func fileHeader(src []byte) ([]byte, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "", src, parser.PackageClauseOnly|parser.ParseComments)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	return "package " + f.Name.Name, nil
+	end := fset.File(f.Pos()).Offset(f.Name.End())
+	return append(slices.Clip(src[:end]), '\n'), nil
 }
 
 // rungResult is one level of a chapter's ladder, graded.
