@@ -18,6 +18,7 @@
 //	-root dir       module root (default ".")
 //	-target tree    tree to grade: chapters (default) or solutions
 //	-ch 01,03       chapters to grade (default: every chapter in the rubric)
+//	-ex 3.4,3.5     grade only these exercises (and so only their chapters)
 //	-format f       text (default), gradescope, classroom, junit or json
 //	-o file         write the report to file instead of stdout
 //	-timeout d      time limit per exercise, unless the rubric sets one (default 40s)
@@ -31,6 +32,14 @@
 //	-require mode   all: exit 1 unless every exercise passed;
 //	                none: exit 1 unless every exercise failed cleanly (cause "failed")
 //	-q              no progress lines on stderr
+//	-overlay file   a go build -overlay JSON file merged into every build (for maintainers' tools)
+//
+// The maintainers' checks of the course itself (see maintainer.go):
+//
+//	-ladder         for each chapter and k, solve exercises 1..k only and require exactly those
+//	                points (-rotate: one chapter a day; -rungs n: n rungs of it a day)
+//	-mutants        grade every mutant of tests/mutants (-sample n, -seed s, -min 4): each must lose its points
+//	-repeat n       grade the solutions n times beside -busy n busy loops: every run must pass
 //
 // Exit status: 0 graded (and the requirement met), 1 requirement not met,
 // 2 the grader could not grade (bad flags, no module, interrupted).
@@ -75,6 +84,8 @@ type config struct {
 	quiet                                                bool
 	budget                                               time.Duration
 	course, allow, user                                  string
+	exercises, overlay                                   string
+	maint                                                maintainerConfig
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -95,6 +106,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.course, "course", "", `course files: "" (course.sum, copies from git), "checkout" (trust the checkout), or a clean course directory`)
 	fs.StringVar(&c.allow, "allow", "", "screening rules to switch off, comma-separated: "+strings.Join(rubric.Rules, ", "))
 	fs.StringVar(&c.user, "user", "", "run test binaries as this unprivileged user (Unix; the grader must run as root)")
+	fs.StringVar(&c.exercises, "ex", "", "comma-separated exercise ids to grade, e.g. 3.4,3.5 (default: all)")
+	fs.StringVar(&c.overlay, "overlay", "", "go build -overlay JSON file merged into every build")
+	c.maint.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -145,12 +159,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	chapters, err := selectChapters(c.rubric, c.chapters)
+	if err == nil {
+		chapters, err = selectExercises(chapters, c.exercises)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "grade:", err)
 		return exitError
 	}
+	if c.maint.enabled() {
+		return runMaintainer(ctx, c, chapters, stdout, stderr)
+	}
 	opt := Options{Root: c.root, Target: c.target, Chapters: chapters, Timeout: c.timeout, Jobs: c.jobs,
-		Budget: c.budget, Course: c.course, Allow: c.allowed()}
+		Budget: c.budget, Course: c.course, Allow: c.allowed(), Overlay: c.overlay}
 	if c.user != "" {
 		if opt.User, err = lookupUser(c.user); err != nil {
 			fmt.Fprintln(stderr, "grade:", err)
