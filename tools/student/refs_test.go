@@ -128,6 +128,9 @@ func TestNoDanglingReferences(t *testing.T) {
 					t.Errorf("%s refers to %s, which does not exist: %s", where, ref, strings.TrimSpace(line))
 				}
 			}
+			if strings.HasPrefix(rel, "tools/grade/") {
+				continue // the grader's tests name their fixture chapters (tools/grade/testdata)
+			}
 			for _, m := range chapterMention.FindAllStringSubmatch(line, -1) {
 				for _, nn := range twoDigits.FindAllString(m[1]+m[2], -1) {
 					if !fileExists(filepath.Join(root, "chapters", nn)) {
