@@ -90,7 +90,7 @@ student-release: ## dist/serverlab-student.tar.gz: the course without solutions/
 ifneq ($(HAVE_SOLUTIONS),)
 ## ---- maintainers (only where solutions/ exists) ---------------------------
 
-.PHONY: test unit release-check bench-ch05 interop soak
+.PHONY: test unit release-check bench-ch05 interop soak course-sum
 
 test: vet unit #M prove the course: vet, every suite on the solutions (-race), the grader both ways
 	$(GO) run ./tools/grade -q -target solutions -require all
@@ -133,6 +133,12 @@ interop: #M chapter 06 against curl, wrk and httperf (optional tools; each missi
 # mutants:
 # ladder:
 # stress:
+
+# The grader builds with the course's own copies of its files (tools/grade/course.sum
+# lists them by git blob id): after committing a change to tests/, tools/, a wiring
+# test or go.mod, regenerate it, and commit it too.
+course-sum: #M regenerate tools/grade/course.sum after committing changes to course files
+	$(GO) test ./tools/grade -run TestCourseSum -update-course-sum -count=1
 
 # make soak: how long each server is under hostile load.
 SOAKTIME ?= 30s
