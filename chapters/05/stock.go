@@ -52,6 +52,11 @@ func NewStock(cfg StockConfig) (*StockServer, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A kill -9 during a write-back leaves its temporary file; nothing else
+	// would ever remove it.
+	if _, err := stockfile.CleanTemps(cfg.StockPath, cfg.Loop.Logger); err != nil {
+		cfg.Loop.Logger.Warn("could not remove stale temporary stock files", "err", err)
+	}
 	h := &stock{cfg: cfg, log: cfg.Loop.Logger}
 	for _, s := range stocks {
 		h.tree.insert(s)
@@ -141,7 +146,8 @@ func (s *stock) serve(c *Conn, line []byte) error {
 func (s *stock) trade(req stockproto.Request, ok string) string {
 	// TODO(ex 5.16): find the stock (NoSuchStock if absent); a buy of more
 	// than its count is NotEnough; a sell that would overflow the count is
-	// InvalidArgument; otherwise update the count, mark s.dirty, and return
+	// InvalidArgument (a count never passes stockproto.MaxArg, the original's
+	// C int); otherwise update the count, mark s.dirty, and return
 	// ok. No lock: nothing else runs while the loop is here.
 	// Checked by TestEx5_16_StockConservation.
 	return stockproto.NoSuchStock

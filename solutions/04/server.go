@@ -55,6 +55,23 @@ type Config struct {
 	// CloseGrace bounds how long Close lets a reply in flight finish writing
 	// to a client that does not read (default 1s).
 	CloseGrace time.Duration
+	// IdleTimeout bounds how long a worker waits for a client's next request
+	// (default 30s). A worker serves one client to the end, so without it as
+	// many idle clients as workers would stop the server: each of them holds
+	// a worker forever. A client silent for longer is disconnected.
+	IdleTimeout time.Duration
+	// WriteTimeout bounds how long a worker waits for a client to take its
+	// replies (default 10s): a client that pipelines requests and never reads
+	// fills the socket buffers, and the worker's write would block forever.
+	WriteTimeout time.Duration
+	// NewStockLock, if set, makes the lock of each stock (default: a new
+	// sync.Mutex). Tests pass locks that stop a trade inside its critical
+	// section, to see who waits for whom.
+	NewStockLock func() sync.Locker
+	// OnLockWait, if set, is called each time a goroutine is about to wait
+	// for the tree's reader-writer lock (see NewRWLock). Tests use it to know,
+	// without timing, that a show or a trade waits.
+	OnLockWait func(writer bool)
 	// Logger receives the server's log (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -97,18 +114,29 @@ func New(cfg Config) (*Server, error) {
 	if cfg.CloseGrace <= 0 {
 		cfg.CloseGrace = time.Second
 	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 30 * time.Second
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = 10 * time.Second
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	tree, err := Load(cfg.StockPath)
+	tree, err := load(cfg.StockPath, cfg.NewStockLock)
 	if err != nil {
 		return nil, err
+	}
+	// A kill -9 during a write-back leaves its temporary file; nothing else
+	// would ever remove it.
+	if _, err := stockfile.CleanTemps(cfg.StockPath, cfg.Logger); err != nil {
+		cfg.Logger.Warn("could not remove stale temporary stock files", "err", err)
 	}
 	return &Server{
 		cfg:   cfg,
 		log:   cfg.Logger,
 		tree:  tree,
-		lock:  NewRWLock(nil),
+		lock:  NewRWLock(cfg.OnLockWait),
 		conns: make(map[net.Conn]struct{}),
 		quit:  make(chan struct{}),
 	}, nil
@@ -146,7 +174,9 @@ func (s *Server) Serve(ln net.Listener) error {
 	defer close(pending) // the workers drain it and exit
 
 	for {
-		conn, err := ln.Accept()
+		// lab.Accept waits and retries when the process is out of file
+		// descriptors (EMFILE): a flood of idle clients must not end Serve.
+		conn, err := lab.Accept(ln, s.quit, s.log)
 		if err != nil {
 			if s.isClosed() {
 				return lab.ErrServerClosed

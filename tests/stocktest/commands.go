@@ -51,18 +51,50 @@ func checkReplies(k *testkit.T, c *testkit.Conn, m *model) {
 		"sell 1 100", // more than the file had
 		"buy 1 107",
 		"buy 9 2147483647", // the largest argument: fine, just not enough
-		"sell 4 2147483647",
 		"show",
 	}
 	for _, line := range trades {
 		exchange(k, c, line, m.apply(mustParse(line)))
 	}
+	checkOverflow(k, c, m)
 	// Blanks between tokens may be runs of spaces or tabs; CRLF is one line end.
 	for _, line := range []string{"buy\t5\t1", "sell  5   1", "  show  ", "buy 5 1\r", "sell 5 1\r", "show\r"} {
 		exchange(k, c, line, m.apply(mustParse(strings.TrimSuffix(line, "\r"))))
 	}
 	exchange(k, c, "", stockproto.PleaseType)
 	exchange(k, c, "\r", stockproto.PleaseType)
+}
+
+// checkOverflow: a count never passes the original's C int (2147483647): the
+// sell that would is Invalid Argument and changes nothing, however many sells
+// came before (the original's int wrapped: three sells of 2147483647 onto 50
+// shares listed 6442450991 in a 64-bit server, or a negative count in C). Then
+// the whole range is bought back down to zero.
+func checkOverflow(k *testkit.T, c *testkit.Conn, m *model) {
+	k.Helper()
+	left := stockproto.MaxArg - m.order[m.index[4]].Count
+	lines := []string{
+		"sell 4 2147483647", "sell 4 2147483647", "sell 4 2147483647", // each would pass the limit
+		fmt.Sprintf("sell 4 %d", left), // exactly to the limit
+		"sell 4 1",                     // one past it
+		"buy 4 2147483647",             // all of it: the count is 0 again
+		"buy 4 1",
+		fmt.Sprintf("sell 4 %d", stockproto.MaxArg-left), // back where it was
+		"show",
+	}
+	for _, line := range lines {
+		want := m.apply(mustParse(line))
+		c.WriteLine(line)
+		got, err := readRecord(c)
+		if err != nil {
+			k.Fatalf("want reply %q: %v%s", want, err, c.Context())
+		}
+		if got != want {
+			k.Fatalf("wrong reply to %q with stock 4 at %d shares (a count may not pass %d, the original's "+
+				"C int: a sell that would is Invalid Argument and changes nothing)\n  want: %q\n   got: %q%s",
+				line, m.order[m.index[4]].Count, stockproto.MaxArg, want, got, c.Context())
+		}
+	}
 }
 
 // checkBadRequests: unknown commands (no prefix matching, case matters) and

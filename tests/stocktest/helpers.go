@@ -96,6 +96,8 @@ func (m *model) apply(req stockproto.Request) string {
 	case req.Cmd == stockproto.Buy:
 		m.order[i].Count -= req.N
 		return stockproto.BuyOK
+	case req.N > stockproto.MaxArg-m.order[i].Count:
+		return stockproto.InvalidArgument // the count would pass the original's C int
 	default:
 		m.order[i].Count += req.N
 		return stockproto.SellOK

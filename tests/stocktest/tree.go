@@ -175,6 +175,9 @@ func checkTrades(k *testkit.T, impl Impl) {
 		{0, 5, 4, true}, {0, 5, 6, true}, {0, 5, 1, false}, {1, 5, 2, true},
 		{0, 8, 1, false}, {1, 8, 3, true}, {0, 8, 3, true},
 		{0, 2, 1, false}, {1, 2, 1, false}, {0, 1, 7, true},
+		// A count holds at most the original's C int: a sell past it fails.
+		{1, 4, stockfile.MaxValue, false}, {1, 4, stockfile.MaxValue - 1, true}, {1, 4, 1, false},
+		{0, 4, stockfile.MaxValue, true}, {1, 4, 1, true},
 	}
 	for _, s := range steps {
 		name, call := "Buy", tree.Buy
@@ -185,8 +188,9 @@ func checkTrades(k *testkit.T, impl Impl) {
 		treeErr(k, name, err)
 		if (err == nil) != s.ok {
 			before := m.order[m.index[s.id]]
-			k.Fatalf("%s(%d, %d) with the tree at %v (stock %d: %v): want ok=%v, got error %v",
-				name, s.id, s.n, m.order, s.id, before, s.ok, err)
+			k.Fatalf("%s(%d, %d) with the tree at %v (stock %d: %v): want ok=%v, got error %v\n"+
+				"(a count holds at most %d, the original's C int: a sell past it is an error)",
+				name, s.id, s.n, m.order, s.id, before, s.ok, err, stockfile.MaxValue)
 		}
 		if s.ok {
 			line := "buy"

@@ -60,9 +60,11 @@ type Request struct {
 }
 
 // MaxArg is the largest ID or count a request may carry: the original's C
-// int. Larger numbers are "Invalid Argument", as is anything that is not
-// decimal digits.
-const MaxArg = 1<<31 - 1
+// int (stockfile.MaxValue, the largest number of the file too). Larger numbers
+// are "Invalid Argument", as is anything that is not decimal digits. A stock's
+// count may not pass it either: a sell that would is "Invalid Argument" and
+// changes nothing (the original's int would have wrapped to a negative count).
+const MaxArg = stockfile.MaxValue
 
 // ErrRequest is the error of a request that cannot be served. Its Reply is
 // the text to answer with.
