@@ -92,8 +92,9 @@ type Server struct {
 	conns   map[net.Conn]struct{} // connections a worker is serving
 	started bool                  // Serve has started the workers
 
-	quit chan struct{}  // closed by Close
-	wg   sync.WaitGroup // Serve, the workers and the syncer
+	quit    chan struct{}  // closed when Close starts
+	stopped chan struct{}  // closed when the first Close call has finished
+	wg      sync.WaitGroup // Serve, the workers and the syncer
 }
 
 // New loads the stock file and returns a server ready to Serve.
@@ -132,12 +133,13 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger.Warn("could not remove stale temporary stock files", "err", err)
 	}
 	return &Server{
-		cfg:   cfg,
-		log:   cfg.Logger,
-		tree:  tree,
-		lock:  NewRWLock(cfg.OnLockWait),
-		conns: make(map[net.Conn]struct{}),
-		quit:  make(chan struct{}),
+		cfg:     cfg,
+		log:     cfg.Logger,
+		tree:    tree,
+		lock:    NewRWLock(cfg.OnLockWait),
+		conns:   make(map[net.Conn]struct{}),
+		quit:    make(chan struct{}),
+		stopped: make(chan struct{}),
 	}, nil
 }
 
@@ -260,7 +262,8 @@ func (s *Server) isClosed() bool {
 // Close stops the server: it stops accepting, lets every worker finish the
 // reply it is writing (then its connection is closed), waits for every
 // goroutine, and writes the tree back one last time. It is safe to call more
-// than once; later calls return nil.
+// than once, also concurrently: every call waits until the server has stopped
+// and the last write-back is done; later calls return nil.
 //
 // A worker blocked reading is woken by a read deadline in the past, not by
 // closing its connection: closing could cut a reply in the middle. A client
@@ -269,8 +272,10 @@ func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		<-s.stopped // the first call is still stopping the server: wait for it
 		return nil
 	}
+	defer close(s.stopped)
 	s.closed = true
 	close(s.quit)
 	if s.ln != nil {

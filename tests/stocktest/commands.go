@@ -23,6 +23,8 @@ func Commands(t *testing.T, impl Impl) {
 	checkReplies(k, c, m)
 	checkBadRequests(k, c)
 	checkPipelined(k, c, m)
+	checkSplitLine(k, c, m)
+	checkUnterminated(k, srv, m)
 	checkExit(k, srv, m)
 	checkLongListing(k, impl)
 }
@@ -136,6 +138,42 @@ func checkPipelined(k *testkit.T, c *testkit.Conn, m *model) {
 			expectRecord(k, c, reply(m, strings.TrimRight(line, "\r\n")))
 		}
 	}
+}
+
+// checkSplitLine: a request, then the start of the next one, in one write.
+// The first is answered at once: its reply must not wait for the rest of a
+// line the client may send only after it has read that reply.
+func checkSplitLine(k *testkit.T, c *testkit.Conn, m *model) {
+	k.Helper()
+	c.Write([]byte("buy 5 1\nsh"), `"buy 5 1\nsh" (in one write; the rest of the line comes after the reply)`)
+	got, err := readRecord(c)
+	if err != nil {
+		k.Fatalf("a whole request followed by half of the next one: %v\n(answer every whole line before "+
+			"waiting for more: gather replies only while another whole line is buffered)%s", err, c.Context())
+	}
+	if want := m.apply(mustParse("buy 5 1")); got != want {
+		k.Fatalf("wrong reply\n  want: %q\n   got: %q%s", want, got, c.Context())
+	}
+	exchange(k, c, "ow", m.apply(mustParse("show")))
+}
+
+// checkUnterminated: a last line that ends at end of stream without '\n' is
+// not a request (it may be one cut short: "buy 1 100" cut to "buy 1 10"): it
+// gets no reply and changes nothing, in chapter 04 and chapter 05 alike. The
+// whole lines before it are answered.
+func checkUnterminated(k *testkit.T, srv *testkit.Server, m *model) {
+	k.Helper()
+	c := k.Dial(srv)
+	c.Write([]byte("buy 5 1\nsell 5 100"), `"buy 5 1\nsell 5 100" (in one write, then end of stream)`)
+	c.CloseWrite()
+	expectRecord(k, c, m.apply(mustParse("buy 5 1")))
+	text, n, err := readRecordN(c)
+	if err == nil || n > 0 {
+		k.Fatalf("after a last line without '\\n' and end of stream: want no reply and the connection "+
+			"closed, got %d bytes (%q), %v\n(a line that ends at end of stream may be a request cut short: "+
+			"it is not run)%s", n, text, err, c.Context())
+	}
+	exchange(k, k.Dial(srv), "show", m.apply(mustParse("show")))
 }
 
 // reply is the answer to any request line, good or bad, updating m.
