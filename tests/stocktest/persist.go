@@ -83,14 +83,15 @@ func checkSaveOutsideLock(k *testkit.T, impl Impl) {
 	cfg.Saver.Intercept = func(w io.Writer) io.Writer {
 		return pauseWriter{w: w, once: &once, paused: paused, release: release}
 	}
-	k.Cleanup(func() {
+	srv, _, _ := newServer(k, impl, cfg, market)
+	p.freeAtCleanup(k)
+	k.Cleanup(func() { // before the server's Close, registered earlier
 		select {
 		case <-release:
 		default:
 			close(release)
 		}
 	})
-	srv, _, _ := newServer(k, impl, cfg, market)
 	m := newModel(parseStocks(k, market))
 	a := k.Dial(srv)
 	exchange(k, a, "buy 5 1", m.apply(mustParse("buy 5 1")))
@@ -296,6 +297,20 @@ func checkFailedWrite(k *testkit.T, impl Impl) {
 	onlyFile(k, path, after)
 
 	failing.Store(false)
+	// A visit without a trade: the failed write-back's changes must still be
+	// written (the tree stays dirty until a write-back succeeds).
+	c = k.Dial(srv)
+	exchange(k, c, "show", m.apply(mustParse("show")))
+	c.WriteLine("exit")
+	c.ExpectClosed()
+	after = "after the disk recovered and a client came, looked (show, no trade) and left"
+	if err := s.next(k, after); err != nil {
+		k.Fatalf("%s, the write-back failed: %v", after, err)
+	}
+	if got := readText(k, path); got != m.file() {
+		k.Fatalf("%s, stock.txt must hold the trade whose write-back failed (mark the tree dirty again when a "+
+			"write-back fails)\n  want: %q\n   got: %q", after, m.file(), got)
+	}
 	c = k.Dial(srv)
 	exchange(k, c, "sell 5 1", m.apply(mustParse("sell 5 1")))
 	c.WriteLine("exit")

@@ -28,7 +28,41 @@ func WorkerPool(t *testing.T, impl Impl) {
 	checkPool(k, impl, 0, 4)
 	checkPool(k, impl, 2, 2)
 	checkIdleClients(k, impl)
+	checkSteadyClient(k, impl)
 	checkNonReader(k, impl)
+}
+
+// steadyIdle is the IdleTimeout of checkSteadyClient: long beside the gap
+// between two requests of a client in a loop, even on a loaded machine.
+const steadyIdle = 500 * time.Millisecond
+
+// checkSteadyClient: IdleTimeout bounds the silence before each request, not
+// the life of a connection. A client that trades without pause for three
+// idle timeouts stays connected (a read deadline set once, when the client
+// connects, cuts it off).
+func checkSteadyClient(k *testkit.T, impl Impl) {
+	k.Helper()
+	srv, _, _ := newServer(k, impl, Config{IdleTimeout: steadyIdle}, market)
+	m := newModel(parseStocks(k, market))
+	c := k.Dial(srv)
+	start := time.Now()
+	for n := 1; time.Since(start) < 3*steadyIdle; n++ {
+		line := "show"
+		if n%2 == 0 {
+			line = fmt.Sprintf("sell %d 1", []int{5, 3, 8}[n%3])
+		}
+		c.WriteLine(line)
+		got, err := readRecord(c)
+		if err != nil {
+			k.Fatalf("with IdleTimeout %v, a client that sent a request as soon as it had each reply was cut off "+
+				"after %v (request %d: %v).\nIdleTimeout bounds the wait for the next request: set the read "+
+				"deadline again before each wait, not once per connection%s",
+				steadyIdle, time.Since(start).Round(time.Millisecond), n, err, c.Context())
+		}
+		if want := m.apply(mustParse(line)); got != want {
+			k.Fatalf("wrong reply\n  want: %q\n   got: %q%s", want, got, c.Context())
+		}
+	}
 }
 
 // hostileTimeout is the IdleTimeout and WriteTimeout of the checks of

@@ -68,6 +68,13 @@ func newLockProbe(k *testkit.T, cfg Config) (*lockProbe, Config) {
 		default:
 		}
 	}
+	return p, cfg
+}
+
+// freeAtCleanup releases every held trade when the check ends, before the
+// server's Close (cleanups run last-registered first): call it after the
+// server is built, or a failing check's Close waits for a trade held forever.
+func (p *lockProbe) freeAtCleanup(k *testkit.T) {
 	k.Cleanup(func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
@@ -75,7 +82,6 @@ func newLockProbe(k *testkit.T, cfg Config) (*lockProbe, Config) {
 			l.free()
 		}
 	})
-	return p, cfg
 }
 
 // holdFirst arms the lock of market's first stock (5) and returns it.
@@ -129,6 +135,7 @@ func checkTreeLock(k *testkit.T, impl Impl) {
 	k.Helper()
 	p, cfg := newLockProbe(k, Config{TreeLock: true})
 	srv, _, _ := newServer(k, impl, cfg, market)
+	p.freeAtCleanup(k)
 	m := newModel(parseStocks(k, market))
 	a, b, c := k.Dial(srv), k.Dial(srv), k.Dial(srv)
 	held := p.holdFirst(k)
@@ -149,6 +156,7 @@ func checkTreeLock(k *testkit.T, impl Impl) {
 
 	p, cfg = newLockProbe(k, Config{})
 	srv, _, _ = newServer(k, impl, cfg, market)
+	p.freeAtCleanup(k)
 	m = newModel(parseStocks(k, market))
 	a, c = k.Dial(srv), k.Dial(srv)
 	held = p.holdFirst(k)
