@@ -30,9 +30,20 @@ func Conservation(t *testing.T, impl Impl) {
 		conserveTree(k, impl)
 	}
 	conserveServer(k, impl)
+	checkTradeReplies(k, impl)
 	if impl.Threaded {
 		checkTreeLock(k, impl)
 	}
+}
+
+// checkTradeReplies: one client's trades, each with the reply the model
+// predicts (no such stock, not enough, exactly all), and a count at the edge
+// of its range: shares are neither created nor lost by a sell past the
+// original's C int.
+func checkTradeReplies(k *testkit.T, impl Impl) {
+	k.Helper()
+	srv, _, _ := newServer(k, impl, Config{}, market)
+	checkServerTrades(k, k.Dial(srv), newModel(parseStocks(k, market)))
 }
 
 // ledger counts what the suite's traders did, per stock.
