@@ -22,6 +22,7 @@ func Commands(t *testing.T, impl Impl) {
 	checkOriginalClient(k, c, m)
 	checkReplies(k, c, m)
 	checkBadRequests(k, c)
+	checkRandomRequests(k, c, m)
 	checkPipelined(k, c, m)
 	checkSplitLine(k, c, m)
 	checkUnterminated(k, srv, m)
