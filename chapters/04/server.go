@@ -161,15 +161,15 @@ func (s *Server) Serve(ln net.Listener) error {
 		return errors.New("stock: Serve called twice")
 	}
 	s.started, s.ln = true, ln
-	s.wg.Add(2) // Serve and the syncer
+	s.wg.Add(1) // Serve itself; the goroutines it starts join with wg.Go
 	s.mu.Unlock()
 	defer s.wg.Done()
-	go s.syncEvery()
+	s.wg.Go(s.syncEvery)
 
-	// TODO(ex 4.5): make Serve the master of a pre-threaded server. Add
-	// s.cfg.Workers to the WaitGroup above; make pending, a buffered channel
-	// of s.cfg.Pending connections (the bounded buffer); start s.cfg.Workers
-	// goroutines running s.worker(pending); defer close(pending), so the
+	// TODO(ex 4.5): make Serve the master of a pre-threaded server. Make
+	// pending, a buffered channel of s.cfg.Pending connections (the bounded
+	// buffer); start s.cfg.Workers goroutines running s.worker(pending) with
+	// s.wg.Go (so that Close waits for them); defer close(pending), so the
 	// workers finish when Serve does. Then, instead of a goroutine per
 	// connection, hand each accepted connection to the workers:
 	// select { case pending <- conn: case <-s.quit: conn.Close(); return lab.ErrServerClosed }.
@@ -184,18 +184,13 @@ func (s *Server) Serve(ln net.Listener) error {
 			}
 			return err
 		}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.serveOne(conn)
-		}()
+		s.wg.Go(func() { s.serveOne(conn) })
 	}
 }
 
 // worker serves whole connections, one at a time, until the buffer is closed.
 // Connections still waiting when the server closes are closed unserved.
 func (s *Server) worker(pending <-chan net.Conn) {
-	defer s.wg.Done()
 	// TODO(ex 4.5): serve each connection received from pending with
 	// s.serveOne, until pending is closed. Checked by TestEx4_5_WorkerPool.
 }

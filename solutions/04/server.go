@@ -163,16 +163,16 @@ func (s *Server) Serve(ln net.Listener) error {
 		return errors.New("stock: Serve called twice")
 	}
 	s.started, s.ln = true, ln
-	s.wg.Add(1 + s.cfg.Workers + 1)
+	s.wg.Add(1) // Serve itself; the goroutines it starts join with wg.Go
 	s.mu.Unlock()
 	defer s.wg.Done()
 
 	s.log.Info("serving", "addr", ln.Addr(), "workers", s.cfg.Workers, "pending", s.cfg.Pending)
 	pending := make(chan net.Conn, s.cfg.Pending)
 	for range s.cfg.Workers {
-		go s.worker(pending)
+		s.wg.Go(func() { s.worker(pending) })
 	}
-	go s.syncEvery()
+	s.wg.Go(s.syncEvery)
 	defer close(pending) // the workers drain it and exit
 
 	for {
@@ -197,7 +197,6 @@ func (s *Server) Serve(ln net.Listener) error {
 // worker serves whole connections, one at a time, until the buffer is closed.
 // Connections still waiting when the server closes are closed unserved.
 func (s *Server) worker(pending <-chan net.Conn) {
-	defer s.wg.Done()
 	for conn := range pending {
 		s.serveOne(conn)
 	}
