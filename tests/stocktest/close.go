@@ -136,6 +136,11 @@ func checkCloseInFlight(k *testkit.T, impl Impl) {
 func checkContract(k *testkit.T, impl Impl) {
 	k.Helper()
 	path := writeStocks(k, market)
+	if raw, err := impl.NewServer(Config{StockPath: path, Logger: testkit.Logger()}); err != nil {
+		k.Fatalf("building the server needs an earlier exercise: %v", err)
+	} else {
+		raw.Close()
+	}
 	if !impl.Threaded {
 		raw, err := impl.NewServer(Config{StockPath: path, Logger: testkit.Logger()})
 		if err != nil {
