@@ -1,6 +1,7 @@
 // Command stockserver runs the chapter 04 pre-threaded stock server.
 //
-//	go run ./chapters/04/cmd/stockserver [-addr host] [-file stock.txt] [-sync 16s] [-lock tree|stock] <port> [workers]
+//	go run ./chapters/04/cmd/stockserver [-addr host] [-file stock.txt] [-sync 16s] [-lock tree|stock]
+//		[-idle 30s] [-write-timeout 10s] <port> [workers]
 //
 // As the original: the port, then optionally the number of workers (default
 // 4). Like the original it listens on every interface; -addr 127.0.0.1 keeps
@@ -48,6 +49,8 @@ func parse(args []string, out io.Writer) (addr string, cfg stock.Config, err err
 	file := fs.String("file", "stock.txt", "the stock file")
 	syncEvery := fs.Duration("sync", 16*time.Second, "write the stocks back this often while clients are connected")
 	lock := fs.String("lock", "stock", "how trades lock: stock (per-stock locks under the tree's read lock) or tree (the tree's write lock)")
+	idle := fs.Duration("idle", 30*time.Second, "disconnect a client silent this long (a worker serves one client to the end)")
+	writeTimeout := fs.Duration("write-timeout", 10*time.Second, "disconnect a client that does not take its replies within this")
 	fs.Usage = func() {
 		fmt.Fprintf(out, "usage: stockserver [flags] <port> [workers]\n")
 		fs.PrintDefaults()
@@ -55,7 +58,7 @@ func parse(args []string, out io.Writer) (addr string, cfg stock.Config, err err
 	if err := fs.Parse(args); err != nil {
 		return "", cfg, err
 	}
-	cfg = stock.Config{StockPath: *file, SyncInterval: *syncEvery}
+	cfg = stock.Config{StockPath: *file, SyncInterval: *syncEvery, IdleTimeout: *idle, WriteTimeout: *writeTimeout}
 	port, err := parseArgs(fs.Args(), &cfg)
 	if err == nil {
 		cfg.Granularity, err = granularity(*lock)

@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"testing"
+	"time"
 
 	stock "serverlab/solutions/04"
 )
@@ -25,8 +26,9 @@ func TestAddr(t *testing.T) {
 			t.Errorf("stockserver %q listens on %q (%v), want %q", c.args, addr, err, c.addr)
 		}
 	}
-	_, cfg, err := parse([]string{"-lock", "tree", "-file", "s.txt", "9000", "3"}, io.Discard)
-	if err != nil || cfg.Granularity != stock.TreeLock || cfg.StockPath != "s.txt" || cfg.Workers != 3 {
+	_, cfg, err := parse([]string{"-lock", "tree", "-file", "s.txt", "-idle", "2s", "9000", "3"}, io.Discard)
+	if err != nil || cfg.Granularity != stock.TreeLock || cfg.StockPath != "s.txt" || cfg.Workers != 3 ||
+		cfg.IdleTimeout != 2*time.Second || cfg.WriteTimeout != 10*time.Second {
 		t.Errorf("stockserver -lock tree -file s.txt 9000 3: %+v, %v", cfg, err)
 	}
 	for _, args := range [][]string{{}, {"1", "2", "3"}, {"9000", "0"}, {"-lock", "x", "9000"}} {
