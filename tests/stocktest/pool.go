@@ -107,7 +107,8 @@ func checkNonReader(k *testkit.T, impl Impl) {
 	srv, _, _ := newServerOn(k, impl, Config{Workers: 1, WriteTimeout: hostileTimeout}, market, ln)
 	m := newModel(parseStocks(k, market))
 	hog := k.DialWith(&net.Dialer{Control: smallBuffer(syscall.SO_RCVBUF)}, srv)
-	hog.Write([]byte(strings.Repeat("show\n", pipelinedShows)), `"show\n" × 1600 (in one write, never read)`)
+	hog.Write([]byte(strings.Repeat("show\n", pipelinedShows)), `"show\n" × 1600 (in one write, then not read)`)
+	expectRecord(k, hog, m.apply(mustParse("show"))) // the worker serves it now, and reads no more of them
 	victim := k.Dial(srv)
 	victim.WriteLine("show")
 	got, err := readRecord(victim)
