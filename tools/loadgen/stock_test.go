@@ -164,3 +164,25 @@ func TestStockReplyMeans(t *testing.T) {
 		}
 	}
 }
+
+// FuzzStockReplyMeans: judging a reply never panics, accepts every reply the
+// course's exact rule accepts, and accepts it still when the original's ANSI
+// colour codes wrap it; stripping codes never makes a reply longer.
+func FuzzStockReplyMeans(f *testing.F) {
+	for _, s := range []string{stockproto.BuyOK, "\x1b[0m[buy] failed\n", "\x1b[0;32", "\x1b[", "[show]success\n1 2 3\n"} {
+		f.Add(s, uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, text string, k uint8) {
+		kind := []stockproto.Cmd{stockproto.Show, stockproto.Buy, stockproto.Sell}[k%3]
+		means := stockReplyMeans(kind, []byte(text))
+		if stockReplyFits(kind, []byte(text)) && !means {
+			t.Fatalf("stockReplyMeans(%v, %q) = false, but the exact rule accepts it", kind, text)
+		}
+		if plain := stripANSI([]byte(text)); len(plain) > len(text) {
+			t.Fatalf("stripANSI(%q) = %q: longer", text, plain)
+		}
+		if means && !stockReplyMeans(kind, []byte("\x1b[0m"+text+"\x1b[0m")) {
+			t.Fatalf("stockReplyMeans(%v, %q) = true, but false once wrapped in colour codes", kind, text)
+		}
+	})
+}
