@@ -34,10 +34,10 @@ func WorkerPool(t *testing.T, impl Impl) {
 
 // steadyIdle is the IdleTimeout of checkSteadyClient: long beside the gap
 // between two requests of a client in a loop, even on a loaded machine.
-const steadyIdle = 500 * time.Millisecond
+const steadyIdle = 750 * time.Millisecond
 
 // checkSteadyClient: IdleTimeout bounds the silence before each request, not
-// the life of a connection. A client that trades without pause for three
+// the life of a connection. A client that trades without pause for two
 // idle timeouts stays connected (a read deadline set once, when the client
 // connects, cuts it off).
 func checkSteadyClient(k *testkit.T, impl Impl) {
@@ -46,7 +46,7 @@ func checkSteadyClient(k *testkit.T, impl Impl) {
 	m := newModel(parseStocks(k, market))
 	c := k.Dial(srv)
 	start := time.Now()
-	for n := 1; time.Since(start) < 3*steadyIdle; n++ {
+	for n := 1; time.Since(start) < 2*steadyIdle; n++ {
 		line := "show"
 		if n%2 == 0 {
 			line = fmt.Sprintf("sell %d 1", []int{5, 3, 8}[n%3])
