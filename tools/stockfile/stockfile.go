@@ -4,10 +4,10 @@
 //	<ID> <COUNT> <PRICE>
 //
 // with non-negative decimal integers (at most MaxValue, the original's C int)
-// separated by spaces or tabs. Chapter 04
-// (threads) and chapter 05 (event loop) both load it at start and write it
-// back while they run, so the format and the atomic write have one home here.
-// It is given code: chapters import it, they never copy it.
+// separated by spaces or tabs. Chapter 04 (threads) and chapter 05 (event
+// loop) both load it at start and write it back while they run, so the format
+// and the atomic write have one home here. It is given code: chapters import
+// it, they never copy it.
 package stockfile
 
 import (

@@ -6,11 +6,10 @@
 //
 // A request is one line, '\n'-terminated: bytes that end at end of stream
 // without a '\n' are no request (they may be one cut short) and get no reply,
-// in both chapters. A reply is one record of exactly
-// RecordSize bytes: the reply text, then NUL bytes. That framing is the
-// original's (CS:APP Rio_readnb(MAXLINE)): its clients and benchmark read
-// exactly 8192 bytes per request, so a server that keeps it can be driven by
-// them.
+// in both chapters. A reply is one record of exactly RecordSize bytes: the
+// reply text, then NUL bytes. That framing is the original's (CS:APP
+// Rio_readnb(MAXLINE)): its clients and benchmark read exactly 8192 bytes per
+// request, so a server that keeps it can be driven by them.
 package stockproto
 
 import (
