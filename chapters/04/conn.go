@@ -2,8 +2,11 @@ package stock
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
+	"io"
 	"net"
+	"os"
 
 	"serverlab/tools/stockfile"
 	"serverlab/tools/stockproto"
@@ -26,22 +29,82 @@ type session struct {
 }
 
 // serveConn answers requests on conn until the client says exit, closes the
-// connection, or the server closes. The caller closes conn.
+// connection, stays silent for IdleTimeout, or the server closes. The caller
+// closes conn.
 //
 // Replies to pipelined requests (several lines in one write) are gathered and
-// written together once no further request is buffered (or maxBatch is
-// reached): one write per batch instead of one per request.
+// written together once no further request is complete in the buffer (or
+// maxBatch is reached): one write per batch instead of one per request.
+//
+// A last line that ends at end of stream without '\n' is not a request: it
+// may be one cut short by a client that died while writing it ("buy 1 100"
+// cut to "buy 1 10"), and the protocol ends every request with '\n'. It gets
+// no reply and changes nothing (chapter 05's event loop does the same).
 func (s *Server) serveConn(conn net.Conn) {
-	// TODO(ex 4.2): read request lines with a bufio.Reader of maxLine bytes
-	// (ReadSlice('\n'); bufio.ErrBufferFull means a line too long: return).
-	// Run each line with s.execute(ss, trimNewline(line)), which appends its
-	// reply record to ss.out. Write ss.out (and reset it) when the request
-	// was exit, when no further request is buffered (ss.r.Buffered() == 0),
-	// when len(ss.out) >= maxBatch, or when s.closing(); return after exit,
-	// after a last line that ended at end of stream instead of '\n', after
-	// any other read or write error, or when s.closing().
-	// Checked by TestEx4_2_Commands.
+	// TODO(ex 4.2): read request lines from ss.r, a bufio.Reader of maxLine
+	// bytes (ss := &session{r: bufio.NewReaderSize(conn, maxLine)}), with
+	// ReadSlice('\n'). Before each read that would wait for the client (no
+	// whole line buffered: !lineBuffered(ss.r)), send what is gathered with
+	// s.flush(conn, ss), then s.awaitRequest(conn); return if either says
+	// false. On a read error, s.readFailed(conn, line, err) and return (a
+	// line too long, end of stream, an idle client, Close, and a last line
+	// without '\n', which is not run). Run each line with
+	// s.execute(ss, trimNewline(line)), which appends its reply record to
+	// ss.out. After exit, or when s.closing(), flush and return; flush when
+	// len(ss.out) >= maxBatch. Log "connected" and "connection closed" at
+	// Debug. Checked by TestEx4_2_Commands.
 	s.log.Error("serveConn is not implemented yet (ex 4.2)", "remote", conn.RemoteAddr())
+}
+
+// lineBuffered reports whether a whole request line is waiting in r, so that
+// reading it does not block.
+func lineBuffered(r *bufio.Reader) bool {
+	b, _ := r.Peek(r.Buffered())
+	return bytes.IndexByte(b, '\n') >= 0
+}
+
+// readFailed logs why a connection's requests ended, when it is worth saying.
+func (s *Server) readFailed(conn net.Conn, line []byte, err error) {
+	switch {
+	case errors.Is(err, bufio.ErrBufferFull):
+		s.log.Warn("request line too long; closing", "remote", conn.RemoteAddr())
+	case errors.Is(err, os.ErrDeadlineExceeded) && !s.closing():
+		s.log.Info("client idle too long; closing", "remote", conn.RemoteAddr(), "idle", s.cfg.IdleTimeout)
+	case errors.Is(err, io.EOF) && len(line) > 0:
+		s.log.Info("last line has no newline; ignored", "remote", conn.RemoteAddr(), "bytes", len(line))
+	}
+}
+
+// awaitRequest gives the client IdleTimeout to send its next request. It
+// reports false if the server is closing: Close's read deadline (in the past)
+// must not be replaced by a later one. (If Close set its deadline before this
+// one, closing() sees it: Close marks the server closed first.)
+func (s *Server) awaitRequest(conn net.Conn) bool {
+	// TODO(ex 4.5): a worker serves one client to the end, so a client that
+	// sends nothing holds it forever. First set a read deadline IdleTimeout
+	// from now. Checked by TestEx4_5_WorkerPool.
+	return !s.closing()
+}
+
+// flush writes the gathered replies. The client gets WriteTimeout to take
+// them (CloseGrace once the server is closing), so a client that never reads
+// holds a worker for a bounded time only. It reports whether the write
+// succeeded.
+func (s *Server) flush(conn net.Conn, ss *session) bool {
+	if len(ss.out) == 0 {
+		return true
+	}
+	// TODO(ex 4.5): a client that never reads would block this write
+	// forever. Set a write deadline WriteTimeout from now, then, if
+	// s.closing(), one CloseGrace from now instead (Close's deadline must
+	// win). Checked by TestEx4_5_WorkerPool.
+	_, err := conn.Write(ss.out)
+	ss.out = ss.out[:0]
+	if err != nil {
+		s.log.Debug("writing replies failed", "remote", conn.RemoteAddr(), "err", err)
+		return false
+	}
+	return true
 }
 
 func trimNewline(line []byte) []byte {

@@ -4,7 +4,6 @@ package stock
 // connected. With no client connected nothing changes, and the last one to
 // leave has triggered a write-back already.
 func (s *Server) syncEvery() {
-	defer s.wg.Done()
 	// TODO(ex 4.6): a time.NewTicker(s.cfg.SyncInterval) (stop it when done);
 	// loop: on <-s.quit return; on a tick, s.sync("interval") if
 	// s.clients() > 0. Checked by TestEx4_6_Persistence.

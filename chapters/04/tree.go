@@ -53,12 +53,15 @@ func NewTree(newLock func() sync.Locker) *Tree {
 }
 
 // Load reads the stock file at path and inserts its stocks in file order.
-func Load(path string) (*Tree, error) {
+func Load(path string) (*Tree, error) { return load(path, nil) }
+
+// load is Load with the stocks' locks made by newLock (see NewTree).
+func load(path string, newLock func() sync.Locker) (*Tree, error) {
 	stocks, err := stockfile.Read(path)
 	if err != nil {
 		return nil, err
 	}
-	t := NewTree(nil)
+	t := NewTree(newLock)
 	for _, s := range stocks {
 		if err := t.Insert(s); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
@@ -136,10 +139,15 @@ func (t *Tree) Buy(id, n int) error {
 	return lab.NotImplemented("4.1", "Tree.Buy")
 }
 
+// MaxCount is the most shares a stock can hold: the original's C int, the
+// largest number a request or the stock file may carry.
+const MaxCount = stockfile.MaxValue
+
 // Sell adds n shares to stock id (n ≥ 0; the request parser guarantees it).
+// A sell that would pass MaxCount is ErrOverflow and changes nothing.
 func (t *Tree) Sell(id, n int) error {
 	// TODO(ex 4.1): find the stock (ErrNoSuchStock if absent) and add n;
-	// return ErrOverflow instead if the count would pass math.MaxInt.
+	// return ErrOverflow instead if the count would pass MaxCount.
 	// TODO(ex 4.4): under the stock's mu. Checked by TestEx4_1_Tree and
 	// TestEx4_4_Conservation.
 	return lab.NotImplemented("4.1", "Tree.Sell")

@@ -51,7 +51,7 @@ var stockImpl = stocktest.Impl{
 			SyncInterval: c.SyncInterval,
 			OnSync:       c.OnSync,
 			Saver:        c.Saver,
-			Loop:         loop(epolltest.Limits{}),
+			Loop:         evloop.Options{Logger: c.Logger},
 		})
 	},
 }

@@ -2,9 +2,12 @@ package stock
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 	"net"
+	"os"
+	"time"
 
 	"serverlab/tools/stockfile"
 	"serverlab/tools/stockproto"
@@ -27,37 +30,91 @@ type session struct {
 }
 
 // serveConn answers requests on conn until the client says exit, closes the
-// connection, or the server closes. The caller closes conn.
+// connection, stays silent for IdleTimeout, or the server closes. The caller
+// closes conn.
 //
 // Replies to pipelined requests (several lines in one write) are gathered and
-// written together once no further request is buffered (or maxBatch is
-// reached): one write per batch instead of one per request.
+// written together once no further request is complete in the buffer (or
+// maxBatch is reached): one write per batch instead of one per request.
+//
+// A last line that ends at end of stream without '\n' is not a request: it
+// may be one cut short by a client that died while writing it ("buy 1 100"
+// cut to "buy 1 10"), and the protocol ends every request with '\n'. It gets
+// no reply and changes nothing (chapter 05's event loop does the same).
 func (s *Server) serveConn(conn net.Conn) {
 	s.log.Debug("connected", "remote", conn.RemoteAddr())
 	defer s.log.Debug("connection closed", "remote", conn.RemoteAddr())
 	ss := &session{r: bufio.NewReaderSize(conn, maxLine)}
 	for {
-		line, err := ss.r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			s.log.Warn("request line too long; closing", "remote", conn.RemoteAddr())
-			return
-		}
-		if err != nil && (len(line) == 0 || !errors.Is(err, io.EOF)) {
-			return // end of stream, reset, or Close's read deadline
-		}
-		exit := s.execute(ss, trimNewline(line))
-		// The last request of conn: exit, a last line without '\n', or Close.
-		last := exit || err != nil || s.closing()
-		if last || ss.r.Buffered() == 0 || len(ss.out) >= maxBatch {
-			if _, err := conn.Write(ss.out); err != nil {
+		if !lineBuffered(ss.r) {
+			// About to wait for the client: first send what is gathered.
+			if !s.flush(conn, ss) || !s.awaitRequest(conn) {
 				return
 			}
-			ss.out = ss.out[:0]
 		}
-		if last {
+		line, err := ss.r.ReadSlice('\n')
+		if err != nil {
+			s.readFailed(conn, line, err)
+			return
+		}
+		exit := s.execute(ss, trimNewline(line))
+		if exit || s.closing() {
+			s.flush(conn, ss)
+			return
+		}
+		if len(ss.out) >= maxBatch && !s.flush(conn, ss) {
 			return
 		}
 	}
+}
+
+// lineBuffered reports whether a whole request line is waiting in r, so that
+// reading it does not block.
+func lineBuffered(r *bufio.Reader) bool {
+	b, _ := r.Peek(r.Buffered())
+	return bytes.IndexByte(b, '\n') >= 0
+}
+
+// readFailed logs why a connection's requests ended, when it is worth saying.
+func (s *Server) readFailed(conn net.Conn, line []byte, err error) {
+	switch {
+	case errors.Is(err, bufio.ErrBufferFull):
+		s.log.Warn("request line too long; closing", "remote", conn.RemoteAddr())
+	case errors.Is(err, os.ErrDeadlineExceeded) && !s.closing():
+		s.log.Info("client idle too long; closing", "remote", conn.RemoteAddr(), "idle", s.cfg.IdleTimeout)
+	case errors.Is(err, io.EOF) && len(line) > 0:
+		s.log.Info("last line has no newline; ignored", "remote", conn.RemoteAddr(), "bytes", len(line))
+	}
+}
+
+// awaitRequest gives the client IdleTimeout to send its next request. It
+// reports false if the server is closing: Close's read deadline (in the past)
+// must not be replaced by a later one. (If Close set its deadline before this
+// one, closing() sees it: Close marks the server closed first.)
+func (s *Server) awaitRequest(conn net.Conn) bool {
+	conn.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
+	return !s.closing()
+}
+
+// flush writes the gathered replies. The client gets WriteTimeout to take
+// them (CloseGrace once the server is closing), so a client that never reads
+// holds a worker for a bounded time only. It reports whether the write
+// succeeded.
+func (s *Server) flush(conn net.Conn, ss *session) bool {
+	if len(ss.out) == 0 {
+		return true
+	}
+	conn.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+	if s.closing() {
+		conn.SetWriteDeadline(time.Now().Add(s.cfg.CloseGrace))
+	}
+	_, err := conn.Write(ss.out)
+	ss.out = ss.out[:0]
+	if err != nil {
+		s.log.Debug("writing replies failed", "remote", conn.RemoteAddr(), "err", err)
+		return false
+	}
+	return true
 }
 
 func trimNewline(line []byte) []byte {

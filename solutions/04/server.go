@@ -55,6 +55,23 @@ type Config struct {
 	// CloseGrace bounds how long Close lets a reply in flight finish writing
 	// to a client that does not read (default 1s).
 	CloseGrace time.Duration
+	// IdleTimeout bounds how long a worker waits for a client's next request
+	// (default 30s). A worker serves one client to the end, so without it as
+	// many idle clients as workers would stop the server: each of them holds
+	// a worker forever. A client silent for longer is disconnected.
+	IdleTimeout time.Duration
+	// WriteTimeout bounds how long a worker waits for a client to take its
+	// replies (default 10s): a client that pipelines requests and never reads
+	// fills the socket buffers, and the worker's write would block forever.
+	WriteTimeout time.Duration
+	// NewStockLock, if set, makes the lock of each stock (default: a new
+	// sync.Mutex). Tests pass locks that stop a trade inside its critical
+	// section, to see who waits for whom.
+	NewStockLock func() sync.Locker
+	// OnLockWait, if set, is called each time a goroutine is about to wait
+	// for the tree's reader-writer lock (see NewRWLock). Tests use it to know,
+	// without timing, that a show or a trade waits.
+	OnLockWait func(writer bool)
 	// Logger receives the server's log (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -76,8 +93,9 @@ type Server struct {
 	conns   map[net.Conn]struct{} // connections a worker is serving
 	started bool                  // Serve has started the workers
 
-	quit chan struct{}  // closed by Close
-	wg   sync.WaitGroup // Serve, the workers and the syncer
+	quit    chan struct{}  // closed when Close starts
+	stopped chan struct{}  // closed when the first Close call has finished
+	wg      sync.WaitGroup // Serve, the workers and the syncer
 }
 
 // New loads the stock file and returns a server ready to Serve.
@@ -97,20 +115,32 @@ func New(cfg Config) (*Server, error) {
 	if cfg.CloseGrace <= 0 {
 		cfg.CloseGrace = time.Second
 	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 30 * time.Second
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = 10 * time.Second
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	tree, err := Load(cfg.StockPath)
+	tree, err := load(cfg.StockPath, cfg.NewStockLock)
 	if err != nil {
 		return nil, err
 	}
+	// A kill -9 during a write-back leaves its temporary file; nothing else
+	// would ever remove it.
+	if _, err := stockfile.CleanTemps(cfg.StockPath, cfg.Logger); err != nil {
+		cfg.Logger.Warn("could not remove stale temporary stock files", "err", err)
+	}
 	return &Server{
-		cfg:   cfg,
-		log:   cfg.Logger,
-		tree:  tree,
-		lock:  NewRWLock(nil),
-		conns: make(map[net.Conn]struct{}),
-		quit:  make(chan struct{}),
+		cfg:     cfg,
+		log:     cfg.Logger,
+		tree:    tree,
+		lock:    NewRWLock(cfg.OnLockWait),
+		conns:   make(map[net.Conn]struct{}),
+		quit:    make(chan struct{}),
+		stopped: make(chan struct{}),
 	}, nil
 }
 
@@ -133,20 +163,22 @@ func (s *Server) Serve(ln net.Listener) error {
 		return errors.New("stock: Serve called twice")
 	}
 	s.started, s.ln = true, ln
-	s.wg.Add(1 + s.cfg.Workers + 1)
+	s.wg.Add(1) // Serve itself; the goroutines it starts join with wg.Go
 	s.mu.Unlock()
 	defer s.wg.Done()
 
 	s.log.Info("serving", "addr", ln.Addr(), "workers", s.cfg.Workers, "pending", s.cfg.Pending)
 	pending := make(chan net.Conn, s.cfg.Pending)
 	for range s.cfg.Workers {
-		go s.worker(pending)
+		s.wg.Go(func() { s.worker(pending) })
 	}
-	go s.syncEvery()
+	s.wg.Go(s.syncEvery)
 	defer close(pending) // the workers drain it and exit
 
 	for {
-		conn, err := ln.Accept()
+		// lab.Accept waits and retries when the process is out of file
+		// descriptors (EMFILE): a flood of idle clients must not end Serve.
+		conn, err := lab.Accept(ln, s.quit, s.log)
 		if err != nil {
 			if s.isClosed() {
 				return lab.ErrServerClosed
@@ -165,7 +197,6 @@ func (s *Server) Serve(ln net.Listener) error {
 // worker serves whole connections, one at a time, until the buffer is closed.
 // Connections still waiting when the server closes are closed unserved.
 func (s *Server) worker(pending <-chan net.Conn) {
-	defer s.wg.Done()
 	for conn := range pending {
 		s.serveOne(conn)
 	}
@@ -236,7 +267,8 @@ func (s *Server) isClosed() bool {
 // Close stops the server: it stops accepting, lets every worker finish the
 // reply it is writing (then its connection is closed), waits for every
 // goroutine, and writes the tree back one last time. It is safe to call more
-// than once; later calls return nil.
+// than once, also concurrently: every call waits until the server has stopped
+// and the last write-back is done; later calls return nil.
 //
 // A worker blocked reading is woken by a read deadline in the past, not by
 // closing its connection: closing could cut a reply in the middle. A client
@@ -245,8 +277,10 @@ func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		<-s.stopped // the first call is still stopping the server: wait for it
 		return nil
 	}
+	defer close(s.stopped)
 	s.closed = true
 	close(s.quit)
 	if s.ln != nil {

@@ -13,14 +13,22 @@ import (
 // impl hands this chapter's package to the suite in tests/stocktest.
 var impl = stocktest.Impl{
 	NewServer: func(c stocktest.Config) (lab.Server, error) {
-		return stock.New(stock.Config{
+		cfg := stock.Config{
 			StockPath:    c.StockPath,
 			Workers:      c.Workers,
 			SyncInterval: c.SyncInterval,
 			OnSync:       c.OnSync,
 			Saver:        c.Saver,
-			Logger:       testkit.Logger(),
-		})
+			Logger:       c.Logger,
+			IdleTimeout:  c.IdleTimeout,
+			WriteTimeout: c.WriteTimeout,
+			NewStockLock: c.NewStockLock,
+			OnLockWait:   c.OnLockWait,
+		}
+		if c.TreeLock {
+			cfg.Granularity = stock.TreeLock
+		}
+		return stock.New(cfg)
 	},
 	LoadTree: func(path string) (stocktest.StockTree, error) {
 		t, err := stock.Load(path)
@@ -33,6 +41,7 @@ var impl = stocktest.Impl{
 		return stock.NewTree(newLock)
 	},
 	NewRWLock: func(onWait func(writer bool)) stocktest.RWLocker { return stock.NewRWLock(onWait) },
+	Threaded:  true,
 }
 
 func TestMain(m *testing.M) { testkit.Main(m) }

@@ -6,7 +6,6 @@ import "time"
 // connected. With no client connected nothing changes, and the last one to
 // leave has triggered a write-back already.
 func (s *Server) syncEvery() {
-	defer s.wg.Done()
 	tick := time.NewTicker(s.cfg.SyncInterval)
 	defer tick.Stop()
 	for {

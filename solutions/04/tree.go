@@ -3,7 +3,6 @@ package stock
 import (
 	"errors"
 	"fmt"
-	"math"
 	"sync"
 
 	"serverlab/tools/stockfile"
@@ -53,12 +52,15 @@ func NewTree(newLock func() sync.Locker) *Tree {
 }
 
 // Load reads the stock file at path and inserts its stocks in file order.
-func Load(path string) (*Tree, error) {
+func Load(path string) (*Tree, error) { return load(path, nil) }
+
+// load is Load with the stocks' locks made by newLock (see NewTree).
+func load(path string, newLock func() sync.Locker) (*Tree, error) {
 	stocks, err := stockfile.Read(path)
 	if err != nil {
 		return nil, err
 	}
-	t := NewTree(nil)
+	t := NewTree(newLock)
 	for _, s := range stocks {
 		if err := t.Insert(s); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
@@ -159,7 +161,12 @@ func (t *Tree) Buy(id, n int) error {
 	return nil
 }
 
+// MaxCount is the most shares a stock can hold: the original's C int, the
+// largest number a request or the stock file may carry.
+const MaxCount = stockfile.MaxValue
+
 // Sell adds n shares to stock id (n ≥ 0; the request parser guarantees it).
+// A sell that would pass MaxCount is ErrOverflow and changes nothing.
 func (t *Tree) Sell(id, n int) error {
 	s := t.find(id)
 	if s == nil {
@@ -167,7 +174,7 @@ func (t *Tree) Sell(id, n int) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if n > math.MaxInt-s.count {
+	if n > MaxCount-s.count {
 		return ErrOverflow
 	}
 	s.count += n

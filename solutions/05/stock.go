@@ -5,7 +5,6 @@ package evloop
 import (
 	"errors"
 	"log/slog"
-	"math"
 	"time"
 
 	"serverlab/tools/stockfile"
@@ -51,6 +50,11 @@ func NewStock(cfg StockConfig) (*StockServer, error) {
 	stocks, err := stockfile.Read(cfg.StockPath)
 	if err != nil {
 		return nil, err
+	}
+	// A kill -9 during a write-back leaves its temporary file; nothing else
+	// would ever remove it.
+	if _, err := stockfile.CleanTemps(cfg.StockPath, cfg.Loop.Logger); err != nil {
+		cfg.Loop.Logger.Warn("could not remove stale temporary stock files", "err", err)
 	}
 	h := &stock{cfg: cfg, log: cfg.Loop.Logger}
 	for _, s := range stocks {
@@ -164,8 +168,8 @@ func (s *stock) trade(req stockproto.Request, ok string) string {
 		return stockproto.NotEnough
 	case req.Cmd == stockproto.Buy:
 		n.Count -= req.N
-	case req.N > math.MaxInt-n.Count:
-		return stockproto.InvalidArgument // the count cannot hold that many
+	case req.N > stockproto.MaxArg-n.Count:
+		return stockproto.InvalidArgument // the count would pass the original's C int
 	default:
 		n.Count += req.N
 	}

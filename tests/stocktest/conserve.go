@@ -30,6 +30,20 @@ func Conservation(t *testing.T, impl Impl) {
 		conserveTree(k, impl)
 	}
 	conserveServer(k, impl)
+	checkTradeReplies(k, impl)
+	if impl.Threaded {
+		checkTreeLock(k, impl)
+	}
+}
+
+// checkTradeReplies: one client's trades, each with the reply the model
+// predicts (no such stock, not enough, exactly all), and a count at the edge
+// of its range: shares are neither created nor lost by a sell past the
+// original's C int.
+func checkTradeReplies(k *testkit.T, impl Impl) {
+	k.Helper()
+	srv, _, _ := newServer(k, impl, Config{}, market)
+	checkServerTrades(k, k.Dial(srv), newModel(parseStocks(k, market)))
 }
 
 // ledger counts what the suite's traders did, per stock.
@@ -64,6 +78,23 @@ func conserveTree(k *testkit.T, impl Impl) {
 	var l ledger
 	var scarce atomic.Int64
 	var wg sync.WaitGroup
+	// A reader lists the tree while the traders trade: under -race, a count
+	// read outside its stock's lock is a data race even when every number
+	// comes out right.
+	stop := make(chan struct{})
+	listed := make(chan struct{})
+	go func() {
+		defer close(listed)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				tree.PreOrder()
+				tree.Lookup(scarceID)
+			}
+		}
+	}()
 	for g := range traders {
 		wg.Add(1)
 		go func() {
@@ -85,6 +116,8 @@ func conserveTree(k *testkit.T, impl Impl) {
 		}()
 	}
 	wg.Wait()
+	close(stop)
+	<-listed
 	l.bought[scarceID].Store(scarce.Load())
 	for id, want := range l.want(initial) {
 		got, ok := tree.Lookup(id)

@@ -1,10 +1,7 @@
 package stocktest
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -42,6 +39,9 @@ func newServerOn(k *testkit.T, impl Impl, cfg Config, stocks string, ln net.List
 	k.Helper()
 	if cfg.StockPath == "" {
 		cfg.StockPath = writeStocks(k, stocks)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = testkit.Logger()
 	}
 	raw, err := impl.NewServer(cfg)
 	if errors.Is(err, lab.ErrNotImplemented) {
@@ -96,6 +96,8 @@ func (m *model) apply(req stockproto.Request) string {
 	case req.Cmd == stockproto.Buy:
 		m.order[i].Count -= req.N
 		return stockproto.BuyOK
+	case req.N > stockproto.MaxArg-m.order[i].Count:
+		return stockproto.InvalidArgument // the count would pass the original's C int
 	default:
 		m.order[i].Count += req.N
 		return stockproto.SellOK
@@ -136,52 +138,21 @@ func preOrder(stocks []stockfile.Stock) []stockfile.Stock {
 	return out
 }
 
-// readRecord reads one reply record, exactly stockproto.RecordSize bytes,
-// the way the original's clients do (Rio_readnb(MAXLINE)), and returns its
-// text: the bytes before the first NUL. Everything after the text must be NUL.
+// readRecord reads one reply record (testkit's, which checks the padding)
+// and returns its text.
 func readRecord(c *testkit.Conn) (string, error) {
-	text, _, err := readRecordN(c)
+	text, _, err := c.TryReadRecord()
 	return text, err
 }
 
 // readRecordN is readRecord that also says how many bytes of the record
 // arrived: 0 at a clean end of stream, fewer than a record when it was cut.
-func readRecordN(c *testkit.Conn) (string, int, error) {
-	rec := make([]byte, stockproto.RecordSize)
-	n, err := io.ReadFull(c.Reader(), rec)
-	if err != nil {
-		return "", n, fmt.Errorf("reading a %d-byte reply record: got %d bytes, then %s [%w]",
-			stockproto.RecordSize, n, testkit.Describe(err), err)
-	}
-	text, err := recordText(rec)
-	return text, n, err
-}
-
-// recordText checks the padding of a record and returns its text.
-func recordText(rec []byte) (string, error) {
-	text, pad, found := bytes.Cut(rec, []byte{0})
-	if !found {
-		return "", fmt.Errorf("the %d-byte record has no NUL after its text (a C client could not find its end): "+
-			"it starts %s", stockproto.RecordSize, testkit.Quote(rec[:min(len(rec), 80)]))
-	}
-	if i := bytes.IndexFunc(pad, func(r rune) bool { return r != 0 }); i >= 0 {
-		return "", fmt.Errorf("record text %s is followed by NULs and then byte %d = %q: the padding must be "+
-			"all NUL (were two replies packed into one record, or a reply not padded to %d bytes?)",
-			testkit.Quote(text), len(text)+1+i, pad[i], stockproto.RecordSize)
-	}
-	return string(text), nil
-}
+func readRecordN(c *testkit.Conn) (string, int, error) { return c.TryReadRecord() }
 
 // expectRecord reads one record and compares its text with want.
 func expectRecord(k *testkit.T, c *testkit.Conn, want string) {
 	k.Helper()
-	got, err := readRecord(c)
-	if err != nil {
-		k.Fatalf("want reply %q: %v%s", want, err, c.Context())
-	}
-	if got != want {
-		k.Fatalf("wrong reply\n  want: %q\n   got: %q%s", want, got, c.Context())
-	}
+	c.ExpectRecord(want)
 }
 
 // exchange sends line and expects the reply record with text want.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,6 +28,104 @@ func Persistence(t *testing.T, impl Impl) {
 	checkLastClient(k, impl)
 	checkInterval(k, impl)
 	checkFailedWrite(k, impl)
+	checkStaleTemps(k, impl)
+	if impl.Threaded {
+		checkSaveOutsideLock(k, impl)
+	}
+}
+
+// checkStaleTemps: a kill -9 in the middle of a write-back leaves the
+// temporary file behind. The server removes such files when it starts
+// (stockfile.CleanTemps), or they pile up, one per crash.
+func checkStaleTemps(k *testkit.T, impl Impl) {
+	k.Helper()
+	path := writeStocks(k, market)
+	stale := filepath.Join(filepath.Dir(path), ".stock.txt.tmp-4242")
+	if err := os.WriteFile(stale, []byte("5 10 1000\n3 2"), 0o600); err != nil {
+		k.Fatalf("writing %s: %v", stale, err)
+	}
+	srv, _, _ := newServer(k, impl, Config{StockPath: path, SyncInterval: never}, market)
+	exchange(k, k.Dial(srv), "show", newModel(parseStocks(k, market)).apply(mustParse("show")))
+	onlyFile(k, path, "after a crash left "+filepath.Base(stale)+" and the server started (call "+
+		"stockfile.CleanTemps before serving)")
+}
+
+// pauseWriter stops the first write of a write-back until released, so the
+// suite can trade while the file is being written.
+type pauseWriter struct {
+	w       io.Writer
+	once    *sync.Once
+	paused  chan struct{}
+	release chan struct{}
+}
+
+func (p pauseWriter) Write(b []byte) (int, error) {
+	p.once.Do(func() {
+		close(p.paused)
+		select {
+		case <-p.release:
+		case <-time.After(testkit.WatchdogTimeout):
+		}
+	})
+	return p.w.Write(b)
+}
+
+// checkSaveOutsideLock: the stock file is written after the snapshot's read
+// lock is released, so a slow disk never holds up the clients. The write of
+// the last client's write-back is stopped halfway; meanwhile a trade, which
+// takes the tree's write lock with TreeLock, must go through.
+func checkSaveOutsideLock(k *testkit.T, impl Impl) {
+	k.Helper()
+	s := make(syncs, 16)
+	p, cfg := newLockProbe(k, Config{SyncInterval: never, OnSync: s.hook, TreeLock: true})
+	paused, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	cfg.Saver.Intercept = func(w io.Writer) io.Writer {
+		return pauseWriter{w: w, once: &once, paused: paused, release: release}
+	}
+	srv, _, _ := newServer(k, impl, cfg, market)
+	p.freeAtCleanup(k)
+	k.Cleanup(func() { // before the server's Close, registered earlier
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
+	m := newModel(parseStocks(k, market))
+	a := k.Dial(srv)
+	exchange(k, a, "buy 5 1", m.apply(mustParse("buy 5 1")))
+	a.WriteLine("exit")
+	a.ExpectClosed()
+	select {
+	case <-paused:
+	case <-time.After(testkit.IOTimeout):
+		k.Fatalf("the only client bought and left; no write-back started within %v", testkit.IOTimeout)
+	}
+	b := k.Dial(srv)
+	b.WriteLine("sell 5 1")
+	reply := make(chan string, 1)
+	go func() {
+		text, err := readRecord(b)
+		if err != nil {
+			text = err.Error()
+		}
+		reply <- text
+	}()
+	select {
+	case <-p.waits:
+		k.Fatalf("while the stock file was being written (the write stopped halfway by the test), a client's " +
+			"sell 5 1 waited for the tree's lock (TreeLock mode): take the snapshot under the read lock, " +
+			"RUnlock, and only then write the file, or a slow disk stops every trade")
+	case got := <-reply:
+		if want := m.apply(mustParse("sell 5 1")); got != want {
+			k.Fatalf("sell 5 1 while the stock file was being written\n  want: %q\n   got: %q%s", want, got, b.Context())
+		}
+	}
+	close(release)
+	if err := s.next(k, "after the write-back was released"); err != nil {
+		k.Fatalf("the write-back failed: %v", err)
+	}
 }
 
 // syncs collects OnSync calls.
@@ -198,6 +297,20 @@ func checkFailedWrite(k *testkit.T, impl Impl) {
 	onlyFile(k, path, after)
 
 	failing.Store(false)
+	// A visit without a trade: the failed write-back's changes must still be
+	// written (the tree stays dirty until a write-back succeeds).
+	c = k.Dial(srv)
+	exchange(k, c, "show", m.apply(mustParse("show")))
+	c.WriteLine("exit")
+	c.ExpectClosed()
+	after = "after the disk recovered and a client came, looked (show, no trade) and left"
+	if err := s.next(k, after); err != nil {
+		k.Fatalf("%s, the write-back failed: %v", after, err)
+	}
+	if got := readText(k, path); got != m.file() {
+		k.Fatalf("%s, stock.txt must hold the trade whose write-back failed (mark the tree dirty again when a "+
+			"write-back fails)\n  want: %q\n   got: %q", after, m.file(), got)
+	}
 	c = k.Dial(srv)
 	exchange(k, c, "sell 5 1", m.apply(mustParse("sell 5 1")))
 	c.WriteLine("exit")

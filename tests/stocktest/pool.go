@@ -1,7 +1,11 @@
 package stocktest
 
 import (
+	"context"
 	"fmt"
+	"net"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,6 +27,99 @@ func WorkerPool(t *testing.T, impl Impl) {
 	k := testkit.New(t, "4.5")
 	checkPool(k, impl, 0, 4)
 	checkPool(k, impl, 2, 2)
+	checkIdleClients(k, impl)
+	checkSteadyClient(k, impl)
+	checkNonReader(k, impl)
+}
+
+// steadyIdle is the IdleTimeout of checkSteadyClient: long beside the gap
+// between two requests of a client in a loop, even on a loaded machine.
+const steadyIdle = 750 * time.Millisecond
+
+// checkSteadyClient: IdleTimeout bounds the silence before each request, not
+// the life of a connection. A client that trades without pause for two
+// idle timeouts stays connected (a read deadline set once, when the client
+// connects, cuts it off).
+func checkSteadyClient(k *testkit.T, impl Impl) {
+	k.Helper()
+	srv, _, _ := newServer(k, impl, Config{IdleTimeout: steadyIdle}, market)
+	m := newModel(parseStocks(k, market))
+	c := k.Dial(srv)
+	start := time.Now()
+	for n := 1; time.Since(start) < 2*steadyIdle; n++ {
+		line := "show"
+		if n%2 == 0 {
+			line = fmt.Sprintf("sell %d 1", []int{5, 3, 8}[n%3])
+		}
+		c.WriteLine(line)
+		got, err := readRecord(c)
+		if err != nil {
+			k.Fatalf("with IdleTimeout %v, a client that sent a request as soon as it had each reply was cut off "+
+				"after %v (request %d: %v).\nIdleTimeout bounds the wait for the next request: set the read "+
+				"deadline again before each wait, not once per connection%s",
+				steadyIdle, time.Since(start).Round(time.Millisecond), n, err, c.Context())
+		}
+		if want := m.apply(mustParse(line)); got != want {
+			k.Fatalf("wrong reply\n  want: %q\n   got: %q%s", want, got, c.Context())
+		}
+	}
+}
+
+// hostileTimeout is the IdleTimeout and WriteTimeout of the checks of
+// hostile clients: short beside IOTimeout, so a server that applies them
+// always answers the victim in time, and one that does not never does.
+const hostileTimeout = 100 * time.Millisecond
+
+// checkIdleClients: as many idle clients as workers must not stop the
+// server. Each holds a worker only until IdleTimeout; then it is
+// disconnected and the client waiting behind them is served.
+func checkIdleClients(k *testkit.T, impl Impl) {
+	k.Helper()
+	srv, _, _ := newServer(k, impl, Config{Workers: 2, IdleTimeout: hostileTimeout}, market)
+	m := newModel(parseStocks(k, market))
+	idle := []*testkit.Conn{k.Dial(srv), k.Dial(srv)}
+	exchange(k, idle[0], "show", m.apply(mustParse("show"))) // served, then silent
+	victim := k.Dial(srv)
+	victim.WriteLine("show")
+	got, err := readRecord(victim)
+	if err != nil {
+		k.Fatalf("with 2 workers, 2 clients connected and went silent; a third sent show and got no answer "+
+			"(%v).\nWith IdleTimeout %v, a worker must give up a silent client (a read deadline before each "+
+			"read) or a few idle connections stop the server%s", err, hostileTimeout, victim.Context())
+	}
+	if want := m.apply(mustParse("show")); got != want {
+		k.Fatalf("wrong reply\n  want: %q\n   got: %q%s", want, got, victim.Context())
+	}
+	for _, c := range idle {
+		c.ExpectClosed()
+	}
+}
+
+// checkNonReader: a client that pipelines shows and never reads the replies
+// fills the socket buffers, and the worker's write blocks. With WriteTimeout,
+// the worker gives up that client and serves the next one.
+func checkNonReader(k *testkit.T, impl Impl) {
+	k.Helper()
+	ln, err := (&net.ListenConfig{Control: smallBuffer(syscall.SO_SNDBUF)}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen: %v", err)
+	}
+	srv, _, _ := newServerOn(k, impl, Config{Workers: 1, WriteTimeout: hostileTimeout}, market, ln)
+	m := newModel(parseStocks(k, market))
+	hog := k.DialWith(&net.Dialer{Control: smallBuffer(syscall.SO_RCVBUF)}, srv)
+	hog.Write([]byte(strings.Repeat("show\n", pipelinedShows)), `"show\n" × 1600 (in one write, then not read)`)
+	expectRecord(k, hog, m.apply(mustParse("show"))) // the worker serves it now, and reads no more of them
+	victim := k.Dial(srv)
+	victim.WriteLine("show")
+	got, err := readRecord(victim)
+	if err != nil {
+		k.Fatalf("with 1 worker, a client sent 1600 shows and read none of the replies; the next client's "+
+			"show got no answer (%v).\nWith WriteTimeout %v, a worker must give up a client that does not "+
+			"take its replies (a write deadline before each write)%s", err, hostileTimeout, victim.Context())
+	}
+	if want := m.apply(mustParse("show")); got != want {
+		k.Fatalf("wrong reply\n  want: %q\n   got: %q%s", want, got, victim.Context())
+	}
 }
 
 // checkPool runs the check on a server configured with Config.Workers =

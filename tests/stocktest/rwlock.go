@@ -3,6 +3,7 @@ package stocktest
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,7 +31,86 @@ func RWLock(t *testing.T, impl Impl) {
 	h := newLockHarness(k, impl)
 	h.scenario()
 	h.checkClean()
+	checkBargingWriter(k, impl)
 	h.stress()
+}
+
+// checkBargingWriter: a writer woken by the last reader's RUnlock must check
+// again, when it runs, whether the lock is free: another writer may have
+// taken it in between. That is why a condition wait sits in a for loop, never
+// in an if. Here the last reader itself calls Lock right after its RUnlock,
+// usually before the woken writer has run (the runtime runs a goroutine it
+// wakes after the waker yields): with an if, both writers hold the lock. A
+// round where the woken writer runs first proves nothing and is repeated.
+func checkBargingWriter(k *testkit.T, impl Impl) {
+	k.Helper()
+	for i := range 20 {
+		h := newLockHarness(k, impl)
+		b := &actor{name: "writer 2 (the former reader)", writer: true, acquired: make(chan struct{}),
+			release: make(chan struct{}), done: make(chan struct{})}
+		ready, barge := make(chan struct{}), make(chan struct{})
+		var shared atomic.Bool // both writers got in: writer 1's Unlock releases the lock for both
+		go func() {
+			defer close(b.done)
+			h.lock.RLock()
+			close(ready)
+			<-barge
+			h.lock.RUnlock() // wakes writer 1
+			h.lock.Lock()    // and, usually, takes the lock before it runs
+			h.enter(b.name, true)
+			close(b.acquired)
+			<-b.release
+			h.leave(true)
+			if !shared.Load() {
+				h.lock.Unlock()
+			}
+		}()
+		k.Cleanup(func() { b.free(); <-b.done })
+		<-ready
+		w := h.start("writer 1", true)
+		h.expectWait(w, "a reader held the lock")
+		h.checkAsleep("a reader held the lock and writer 1 waited")
+		close(barge)
+		select {
+		case <-b.acquired:
+		case <-w.acquired: // writer 1 ran first: no barging this round
+			h.releaseAll(w)
+			h.releaseAll(b)
+			continue
+		case <-time.After(testkit.IOTimeout):
+			k.Fatalf("after the only reader's RUnlock, neither the waiting writer nor a new one got the lock "+
+				"within %v", testkit.IOTimeout)
+		}
+		// Writer 1 either gets in too (the bug), or goes back to sleep.
+		deadline := time.Now().Add(time.Second)
+		for {
+			states := actorStates()
+			if len(states) == 1 && strings.HasPrefix(states[0], "sync.Cond.Wait") || time.Now().After(deadline) {
+				break
+			}
+			select {
+			case <-w.acquired:
+			default:
+				runtime.Gosched()
+				continue
+			}
+			break
+		}
+		h.mu.Lock()
+		broken := strings.Join(h.broken, "; ")
+		h.mu.Unlock()
+		if broken != "" {
+			shared.Store(true) // unlock once only: a second Unlock of the lock would panic
+			h.releaseAll(w, b)
+			k.Fatalf("round %d: a reader held the lock and writer 1 waited; the reader called RUnlock (which "+
+				"woke writer 1) and then Lock at once, before writer 1 ran. Both writers got the lock: a woken "+
+				"writer must check again (for, not if, around Cond.Wait): %s", i+1, broken)
+		}
+		h.releaseAll(b)
+		h.expectOrder("when writer 2 unlocked", w)
+		h.releaseAll(w)
+		return // one round where writer 2 barged in is the proof
+	}
 }
 
 // lockHarness runs goroutines ("actors") that take the lock and hold it

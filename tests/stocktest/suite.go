@@ -21,6 +21,7 @@
 package stocktest
 
 import (
+	"log/slog"
 	"sync"
 	"time"
 
@@ -46,6 +47,11 @@ type Impl struct {
 	// just before it first waits, with writer telling which of the two it is.
 	// Chapter 04 only.
 	NewRWLock func(onWait func(writer bool)) RWLocker
+	// Threaded says the server is chapter 04's pool of workers, and honours
+	// the Config fields that only it has (IdleTimeout, WriteTimeout,
+	// TreeLock, NewStockLock, OnLockWait): the checks of deadlines, of the
+	// tree lock and of the lingering close run only then.
+	Threaded bool
 }
 
 // Config is what the suite sets when it builds a server. It is in protocol
@@ -65,6 +71,25 @@ type Config struct {
 	// Saver must be the one the server writes the stock file with: checks set
 	// its Intercept to make a write fail halfway.
 	Saver stockfile.Saver
+	// Logger must receive the server's log (the suite always sets it).
+	Logger *slog.Logger
+
+	// The fields below are chapter 04's (Impl.Threaded); an event loop
+	// ignores them.
+
+	// IdleTimeout and WriteTimeout bound how long a worker waits for a
+	// client's next request and for a client to take its replies; 0 means
+	// the server's defaults.
+	IdleTimeout, WriteTimeout time.Duration
+	// TreeLock makes trades take the tree's write lock (chapter 04's
+	// TreeLock granularity) instead of the per-stock locks alone.
+	TreeLock bool
+	// NewStockLock, if set, must make the lock of each stock the server
+	// loads (chapter 04's Config.NewStockLock).
+	NewStockLock func() sync.Locker
+	// OnLockWait, if set, must be called when a goroutine is about to wait
+	// for the tree's reader-writer lock (the onWait of NewRWLock).
+	OnLockWait func(writer bool)
 }
 
 // StockTree is the stock tree of chapter 04: a binary search tree keyed by ID,

@@ -3,7 +3,6 @@ package stocktest
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -58,7 +57,7 @@ func comparePreOrder(k *testkit.T, what string, got, want []stockfile.Stock) {
 func checkInsert(k *testkit.T, impl Impl) {
 	k.Helper()
 	fixed := []int{50, 30, 70, 20, 40, 60, 80, 35, 45, 65}
-	shuffled := rand.New(rand.NewPCG(4, 1)).Perm(200)
+	shuffled := k.Rand().Perm(200) // drawn afresh each run; the reference is the suite's own tree
 	for _, ids := range [][]int{fixed, shuffled, {1, 2, 3, 4, 5}} {
 		tree := impl.NewTree(nil)
 		var stocks []stockfile.Stock
@@ -137,7 +136,7 @@ func checkMalformed(k *testkit.T, impl Impl) {
 // same shape must come out. A sorted (in-order) file would build a list.
 func checkRoundTrip(k *testkit.T, impl Impl) {
 	k.Helper()
-	ids := rand.New(rand.NewPCG(4, 2)).Perm(100)
+	ids := k.Rand().Perm(100)
 	var text strings.Builder
 	for _, id := range ids {
 		fmt.Fprintf(&text, "%d %d %d\n", id, id%7, id*3)
@@ -175,6 +174,9 @@ func checkTrades(k *testkit.T, impl Impl) {
 		{0, 5, 4, true}, {0, 5, 6, true}, {0, 5, 1, false}, {1, 5, 2, true},
 		{0, 8, 1, false}, {1, 8, 3, true}, {0, 8, 3, true},
 		{0, 2, 1, false}, {1, 2, 1, false}, {0, 1, 7, true},
+		// A count holds at most the original's C int: a sell past it fails.
+		{1, 4, stockfile.MaxValue, false}, {1, 4, stockfile.MaxValue - 1, true}, {1, 4, 1, false},
+		{0, 4, stockfile.MaxValue, true}, {1, 4, 1, true},
 	}
 	for _, s := range steps {
 		name, call := "Buy", tree.Buy
@@ -185,8 +187,9 @@ func checkTrades(k *testkit.T, impl Impl) {
 		treeErr(k, name, err)
 		if (err == nil) != s.ok {
 			before := m.order[m.index[s.id]]
-			k.Fatalf("%s(%d, %d) with the tree at %v (stock %d: %v): want ok=%v, got error %v",
-				name, s.id, s.n, m.order, s.id, before, s.ok, err)
+			k.Fatalf("%s(%d, %d) with the tree at %v (stock %d: %v): want ok=%v, got error %v\n"+
+				"(a count holds at most %d, the original's C int: a sell past it is an error)",
+				name, s.id, s.n, m.order, s.id, before, s.ok, err, stockfile.MaxValue)
 		}
 		if s.ok {
 			line := "buy"

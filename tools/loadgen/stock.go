@@ -20,6 +20,12 @@ import (
 // experiment on query types: random (show, buy or sell, equally likely),
 // show (show only) or modify (buy or sell only). -queries splits a total over
 // the clients, as the original's <total_query> did.
+//
+// It drives the original servers too. They do not send the write-up's reply
+// texts: success replies are wrapped in ANSI colour codes
+// ("\x1b[0m[show]\x1b[0;32msuccess\n\x1b[0m…") and a refused trade is
+// "[buy] failed". With -replies any (the default) a reply is judged by what it
+// means, in either form; -replies course accepts only the course's exact texts.
 func init() {
 	register(mode{
 		name:    "stock",
@@ -36,6 +42,7 @@ func runStock(ctx context.Context, env *env, args []string) error {
 	ids := fs.Int("ids", 10, "stock IDs to trade: 1..`n` (the original's stock.txt had 1..10)")
 	most := fs.Int("max", 10, "shares per buy or sell: 1..`n`")
 	seed := fs.Uint64("seed", 1, "random seed (client i uses seed+i)")
+	replies := fs.String("replies", "any", "reply texts to accept: any (the course's or the original's, judged by meaning) or course (exact)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -49,6 +56,10 @@ func runStock(ctx context.Context, env *env, args []string) error {
 	if !ok {
 		return fmt.Errorf("-mix %q: want random, show or modify", *mix)
 	}
+	fits, ok := stockReplyRules[*replies]
+	if !ok {
+		return fmt.Errorf("-replies %q: want any or course", *replies)
+	}
 	if *ids < 1 || *most < 1 {
 		return fmt.Errorf("-ids and -max must be at least 1")
 	}
@@ -59,7 +70,7 @@ func runStock(ctx context.Context, env *env, args []string) error {
 			return nil, err
 		}
 		return &stockClient{
-			conn: conn, timeout: common.timeout, kinds: kinds, ids: *ids, most: *most,
+			conn: conn, timeout: common.timeout, kinds: kinds, ids: *ids, most: *most, fits: fits,
 			rng:   rand.New(rand.NewPCG(*seed+uint64(id), 0x5eed)),
 			reply: make([]byte, stockproto.RecordSize),
 		}, nil
@@ -88,6 +99,7 @@ type stockClient struct {
 	deadline  time.Time // the connection's current deadline
 	kinds     []stockproto.Cmd
 	ids, most int
+	fits      func(stockproto.Cmd, []byte) bool // the -replies rule
 	rng       *rand.Rand
 	req       []byte // reused: a load generator should not allocate per request
 	reply     []byte
@@ -108,7 +120,7 @@ func (c *stockClient) Do(ctx context.Context) error {
 		return err
 	}
 	text, _, _ := bytes.Cut(c.reply, []byte{0})
-	if !stockReplyFits(kind, text) {
+	if !c.fits(kind, text) {
 		return fmt.Errorf("%w: sent %q, got %q", load.ErrBadReply, c.req, text[:min(len(text), 80)])
 	}
 	return nil
@@ -145,7 +157,14 @@ func (c *stockClient) extendDeadline() error {
 	return c.conn.SetDeadline(c.deadline)
 }
 
-// stockReplyFits reports whether text is a reply kind can get.
+// stockReplyRules are the -replies rules.
+var stockReplyRules = map[string]func(stockproto.Cmd, []byte) bool{
+	"course": stockReplyFits,
+	"any":    stockReplyMeans,
+}
+
+// stockReplyFits reports whether text is a reply kind can get, in the
+// course's exact texts (the write-up's).
 func stockReplyFits(kind stockproto.Cmd, text []byte) bool {
 	switch kind {
 	case stockproto.Show:
@@ -163,4 +182,55 @@ func (c *stockClient) Close() error {
 	c.conn.SetWriteDeadline(time.Now().Add(c.timeout))
 	c.conn.Write([]byte("exit\n"))
 	return c.conn.Close()
+}
+
+// stockReplyMeans reports whether text is a reply kind can get, in the
+// course's texts or the original's: the original's ANSI colour codes are
+// dropped first, and its "[buy] failed" / "[sell] failed" is the refusal the
+// write-up calls NO SUCH STOCK or NOT ENOUGH LEFT STOCK. A reply in the
+// course's texts costs no allocation.
+func stockReplyMeans(kind stockproto.Cmd, text []byte) bool {
+	if stockReplyFits(kind, text) {
+		return true
+	}
+	plain := stripANSI(text)
+	if stockReplyFits(kind, plain) {
+		return true
+	}
+	var verb string
+	switch kind {
+	case stockproto.Buy:
+		verb = "[buy]"
+	case stockproto.Sell:
+		verb = "[sell]"
+	default:
+		return false
+	}
+	rest, ok := bytes.CutPrefix(plain, []byte(verb))
+	if !ok {
+		return false
+	}
+	rest = bytes.TrimSpace(rest)
+	return string(rest) == "success" || string(rest) == "failed"
+}
+
+// stripANSI returns text without its ANSI escape sequences (ESC '[', then
+// parameters, then one final byte), as a terminal would show it.
+func stripANSI(text []byte) []byte {
+	if bytes.IndexByte(text, 0x1b) < 0 {
+		return text
+	}
+	out := make([]byte, 0, len(text))
+	for i := 0; i < len(text); i++ {
+		if text[i] != 0x1b || i+1 >= len(text) || text[i+1] != '[' {
+			out = append(out, text[i])
+			continue
+		}
+		j := i + 2
+		for j < len(text) && (text[j] >= '0' && text[j] <= '9' || text[j] == ';') {
+			j++
+		}
+		i = j // skips the final byte too
+	}
+	return out
 }

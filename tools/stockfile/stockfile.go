@@ -3,10 +3,11 @@
 //
 //	<ID> <COUNT> <PRICE>
 //
-// with non-negative decimal integers separated by spaces or tabs. Chapter 04
-// (threads) and chapter 05 (event loop) both load it at start and write it
-// back while they run, so the format and the atomic write have one home here.
-// It is given code: chapters import it, they never copy it.
+// with non-negative decimal integers (at most MaxValue, the original's C int)
+// separated by spaces or tabs. Chapter 04 (threads) and chapter 05 (event
+// loop) both load it at start and write it back while they run, so the format
+// and the atomic write have one home here. It is given code: chapters import
+// it, they never copy it.
 package stockfile
 
 import (
@@ -88,9 +89,16 @@ func ParseLine(line string) (Stock, error) {
 	return Stock{ID: v[0], Count: v[1], Price: v[2]}, nil
 }
 
+// MaxValue is the largest ID, count or price: the original's C int. A count
+// that grew past it (one sell too many) would be a negative number in the
+// original, so the servers refuse the trade that would pass it, and a file
+// holding a larger number is malformed: both sides of the wire agree on one
+// range.
+const MaxValue = 1<<31 - 1
+
 // Number parses a non-negative decimal integer: digits only (no sign, no
-// spaces) and no larger than the largest int. The request parser of
-// package stockproto uses it too, so a file and a request agree on what a
+// spaces) and no larger than MaxValue. The request parser of package
+// stockproto uses the same rule, so a file and a request agree on what a
 // number is.
 func Number(s string) (int, error) {
 	if s == "" {
@@ -102,8 +110,8 @@ func Number(s string) (int, error) {
 		}
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is out of range", s)
+	if err != nil || n > MaxValue {
+		return 0, fmt.Errorf("%q is out of range (at most %d)", s, MaxValue)
 	}
 	return n, nil
 }

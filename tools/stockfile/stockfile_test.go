@@ -2,7 +2,9 @@ package stockfile
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -106,4 +108,133 @@ func assertOnly(t *testing.T, dir string, names ...string) {
 	if !slices.Equal(got, names) {
 		t.Errorf("folder holds %q, want %q", got, names)
 	}
+}
+
+func TestNumbersStayInTheOriginalsRange(t *testing.T) {
+	if _, err := Parse(strings.NewReader("1 2147483647 2147483647\n2147483647 0 0\n")); err != nil {
+		t.Errorf("the largest C int in every field: %v; want it accepted", err)
+	}
+	for _, text := range []string{"1 2147483648 3\n", "2147483648 1 1\n", "1 1 6442450991\n"} {
+		var le *LineError
+		if _, err := Parse(strings.NewReader(text)); !errors.As(err, &le) || !strings.Contains(err.Error(), "out of range") {
+			t.Errorf("Parse(%q) = %v; want a *LineError saying out of range (the original's C int)", text, err)
+		}
+	}
+}
+
+// recordingFS is the operating system's file system, with every call Save
+// makes written down, so that the order of write, fsync and rename shows.
+type recordingFS struct {
+	calls []string
+}
+
+func (r *recordingFS) log(format string, args ...any) {
+	r.calls = append(r.calls, fmt.Sprintf(format, args...))
+}
+
+func (r *recordingFS) CreateTemp(dir, pattern string) (File, error) {
+	f, err := os.CreateTemp(dir, pattern)
+	r.log("create")
+	return &recordingFile{File: f, fs: r, what: "file"}, err
+}
+
+func (r *recordingFS) OpenDir(dir string) (File, error) {
+	f, err := os.Open(dir)
+	r.log("open dir")
+	return &recordingFile{File: f, fs: r, what: "dir"}, err
+}
+
+func (r *recordingFS) Stat(name string) (fs.FileInfo, error) { return os.Stat(name) }
+
+func (r *recordingFS) Rename(oldpath, newpath string) error {
+	r.log("rename")
+	return os.Rename(oldpath, newpath)
+}
+
+func (r *recordingFS) Remove(name string) error {
+	r.log("remove")
+	return os.Remove(name)
+}
+
+type recordingFile struct {
+	*os.File
+	fs   *recordingFS
+	what string
+}
+
+func (f *recordingFile) Write(p []byte) (int, error) {
+	f.fs.log("write %s", f.what)
+	return f.File.Write(p)
+}
+
+func (f *recordingFile) Sync() error {
+	f.fs.log("sync %s", f.what)
+	return f.File.Sync()
+}
+
+func (f *recordingFile) Close() error {
+	f.fs.log("close %s", f.what)
+	return f.File.Close()
+}
+
+// TestSaveSyncsBeforeRenameAndAfter checks what no file on disk can show: the
+// temporary file is fsynced before the rename (or a crash can leave the new
+// name on an empty file), and the folder after it (or the rename itself can be
+// lost).
+func TestSaveSyncsBeforeRenameAndAfter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "stock.txt")
+	rec := &recordingFS{}
+	if err := (Saver{FS: rec}).Save(path, []Stock{{1, 2, 3}}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"create", "write file", "sync file", "close file", "rename", "open dir", "sync dir", "close dir"}
+	if !slices.Equal(rec.calls, want) {
+		t.Errorf("Save's file-system calls:\n   got %q\n  want %q", rec.calls, want)
+	}
+}
+
+func TestCleanTemps(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "stock.txt")
+	if err := os.WriteFile(path, []byte("1 2 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// What a kill -9 during a write-back leaves, and files that are not ours.
+	for _, name := range []string{".stock.txt.tmp-123", ".stock.txt.tmp-9", ".other.txt.tmp-1", "stock.txt.tmp-1", "notes"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("1 9"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed, err := CleanTemps(path, nil)
+	if err != nil || len(removed) != 2 {
+		t.Errorf("CleanTemps = %q, %v; want the two .stock.txt.tmp-* files", removed, err)
+	}
+	assertOnly(t, dir, ".other.txt.tmp-1", "notes", "stock.txt", "stock.txt.tmp-1")
+	if b, _ := os.ReadFile(path); string(b) != "1 2 3\n" {
+		t.Errorf("CleanTemps changed the stock file: %q", b)
+	}
+}
+
+// FuzzParseFormat: whatever Parse accepts, Format writes back as a file that
+// Parse reads as the same stocks (the write-back never loses or changes a
+// stock), and Parse never panics.
+func FuzzParseFormat(f *testing.F) {
+	for _, seed := range []string{"5 10 1000\n3 2 500\n", "1\t2  3\r\n\n  \n", "1 2 3\n1 2 3\n", "2147483647 0 2147483648", "x"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		stocks, err := Parse(strings.NewReader(text))
+		if err != nil {
+			return
+		}
+		for _, s := range stocks {
+			if s.ID < 0 || s.Count < 0 || s.Price < 0 || s.ID > MaxValue || s.Count > MaxValue || s.Price > MaxValue {
+				t.Fatalf("Parse(%q) accepted %v, out of 0..%d", text, s, MaxValue)
+			}
+		}
+		again, err := Parse(strings.NewReader(string(Format(stocks))))
+		if err != nil || !slices.Equal(again, stocks) {
+			t.Fatalf("Parse(%q) = %v; Format and Parse again = %v, %v", text, stocks, again, err)
+		}
+	})
 }

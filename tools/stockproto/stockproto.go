@@ -4,11 +4,12 @@
 // with different concurrency, so what the bytes mean has one home here and
 // the chapters write only how connections are served.
 //
-// A request is one line, '\n'-terminated. A reply is one record of exactly
-// RecordSize bytes: the reply text, then NUL bytes. That framing is the
-// original's (CS:APP Rio_readnb(MAXLINE)): its clients and benchmark read
-// exactly 8192 bytes per request, so a server that keeps it can be driven by
-// them.
+// A request is one line, '\n'-terminated: bytes that end at end of stream
+// without a '\n' are no request (they may be one cut short) and get no reply,
+// in both chapters. A reply is one record of exactly RecordSize bytes: the
+// reply text, then NUL bytes. That framing is the original's (CS:APP
+// Rio_readnb(MAXLINE)): its clients and benchmark read exactly 8192 bytes per
+// request, so a server that keeps it can be driven by them.
 package stockproto
 
 import (
@@ -60,9 +61,11 @@ type Request struct {
 }
 
 // MaxArg is the largest ID or count a request may carry: the original's C
-// int. Larger numbers are "Invalid Argument", as is anything that is not
-// decimal digits.
-const MaxArg = 1<<31 - 1
+// int (stockfile.MaxValue, the largest number of the file too). Larger numbers
+// are "Invalid Argument", as is anything that is not decimal digits. A stock's
+// count may not pass it either: a sell that would is "Invalid Argument" and
+// changes nothing (the original's int would have wrapped to a negative count).
+const MaxArg = stockfile.MaxValue
 
 // ErrRequest is the error of a request that cannot be served. Its Reply is
 // the text to answer with.

@@ -1,17 +1,20 @@
 // Command stockserver runs the chapter 04 pre-threaded stock server.
 //
-//	go run ./chapters/04/cmd/stockserver [-file stock.txt] [-sync 16s] [-lock tree|stock] <port> [workers]
+//	go run ./chapters/04/cmd/stockserver [-addr host] [-file stock.txt] [-sync 16s] [-lock tree|stock]
+//		[-idle 30s] [-write-timeout 10s] <port> [workers]
 //
 // As the original: the port, then optionally the number of workers (default
-// 4). Talk to it with `nc localhost <port>` (type show, buy 1 2, sell 1 2,
-// exit), or load it with `go run ./tools/loadgen stock …`; stop it with
-// Ctrl-C, which writes the stocks back before exiting.
+// 4). Like the original it listens on every interface; -addr 127.0.0.1 keeps
+// it on this machine. Talk to it with `nc localhost <port>` (type show, buy 1
+// 2, sell 1 2, exit), or load it with `go run ./tools/loadgen stock …`; stop
+// it with Ctrl-C, which writes the stocks back before exiting.
 package main
 
 import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -23,29 +26,48 @@ import (
 )
 
 func main() {
-	file := flag.String("file", "stock.txt", "the stock file")
-	syncEvery := flag.Duration("sync", 16*time.Second, "write the stocks back this often while clients are connected")
-	lock := flag.String("lock", "stock", "how trades lock: stock (per-stock locks under the tree's read lock) or tree (the tree's write lock)")
-	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: stockserver [flags] <port> [workers]\n")
-		flag.PrintDefaults()
+	addr, cfg, err := parse(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
 	}
-	flag.Parse()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "stockserver:", err)
+		os.Exit(2)
+	}
+	if err := run(addr, cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "stockserver:", err)
+		os.Exit(1)
+	}
+}
 
-	cfg := stock.Config{StockPath: *file, SyncInterval: *syncEvery}
-	port, err := parseArgs(flag.Args(), &cfg)
+// parse reads the command line: the flags, then the original's positional
+// arguments, <port> [workers]. It returns the address to listen on.
+func parse(args []string, out io.Writer) (addr string, cfg stock.Config, err error) {
+	fs := flag.NewFlagSet("stockserver", flag.ContinueOnError)
+	fs.SetOutput(out)
+	host := fs.String("addr", "", "the interface to listen on (default: all of them, as the original; 127.0.0.1 for this machine only)")
+	file := fs.String("file", "stock.txt", "the stock file")
+	syncEvery := fs.Duration("sync", 16*time.Second, "write the stocks back this often while clients are connected")
+	lock := fs.String("lock", "stock", "how trades lock: stock (per-stock locks under the tree's read lock) or tree (the tree's write lock)")
+	idle := fs.Duration("idle", 30*time.Second, "disconnect a client silent this long (a worker serves one client to the end)")
+	writeTimeout := fs.Duration("write-timeout", 10*time.Second, "disconnect a client that does not take its replies within this")
+	fs.Usage = func() {
+		fmt.Fprintf(out, "usage: stockserver [flags] <port> [workers]\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return "", cfg, err
+	}
+	cfg = stock.Config{StockPath: *file, SyncInterval: *syncEvery, IdleTimeout: *idle, WriteTimeout: *writeTimeout}
+	port, err := parseArgs(fs.Args(), &cfg)
 	if err == nil {
 		cfg.Granularity, err = granularity(*lock)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "stockserver:", err)
-		flag.Usage()
-		os.Exit(2)
+		fs.Usage()
+		return "", cfg, err
 	}
-	if err := run(":"+port, cfg); err != nil {
-		fmt.Fprintln(os.Stderr, "stockserver:", err)
-		os.Exit(1)
-	}
+	return net.JoinHostPort(*host, port), cfg, nil
 }
 
 // parseArgs reads the original's positional arguments: <port> [workers].
