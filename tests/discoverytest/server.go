@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -75,6 +76,10 @@ func Serve(t *testing.T, impl Impl) {
 	register(k, srv, "alice", "pass123", "OK")  // same password: idempotent
 	register(k, srv, "alice", "stolen", "FAIL") // another password: refused
 	register(k, srv, "mallory", "two words", "FAIL")
+	// Names that would let a user pass for the server, or for someone else.
+	for _, name := range []string{wire.ServerName, "Server", "SERVER", wire.Everyone, "all", "ali\u200bce", "bo\xffb"} {
+		register(k, srv, name, "pw", "FAIL")
+	}
 	register(k, srv, strings.Repeat("n", wire.MaxName), "pw", "OK")
 	checkClosesSilently(k, srv)
 	checkFragmented(k, srv)
@@ -118,9 +123,9 @@ func checkClosesSilently(k *testkit.T, srv *testkit.Server) {
 		send []byte
 	}{
 		{"a LOGIN frame (the discovery server only registers)", login},
-		{"payload_length = -1", header(1, -1, []byte("bob"), nil)},
-		{"payload_length = 1<<30", header(1, 1<<30, []byte("bob"), nil)},
-		{"a 32-byte sender with no NUL", header(1, 2, bytes.Repeat([]byte("s"), 32), nil)},
+		{"payload_length = -1", testkit.RawHeader(1, -1, []byte("bob"), nil)},
+		{"payload_length = 1<<30", testkit.RawHeader(1, 1<<30, []byte("bob"), nil)},
+		{"a 32-byte sender with no NUL", testkit.RawHeader(1, 2, bytes.Repeat([]byte("s"), 32), nil)},
 		{"half a header, then end of stream", login[:30]},
 	}
 	for _, c := range cases {
@@ -153,16 +158,8 @@ func checkOneRequestPerConnection(k *testkit.T, srv *testkit.Server) {
 	c := k.Dial(srv)
 	c.SendFrame(registration("carol", "pw"))
 	c.ExpectFrame(answer("carol", "OK"))
-	c.TryWrite(mustEncode(registration("carol2", "pw")), "a second registration on the same connection")
+	c.TryWrite(testkit.Encode(registration("carol2", "pw")), "a second registration on the same connection")
 	c.ExpectClosed()
-}
-
-func mustEncode(f wire.Frame) []byte {
-	b, err := wire.Encode(f)
-	if err != nil {
-		panic(err) // only called with frames the suite builds
-	}
-	return b
 }
 
 // Deadlines checks exercise 1.5: a client that stalls cannot hold the
@@ -186,7 +183,7 @@ func Deadlines(t *testing.T, impl Impl) {
 
 	// A client that sends half a header and stops.
 	half := k.Dial(srv)
-	half.Write(mustEncode(registration("half", "pw"))[:40], "the first 40 bytes of a registration")
+	half.Write(testkit.Encode(registration("half", "pw"))[:40], "the first 40 bytes of a registration")
 	if _, err := registerFrom(k, srv, "after-half", "pw"); err != nil {
 		k.Fatalf("a client sent half a header and stalled; the next client's registration got %v", err)
 	}
@@ -205,7 +202,7 @@ func registerFrom(k *testkit.T, srv *testkit.Server, name, password string) (wir
 	if err != nil {
 		return wire.Frame{}, err
 	}
-	if err := c.TryWrite(mustEncode(registration(name, password)), "registration of "+name); err != nil {
+	if err := c.TryWrite(testkit.Encode(registration(name, password)), "registration of "+name); err != nil {
 		return wire.Frame{}, err
 	}
 	got, err := c.TryReadFrame()
@@ -224,7 +221,7 @@ func registerFrom(k *testkit.T, srv *testkit.Server, name, password string) (wir
 func checkTrickle(k *testkit.T, srv *testkit.Server, timeout time.Duration) {
 	k.Helper()
 	c := k.Dial(srv)
-	req := mustEncode(registration("slowpoke", "pw"))
+	req := testkit.Encode(registration("slowpoke", "pw"))
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
@@ -296,7 +293,7 @@ func Close(t *testing.T, impl Impl) {
 	// A client that sends half a header and then waits: the server is blocked
 	// reading it, with a minute left on its deadline.
 	c := k.Dial(srv)
-	c.Write(mustEncode(registration("bob", "pw"))[:10], "the first 10 bytes of a registration")
+	c.Write(testkit.Encode(registration("bob", "pw"))[:10], "the first 10 bytes of a registration")
 	select {
 	case <-sig.accepted:
 	case <-time.After(testkit.IOTimeout):
@@ -333,4 +330,26 @@ func Close(t *testing.T, impl Impl) {
 	}
 	fresh, _ := newServer(k, impl, Config{Timeout: time.Minute})
 	k.CheckServeAfterClose(fresh)
+
+	k.CheckContract(testkit.Contract{
+		New: func(log *slog.Logger) lab.Server {
+			srv, err := impl.NewServer(Config{UsersPath: filepath.Join(k.TempDir(), "users.txt"), Timeout: time.Minute, Logger: log})
+			if err != nil {
+				return brokenServer{err}
+			}
+			return srv
+		},
+		Probe: func(k *testkit.T, addr string) {
+			c := k.DialAddr(addr)
+			c.SendFrame(registration("probe", "pw"))
+			c.ExpectFrame(answer("probe", "OK"))
+		},
+	})
 }
+
+// brokenServer stands for a server that could not be built: every call
+// reports why.
+type brokenServer struct{ err error }
+
+func (b brokenServer) Serve(ln net.Listener) error { ln.Close(); return b.err }
+func (b brokenServer) Close() error                { return b.err }
