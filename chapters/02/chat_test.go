@@ -16,7 +16,7 @@ var impl = chattest.Impl{
 			UsersPath:    c.UsersPath,
 			MaxPending:   c.MaxPending,
 			LoginTimeout: c.LoginTimeout,
-			Logger:       testkit.Logger(),
+			Logger:       c.Logger,
 		})
 	},
 }

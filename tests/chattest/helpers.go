@@ -18,10 +18,10 @@ const everyone = wire.Everyone
 
 // The server's replies.
 const (
-	replyOK   = "OK"
-	replyFail = "FAIL"
-	notOnline = "User not online."
-	noUsers   = "(no users registered)"
+	replyOK   = wire.ReplyOK
+	replyFail = wire.ReplyFail
+	notOnline = wire.NotOnline
+	noUsers   = wire.NoUsers
 )
 
 // env is one server under test and its users file.
@@ -45,6 +45,9 @@ func start(k *testkit.T, impl Impl, cfg Config, names ...string) *env {
 	}
 	e.register(names...)
 	cfg.UsersPath = e.users
+	if cfg.Logger == nil {
+		cfg.Logger = testkit.Logger()
+	}
 	srv, err := impl.NewServer(cfg)
 	if errors.Is(err, lab.ErrNotImplemented) {
 		k.Fatalf("building the server needs an earlier exercise: %v", err)
@@ -143,13 +146,7 @@ func brief(f wire.Frame) wire.Frame {
 	return f
 }
 
-func encode(f wire.Frame) []byte {
-	b, err := wire.Encode(f)
-	if err != nil {
-		panic("chattest: test bug: " + err.Error())
-	}
-	return b
-}
+func encode(f wire.Frame) []byte { return testkit.Encode(f) }
 
 // send writes f on c in one write, or fails the check. Unlike c.SendFrame it
 // remembers a shortened frame for failure messages, which keeps large

@@ -24,8 +24,45 @@ import (
 func Isolation(t *testing.T, impl Impl) {
 	k := testkit.New(t, "2.5")
 	checkStalledReader(k, impl)
+	checkBurst(k, impl)
 	checkVanishingClients(k, impl)
 	checkNoInterleaving(k, impl)
+}
+
+// checkBurst: one client sends a burst of 64 broadcasts of 64 KiB (4 MiB) as
+// fast as it can, to 20 clients that all read. Each of them has far more
+// coming than a pending-output limit of 1 MiB holds, yet none of them is
+// slow: every one must receive the whole burst, and stay connected. A server
+// that drops a receiver whose queue fills (the original's readers were
+// dropped 0 to 14 at a time) lets one user kick the others off; it must slow
+// the sender down instead, or queue more.
+func checkBurst(k *testkit.T, impl Impl) {
+	k.Helper()
+	const readers, n = 20, 64
+	names := []string{"burster"}
+	for i := range readers {
+		names = append(names, fmt.Sprintf("reader%02d", i))
+	}
+	e := start(k, impl, Config{MaxPending: 1 << 20}, names...)
+	sender := e.loginAs("burster")
+	frames := numbered("burster", n, wire.MaxPayload)
+	done := make(fanIn, readers+1)
+	conns := map[string]*testkit.Conn{}
+	for _, name := range names[1:] {
+		conns[name] = e.loginAs(name)
+		receiveAll(conns[name], name, frames, nil, done)
+	}
+	sendAll(sender, "burster", frames, done)
+	done.wait(k, readers+1, fmt.Sprintf("burster sent %d broadcasts of 64 KiB back to back (MaxPending = 1 MiB) to %d "+
+		"clients that all read; every one must receive all of them. A reader that is merely behind a burst is not "+
+		"a slow consumer: slow the sender down (its reader waits for room in the receivers' queues) rather than "+
+		"drop the readers", n, readers))
+	// And they are still connected: a broadcast after the burst reaches them.
+	after := broadcastFrame("burster", everyone, []byte("after the burst"))
+	sender.SendFrame(after)
+	for _, name := range names[1:] {
+		expect(k, conns[name], name, after, "after the burst, burster broadcast once more (every reader is still connected)")
+	}
 }
 
 // fanIn collects the results of the goroutines a check starts. Goroutines

@@ -2,27 +2,18 @@ package chattest
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"serverlab/tests/testkit"
+	"serverlab/tools/users"
 	"serverlab/tools/wire"
 )
-
-// header builds a raw header, for frames that tools/wire refuses to encode.
-func header(typ, length int32, sender, target []byte) []byte {
-	b := make([]byte, wire.HeaderSize)
-	binary.LittleEndian.PutUint32(b[0:4], uint32(typ))
-	binary.LittleEndian.PutUint32(b[4:8], uint32(length))
-	copy(b[8:40], sender)
-	copy(b[40:72], target)
-	return b
-}
 
 // Login checks exercise 2.1: a goroutine per connection, and the login
 // exchange that every connection starts with.
@@ -49,6 +40,37 @@ func Login(t *testing.T, impl Impl) {
 	checkProtocolErrorsAfterLogin(k, e, bob)
 	checkLoginTimeout(k, impl)
 	checkMissingUsersFile(k, impl)
+	checkOriginalsUsersFile(k, impl)
+}
+
+// checkOriginalsUsersFile: a users file as the original discovery server
+// writes it, which records whatever it is sent: a name with a space (a line
+// of five fields), the names "server" and "ALL", a name with a zero-width
+// space, a password over the limit. Each bad line costs that line only: the
+// users on the other lines log in; nobody logs in as a bad line's name.
+func checkOriginalsUsersFile(k *testkit.T, impl Impl) {
+	k.Helper()
+	e := start(k, impl, Config{})
+	bad := []string{
+		"mary ann " + password("mary") + " 127.0.0.1 2",
+		wire.ServerName + " " + password(wire.ServerName) + " 127.0.0.1 3",
+		wire.Everyone + " " + password(wire.Everyone) + " 127.0.0.1 4",
+		"ali\u200bce " + password("ali\u200bce") + " 127.0.0.1 5",
+		"long " + strings.Repeat("p", users.MaxPassword+1) + " 127.0.0.1 6",
+	}
+	content := users.User{Name: "alice", Password: password("alice"), IP: "127.0.0.1", Port: 1}.Line() +
+		strings.Join(bad, "\n") + "\n" +
+		users.User{Name: "bob", Password: password("bob"), IP: "127.0.0.1", Port: 7}.Line()
+	if err := os.WriteFile(e.users, []byte(content), 0o600); err != nil {
+		k.Fatalf("test bug: %v", err)
+	}
+	e.loginAs("alice")
+	e.loginAs("bob")
+	for _, name := range []string{"mary", wire.ServerName, wire.Everyone, "ali\u200bce"} {
+		checkFail(k, e, name, password(name), fmt.Sprintf("%q, whose line in the users file is not a valid user "+
+			"(the file: %q)", name, content))
+	}
+	checkFail(k, e, "long", strings.Repeat("p", users.MaxPassword+1), "a password over users.MaxPassword bytes")
 }
 
 // checkFail: a refused login gets FAIL and the connection is closed.
@@ -71,9 +93,9 @@ func checkFirstFrameNotLogin(k *testkit.T, e *env) {
 		{"a BROADCAST before logging in", encode(wire.Frame{Type: wire.Broadcast, Sender: "carol", Target: everyone, Payload: []byte("hi")})},
 		{"a QUERY_USER before logging in", encode(wire.Frame{Type: wire.QueryUser, Sender: "carol"})},
 		{"a REGISTRATION (that is the discovery server's)", encode(wire.Frame{Type: wire.Registration, Sender: "carol", Payload: []byte("pw")})},
-		{"a header with payload_length = 1<<30", header(int32(wire.Login), 1<<30, []byte("carol"), nil)},
-		{"a header with payload_length = -1", header(int32(wire.Login), -1, []byte("carol"), nil)},
-		{"a 32-byte sender without NUL", header(int32(wire.Login), 0, bytes.Repeat([]byte("c"), 32), nil)},
+		{"a header with payload_length = 1<<30", testkit.RawHeader(int32(wire.Login), 1<<30, []byte("carol"), nil)},
+		{"a header with payload_length = -1", testkit.RawHeader(int32(wire.Login), -1, []byte("carol"), nil)},
+		{"a 32-byte sender without NUL", testkit.RawHeader(int32(wire.Login), 0, bytes.Repeat([]byte("c"), 32), nil)},
 	}
 	for _, c := range cases {
 		conn := k.Dial(e.srv)
@@ -122,7 +144,7 @@ func checkProtocolErrorsAfterLogin(k *testkit.T, e *env, bob *testkit.Conn) {
 		send      []byte
 	}{
 		{"carol", "a frame of unknown type 99", encode(wire.Frame{Type: 99, Sender: "carol"})},
-		{"gus", "a header with payload_length = 64 KiB + 1", header(int32(wire.Broadcast), wire.MaxPayload+1, []byte("gus"), nil)},
+		{"gus", "a header with payload_length = 64 KiB + 1", testkit.RawHeader(int32(wire.Broadcast), wire.MaxPayload+1, []byte("gus"), nil)},
 	}
 	for _, c := range cases {
 		conn := e.loginAs(c.who)

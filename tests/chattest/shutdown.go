@@ -3,11 +3,17 @@ package chattest
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"serverlab/tests/testkit"
+	"serverlab/tools/lab"
+	"serverlab/tools/users"
+	"serverlab/tools/wire"
 )
 
 // Shutdown checks exercise 2.6: Close, with many clients connected in every
@@ -66,6 +72,68 @@ func Shutdown(t *testing.T, impl Impl) {
 	closeAgain(k, e)
 	e.srv.Close() // and wait for Serve's answer: lab.ErrServerClosed
 	checkCloseBeforeServe(k, impl)
+	checkHalfClose(k, impl)
+	k.CheckContract(testkit.Contract{
+		New: func(log *slog.Logger) lab.Server {
+			dir := k.TempDir()
+			os.WriteFile(filepath.Join(dir, "users.txt"), []byte(users.User{Name: "probe", Password: password("probe"),
+				IP: "127.0.0.1", Port: 1}.Line()+users.User{Name: "holder", Password: password("holder"),
+				IP: "127.0.0.1", Port: 2}.Line()), 0o600)
+			srv, err := impl.NewServer(Config{UsersPath: filepath.Join(dir, "users.txt"), Logger: log})
+			if err != nil {
+				return brokenServer{err}
+			}
+			return srv
+		},
+		Probe: func(k *testkit.T, addr string) { contractLogin(k, addr, "probe").Close() },
+		Hold:  func(k *testkit.T, addr string) { contractLogin(k, addr, "holder") },
+	})
+}
+
+// contractLogin logs in as name on a new connection to addr.
+func contractLogin(k *testkit.T, addr, name string) *testkit.Conn {
+	k.Helper()
+	c := k.DialAddr(addr)
+	c.SendFrame(loginFrame(name, password(name)))
+	c.ExpectFrame(loginReply(name, replyOK))
+	return c
+}
+
+// brokenServer stands for a server that could not be built: every call
+// reports why.
+type brokenServer struct{ err error }
+
+func (b brokenServer) Serve(ln net.Listener) error { ln.Close(); return b.err }
+func (b brokenServer) Close() error                { return b.err }
+
+// checkHalfClose: a client that sends its requests and then closes its side
+// of the connection (shutdown(SHUT_WR), as a script piping into nc does) is
+// still reading: every reply to its requests must reach it before the
+// server closes the connection.
+func checkHalfClose(k *testkit.T, impl Impl) {
+	k.Helper()
+	e := start(k, impl, Config{}, "alice")
+	alice := e.loginAs("alice")
+	const n = 50
+	var burst []byte
+	for range n {
+		burst = append(burst, encode(privateFrame("alice", "nobody", []byte("are you there?")))...)
+	}
+	alice.Write(burst, fmt.Sprintf("%d PRIVATE_MSGs to nobody, in one write", n))
+	alice.CloseWrite()
+	for i := range n {
+		got, err := alice.TryReadFrame()
+		if err != nil {
+			k.Fatalf("alice sent %d PRIVATE_MSGs to an offline user and closed her side of the connection "+
+				"(CloseWrite); she got %d of the %d answers, then %s.\nWant every answer already queued sent "+
+				"before the server closes: on end of stream, stop reading, let the writer send what is queued "+
+				"(with a deadline), then close", n, i, n, testkit.Describe(err))
+		}
+		if want := privateFrame(wire.ServerName, "alice", []byte(notOnline)); testkit.FrameDiff(want, got) != "" {
+			k.Fatalf("answer %d of %d after alice's half-close: want %v, got %v", i+1, n, want, got)
+		}
+	}
+	alice.ExpectClosed()
 }
 
 // broadcastUntilClosed broadcasts up to 500 frames of 1 KiB from c, until a

@@ -243,7 +243,7 @@ func Load(path string, log *slog.Logger) (File, error) {
 // of a write that a crash cut short, and the next line would be glued to it).
 // The change is synced before Repair returns. A file over MaxFileSize is left
 // as it is.
-func (f File) Repair(file *os.File, log *slog.Logger) (int64, error) {
+func (f File) Repair(file AppendFile, log *slog.Logger) (int64, error) {
 	st, err := file.Stat()
 	if err != nil {
 		return 0, err
@@ -389,4 +389,23 @@ func (p *parser) full() {
 		p.isFull = true
 		p.log.Warn("users file: more users than the limit; the rest are ignored", "limit", MaxUsers)
 	}
+}
+
+// AppendFile is what a writer of the users file needs of it: *os.File, or
+// in a test a file that fails or counts its syncs on purpose (the only way to
+// check that a writer syncs, and cleans up after a failed write).
+type AppendFile interface {
+	io.Writer
+	io.Seeker
+	Sync() error
+	Truncate(size int64) error
+	Stat() (os.FileInfo, error)
+	Name() string
+	Close() error
+}
+
+// OpenAppend opens the users file at path for appending, creating it if it
+// does not exist: the default way a writer opens it.
+func OpenAppend(path string) (AppendFile, error) {
+	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 }
