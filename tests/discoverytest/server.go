@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -330,6 +332,8 @@ func Close(t *testing.T, impl Impl) {
 	}
 	fresh, _ := newServer(k, impl, Config{Timeout: time.Minute})
 	k.CheckServeAfterClose(fresh)
+	checkCloseWaitsForServe(k, impl)
+	checkCloseDuringBackoff(k, impl)
 
 	k.CheckContract(testkit.Contract{
 		New: func(log *slog.Logger) lab.Server {
@@ -353,3 +357,117 @@ type brokenServer struct{ err error }
 
 func (b brokenServer) Serve(ln net.Listener) error { ln.Close(); return b.err }
 func (b brokenServer) Close() error                { return b.err }
+
+// lingeringListener is a listener whose Accept, once the listener is closed,
+// takes a moment to return (fault injection: a slow wake-up), and records
+// when it has. A Close that returns before that did not wait for Serve.
+type lingeringListener struct {
+	net.Listener
+	closed   atomic.Bool
+	returned atomic.Bool // Accept has returned after the close
+}
+
+func (l *lingeringListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil && l.closed.Load() {
+		time.Sleep(100 * time.Millisecond)
+		l.returned.Store(true)
+	}
+	return c, err
+}
+
+func (l *lingeringListener) Close() error {
+	l.closed.Store(true)
+	return l.Listener.Close()
+}
+
+// checkCloseWaitsForServe: two Close calls that race both return only after
+// Serve has stopped: here, after Serve's Accept has returned (slowly) and
+// Serve with it. The Serve loop is the iterative server's only goroutine:
+// a Close that does not wait for it (or a second Close that returns at once
+// because the first is under way) returns while it still runs.
+func checkCloseWaitsForServe(k *testkit.T, impl Impl) {
+	k.Helper()
+	raw, _ := newServer(k, impl, Config{Timeout: time.Minute})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen: %v", err)
+	}
+	lingering := &lingeringListener{Listener: ln}
+	srv := k.ServeListener(raw, lingering)
+	register(k, srv, "alice", "pw", "OK")
+	early := make(chan int, 2)
+	for i := range 2 {
+		go func() {
+			raw.Close()
+			if !lingering.returned.Load() {
+				early <- i + 1
+				return
+			}
+			early <- 0
+		}()
+	}
+	for range 2 {
+		select {
+		case n := <-early:
+			if n != 0 {
+				k.Errorf("Close call %d of 2 (racing) returned while Serve was still waiting in Accept: every "+
+					"Close must wait for Serve to return (s.serve.Wait(), in every call, not only the first)", n)
+			}
+		case <-time.After(testkit.IOTimeout):
+			k.Fatalf("Close did not return within %v", testkit.IOTimeout)
+		}
+	}
+}
+
+// backoffListener fails every Accept with EMFILE until it is closed, as a
+// process out of file descriptors does.
+type backoffListener struct {
+	net.Listener
+	failures atomic.Int32
+	closed   atomic.Bool
+}
+
+func (l *backoffListener) Accept() (net.Conn, error) {
+	if l.closed.Load() {
+		return nil, net.ErrClosed
+	}
+	l.failures.Add(1)
+	return nil, &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
+}
+
+func (l *backoffListener) Close() error {
+	l.closed.Store(true)
+	return l.Listener.Close()
+}
+
+// checkCloseDuringBackoff: while Accept keeps failing with EMFILE, Serve
+// waits between attempts (up to a second); Close must interrupt that wait
+// (lab.Accept's done channel, which Close closes) instead of waiting it out.
+func checkCloseDuringBackoff(k *testkit.T, impl Impl) {
+	k.Helper()
+	raw, _ := newServer(k, impl, Config{Timeout: time.Minute})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen: %v", err)
+	}
+	bl := &backoffListener{Listener: ln}
+	k.ServeListener(raw, bl)
+	deadline := time.Now().Add(testkit.IOTimeout)
+	for bl.failures.Load() < 9 && time.Now().Before(deadline) { // 5 ms doubling: the 9th wait is a second
+		time.Sleep(10 * time.Millisecond) // polling a counter, with a deadline
+	}
+	start := time.Now()
+	closed := make(chan struct{})
+	go func() { raw.Close(); close(closed) }()
+	select {
+	case <-closed:
+		if took := time.Since(start); took > 300*time.Millisecond {
+			k.Errorf("Accept had failed %d times with EMFILE and Serve was waiting to retry; Close took %v: it must "+
+				"interrupt the wait (close s.done, which lab.Accept watches) rather than sit it out", bl.failures.Load(), took)
+		}
+	case <-time.After(testkit.IOTimeout):
+		k.Fatalf("Close did not return within %v while Serve was retrying an Accept that failed with EMFILE: "+
+			"close s.done, which lab.Accept watches", testkit.IOTimeout)
+	}
+}
