@@ -19,7 +19,7 @@ import (
 // exchange that every connection starts with.
 func Login(t *testing.T, impl Impl) {
 	k := testkit.New(t, "2.1")
-	e := start(k, impl, Config{}, "alice", "bob", "carol", "gus")
+	e := start(k, impl, Config{}, "alice", "bob", "carol", "gus", "hal")
 
 	alice := e.loginAs("alice")
 	// alice stays connected: an iterative server, still busy with her, would
@@ -32,6 +32,7 @@ func Login(t *testing.T, impl Impl) {
 	checkFail(k, e, "alice", password("alice"), "the name of a user who is online already (the newcomer is refused)")
 	checkFail(k, e, "alice", password("alice"), "alice again: the refused newcomer must not have taken over her name")
 	checkFirstFrameNotLogin(k, e)
+	checkConcurrentLogins(k, e)
 
 	e.register("dave")
 	e.loginAs("dave") // registered after the server started
@@ -80,6 +81,53 @@ func checkFail(k *testkit.T, e *env, name, pw, what string) {
 	c.SendFrame(loginFrame(name, pw))
 	expect(k, c, name, loginReply(name, replyFail), "login with "+what)
 	c.ExpectClosed()
+}
+
+// checkConcurrentLogins: many connections log in as hal at the same moment;
+// exactly one gets OK. join must check and claim the name under one lock: a
+// check under the lock and an insert under another lets several through.
+func checkConcurrentLogins(k *testkit.T, e *env) {
+	k.Helper()
+	const n = 16
+	conns := make([]*testkit.Conn, n)
+	for i := range conns {
+		conns[i] = k.Dial(e.srv)
+	}
+	login := encode(loginFrame("hal", password("hal")))
+	start := make(chan struct{})
+	answers := make(chan string, n)
+	for _, c := range conns {
+		go func() {
+			<-start
+			if c.TryWrite(login, "LOGIN as hal") != nil {
+				answers <- "write failed"
+				return
+			}
+			f, err := c.TryReadFrame()
+			if err != nil {
+				answers <- testkit.Describe(err)
+				return
+			}
+			answers <- string(f.Payload)
+		}()
+	}
+	close(start)
+	oks := 0
+	var got []string
+	for range n {
+		a := <-answers
+		got = append(got, a)
+		if a == replyOK {
+			oks++
+		}
+	}
+	if oks != 1 {
+		k.Fatalf("%d connections logged in as hal at the same moment; %d got OK (answers: %q). Want exactly one: "+
+			"check that the name is free and claim it under one lock", n, oks, got)
+	}
+	for _, c := range conns {
+		c.Close()
+	}
 }
 
 // checkFirstFrameNotLogin: a connection whose first frame is not a LOGIN, or

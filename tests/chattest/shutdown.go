@@ -59,10 +59,16 @@ func Shutdown(t *testing.T, impl Impl) {
 	}
 
 	closeWithin(k, e, clients, len(names))
+	// Close has returned: every connection is closed already, so each client
+	// reads what was buffered for it and then the end of the stream at once.
+	// (A Close that returns before the server has stopped leaves some open.)
+	const atOnce = 500 * time.Millisecond
 	for i, c := range clients {
-		if _, err := io.Copy(io.Discard, c.Reader()); err != nil && !testkit.IsClosed(err) {
-			k.Fatalf("after Close returned, client %d of %d was still connected: want end of stream, got %s.\n"+
-				"hint: Close must close every connection, logged in or not", i+1, len(clients), testkit.Describe(err))
+		c.NetConn().SetReadDeadline(time.Now().Add(atOnce))
+		if _, err := io.Copy(io.Discard, c.NetConn()); err != nil && !testkit.IsClosed(err) {
+			k.Fatalf("after Close returned, client %d of %d was still connected: want end of stream within %v, got %s.\n"+
+				"hint: Close must close every connection, logged in or not, and return only once the server has "+
+				"stopped (every call of it)", i+1, len(clients), atOnce, testkit.Describe(err))
 		}
 	}
 	if c, err := net.DialTimeout("tcp", e.srv.Addr, testkit.IOTimeout); err == nil {
@@ -154,13 +160,27 @@ func broadcastUntilClosed(c *testkit.Conn, started, stopped chan struct{}) {
 	}
 }
 
-// closeWithin calls Close and fails the check unless it returns, and Serve
-// with it, within IOTimeout.
+// closeWithin calls Close twice at once, as two goroutines of a program
+// may, and returns when the first call returns (the caller then checks that
+// the server has stopped: no call may return before). It fails the check
+// unless both return within IOTimeout.
 func closeWithin(k *testkit.T, e *env, clients []*testkit.Conn, users int) {
 	k.Helper()
 	raw := e.raw
-	closed := make(chan error, 1)
-	go func() { closed <- raw.Close() }()
+	closed := make(chan error, 2)
+	for range 2 {
+		go func() { closed <- raw.Close() }()
+	}
+	k.Cleanup(func() {
+		select {
+		case err := <-closed:
+			if err != nil {
+				k.Errorf("the second of two racing Close calls returned %v; want nil", err)
+			}
+		case <-time.After(testkit.IOTimeout):
+			k.Errorf("the second of two racing Close calls did not return within %v", testkit.IOTimeout)
+		}
+	})
 	select {
 	case err := <-closed:
 		if err != nil {
