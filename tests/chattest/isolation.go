@@ -87,7 +87,7 @@ func (f fanIn) wait(k *testkit.T, n int, what string) {
 func sendAll(c *testkit.Conn, name string, frames []wire.Frame, done fanIn) {
 	go func() {
 		for i, f := range frames {
-			if err := c.TryWrite(encode(f), "frame "+brief(f).String()); err != nil {
+			if err := c.TryWrite(testkit.Encode(f), "frame "+brief(f).String()); err != nil {
 				done <- fmt.Errorf("%s could not send frame %d of %d: %s (the server stopped reading %s's frames)",
 					name, i+1, len(frames), testkit.Describe(err), name)
 				return

@@ -93,7 +93,7 @@ func checkConcurrentLogins(k *testkit.T, e *env) {
 	for i := range conns {
 		conns[i] = k.Dial(e.srv)
 	}
-	login := encode(loginFrame("hal", password("hal")))
+	login := testkit.Encode(loginFrame("hal", password("hal")))
 	start := make(chan struct{})
 	answers := make(chan string, n)
 	for _, c := range conns {
@@ -138,9 +138,9 @@ func checkFirstFrameNotLogin(k *testkit.T, e *env) {
 		what string
 		send []byte
 	}{
-		{"a BROADCAST before logging in", encode(wire.Frame{Type: wire.Broadcast, Sender: "carol", Target: everyone, Payload: []byte("hi")})},
-		{"a QUERY_USER before logging in", encode(wire.Frame{Type: wire.QueryUser, Sender: "carol"})},
-		{"a REGISTRATION (that is the discovery server's)", encode(wire.Frame{Type: wire.Registration, Sender: "carol", Payload: []byte("pw")})},
+		{"a BROADCAST before logging in", testkit.Encode(wire.Frame{Type: wire.Broadcast, Sender: "carol", Target: everyone, Payload: []byte("hi")})},
+		{"a QUERY_USER before logging in", testkit.Encode(wire.Frame{Type: wire.QueryUser, Sender: "carol"})},
+		{"a REGISTRATION (that is the discovery server's)", testkit.Encode(wire.Frame{Type: wire.Registration, Sender: "carol", Payload: []byte("pw")})},
 		{"a header with payload_length = 1<<30", testkit.RawHeader(int32(wire.Login), 1<<30, []byte("carol"), nil)},
 		{"a header with payload_length = -1", testkit.RawHeader(int32(wire.Login), -1, []byte("carol"), nil)},
 		{"a 32-byte sender without NUL", testkit.RawHeader(int32(wire.Login), 0, bytes.Repeat([]byte("c"), 32), nil)},
@@ -191,7 +191,7 @@ func checkProtocolErrorsAfterLogin(k *testkit.T, e *env, bob *testkit.Conn) {
 		who, what string
 		send      []byte
 	}{
-		{"carol", "a frame of unknown type 99", encode(wire.Frame{Type: 99, Sender: "carol"})},
+		{"carol", "a frame of unknown type 99", testkit.Encode(wire.Frame{Type: 99, Sender: "carol"})},
 		{"gus", "a header with payload_length = 64 KiB + 1", testkit.RawHeader(int32(wire.Broadcast), wire.MaxPayload+1, []byte("gus"), nil)},
 	}
 	for _, c := range cases {
@@ -209,7 +209,7 @@ func checkLoginTimeout(k *testkit.T, impl Impl) {
 	e := start(k, impl, Config{LoginTimeout: timeout}, "erin")
 	silent := k.Dial(e.srv)
 	half := k.Dial(e.srv)
-	half.Write(encode(loginFrame("erin", password("erin")))[:40], "the first 40 bytes of a LOGIN, then nothing")
+	half.Write(testkit.Encode(loginFrame("erin", password("erin")))[:40], "the first 40 bytes of a LOGIN, then nothing")
 	erin := e.loginAs("erin") // the others wait, erin need not
 	for _, c := range []*testkit.Conn{silent, half} {
 		c.ExpectClosed()

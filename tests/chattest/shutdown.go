@@ -7,6 +7,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -30,7 +33,12 @@ func Shutdown(t *testing.T, impl Impl) {
 	names = append(names, "sender", "staller")
 	// A minute to log in and a large outbox: nothing but Close will end these
 	// connections.
-	e := start(k, impl, Config{LoginTimeout: time.Minute, MaxPending: 64 << 20}, names...)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen: %v", err)
+	}
+	slow := &slowClosingListener{Listener: ln}
+	e := startOn(k, impl, Config{LoginTimeout: time.Minute, MaxPending: 64 << 20}, slow, names...)
 
 	var clients []*testkit.Conn
 	for _, name := range names[:loggedIn] {
@@ -42,7 +50,7 @@ func Shutdown(t *testing.T, impl Impl) {
 		clients = append(clients, k.Dial(e.srv)) // connected, never logged in
 	}
 	half := k.Dial(e.srv)
-	half.Write(encode(loginFrame("user00", password("user00")))[:30], "the first 30 bytes of a LOGIN")
+	half.Write(testkit.Encode(loginFrame("user00", password("user00")))[:30], "the first 30 bytes of a LOGIN")
 	clients = append(clients, half)
 
 	// A sender broadcasts until the server goes away, so Close comes in the
@@ -58,7 +66,7 @@ func Shutdown(t *testing.T, impl Impl) {
 		k.Fatalf("the sender could not broadcast 100 frames within %v", testkit.IOTimeout)
 	}
 
-	closeWithin(k, e, clients, len(names))
+	closeWithin(k, e, clients, slow)
 	// Close has returned: every connection is closed already, so each client
 	// reads what was buffered for it and then the end of the stream at once.
 	// (A Close that returns before the server has stopped leaves some open.)
@@ -123,7 +131,7 @@ func checkHalfClose(k *testkit.T, impl Impl) {
 	const n = 50
 	var burst []byte
 	for range n {
-		burst = append(burst, encode(privateFrame("alice", "nobody", []byte("are you there?")))...)
+		burst = append(burst, testkit.Encode(privateFrame("alice", "nobody", []byte("are you there?")))...)
 	}
 	alice.Write(burst, fmt.Sprintf("%d PRIVATE_MSGs to nobody, in one write", n))
 	alice.CloseWrite()
@@ -151,7 +159,7 @@ func broadcastUntilClosed(c *testkit.Conn, started, stopped chan struct{}) {
 			close(started)
 		}
 		f := broadcastFrame("sender", everyone, fmt.Appendf(make([]byte, 0, 1024), "%01000d", i))
-		if c.TryWrite(encode(f), "a broadcast") != nil {
+		if c.TryWrite(testkit.Encode(f), "a broadcast") != nil {
 			if i < 100 {
 				close(started)
 			}
@@ -162,30 +170,45 @@ func broadcastUntilClosed(c *testkit.Conn, started, stopped chan struct{}) {
 
 // closeWithin calls Close twice at once, as two goroutines of a program
 // may, and returns when the first call returns (the caller then checks that
-// the server has stopped: no call may return before). It fails the check
-// unless both return within IOTimeout.
-func closeWithin(k *testkit.T, e *env, clients []*testkit.Conn, users int) {
+// the server has stopped). Each call must return only after the server has
+// closed its listener, which ln makes slow: a Close that does not wait for
+// the server to stop, or a second Close that returns at once because the
+// first is under way, returns before.
+func closeWithin(k *testkit.T, e *env, clients []*testkit.Conn, ln *slowClosingListener) {
 	k.Helper()
 	raw := e.raw
-	closed := make(chan error, 2)
+	type result struct {
+		err   error
+		early bool
+	}
+	closed := make(chan result, 2)
 	for range 2 {
-		go func() { closed <- raw.Close() }()
+		go func() {
+			err := raw.Close()
+			closed <- result{err, !ln.done.Load()}
+		}()
+	}
+	check := func(r result, which string) {
+		k.Helper()
+		if r.err != nil {
+			k.Errorf("%s of two racing Close calls returned %v; want nil", which, r.err)
+		}
+		if r.early {
+			k.Errorf("%s of two racing Close calls returned before the server had closed its listener: every "+
+				"Close must wait until the server has stopped (Serve and every goroutine it started)", which)
+		}
 	}
 	k.Cleanup(func() {
 		select {
-		case err := <-closed:
-			if err != nil {
-				k.Errorf("the second of two racing Close calls returned %v; want nil", err)
-			}
+		case r := <-closed:
+			check(r, "the second")
 		case <-time.After(testkit.IOTimeout):
 			k.Errorf("the second of two racing Close calls did not return within %v", testkit.IOTimeout)
 		}
 	})
 	select {
-	case err := <-closed:
-		if err != nil {
-			k.Fatalf("Close with %d clients connected: %v", len(clients), err)
-		}
+	case r := <-closed:
+		check(r, "the first")
 	case <-time.After(testkit.IOTimeout):
 		for _, c := range clients {
 			c.Close() // let Close finish, so the check can end
@@ -195,6 +218,28 @@ func closeWithin(k *testkit.T, e *env, clients []*testkit.Conn, users int) {
 			"through LOGIN, one not reading): Close must close every connection so the goroutines blocked on "+
 			"them return, then wait for them", testkit.IOTimeout, len(clients))
 	}
+}
+
+// slowClosingListener takes a moment to close (fault injection: a slow
+// close), and records when it has. It hands out its socket, for a server
+// that accepts on it directly (chapter 05's event loop).
+type slowClosingListener struct {
+	net.Listener
+	once sync.Once
+	done atomic.Bool
+}
+
+func (l *slowClosingListener) Close() error {
+	l.once.Do(func() {
+		time.Sleep(100 * time.Millisecond)
+		l.Listener.Close()
+		l.done.Store(true)
+	})
+	return nil
+}
+
+func (l *slowClosingListener) SyscallConn() (syscall.RawConn, error) {
+	return l.Listener.(syscall.Conn).SyscallConn()
 }
 
 func closeAgain(k *testkit.T, e *env) {
