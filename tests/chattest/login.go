@@ -27,6 +27,9 @@ func Login(t *testing.T, impl Impl) {
 	bob := e.loginAs("bob")
 
 	checkFail(k, e, "alice", "wrong", "a wrong password")
+	checkFail(k, e, "carol", "wrong", "a wrong password (carol is registered and not online)")
+	checkFail(k, e, "carol", password("carol")[:len(password("carol"))-1], "carol's password less its last byte")
+	checkFail(k, e, "carol", password("carol")+"x", "carol's password and one more byte")
 	checkFail(k, e, "mallory", "pw-mallory", "a name that is not in the users file")
 	checkFail(k, e, "Carol", password("carol"), "\"Carol\" (names are compared bytewise: carol is registered, Carol is not)")
 	checkFail(k, e, "alice", password("alice"), "the name of a user who is online already (the newcomer is refused)")
