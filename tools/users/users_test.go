@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -262,6 +263,42 @@ func FuzzRead(f *testing.F) {
 		back, _ := Read(strings.NewReader(again.String()), slog.New(slog.DiscardHandler))
 		if fmt.Sprint(back.Users) != fmt.Sprint(got.Users) || back.Skipped != 0 {
 			t.Fatalf("the users Read kept do not read back the same:\n  kept: %v\n  back: %v", got.Users, back.Users)
+		}
+	})
+}
+
+// FuzzCache: a Cache that reads a file in pieces of any size, and one that
+// reads it as it grows, know the same users as Read of the whole file.
+func FuzzCache(f *testing.F) {
+	f.Add([]byte("alice pw 127.0.0.1 1\nbob   secret  127.0.0.1 54322\n\nalice stolen 1.1.1.1 2\ncarol p"), uint16(7), uint16(30))
+	f.Add([]byte("mary ann pw 127.0.0.1 1\nserver pw 1.1.1.1 1\r\ndave pw 1.1.1.1 2"), uint16(300), uint16(5))
+	f.Fuzz(func(t *testing.T, in []byte, budget, cut uint16) {
+		quiet := slog.New(slog.DiscardHandler)
+		read, _ := Read(bytes.NewReader(in), quiet)
+		var want []string
+		for name := range Index(read.Users) {
+			want = append(want, name)
+		}
+		slices.Sort(want)
+
+		p := filepath.Join(t.TempDir(), "users.txt")
+		split := min(int(cut), len(in))
+		os.WriteFile(p, in[:split], 0o600) // the file as it was, then as it grew
+		c := NewCache(p, quiet)
+		c.Refresh(int(budget))
+		fh, _ := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+		fh.Write(in[split:])
+		fh.Close()
+		for range len(in)/MaxLine + 3 {
+			c.Refresh(int(budget))
+		}
+		if got := c.Names(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("Cache (pieces of %d bytes, file grown after %d) knows %q; Read knows %q", budget, split, got, want)
+		}
+		for _, name := range want {
+			if u, ok := c.Lookup(name); !ok || u != Index(read.Users)[name] {
+				t.Fatalf("Cache.Lookup(%q) = %+v, %v; Read has %+v", name, u, ok, Index(read.Users)[name])
+			}
 		}
 	})
 }
