@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -45,6 +46,57 @@ func Login(t *testing.T, impl Impl) {
 	checkLoginTimeout(k, impl)
 	checkMissingUsersFile(k, impl)
 	checkOriginalsUsersFile(k, impl)
+	checkLoginCost(k, impl)
+}
+
+// checkLoginCost: with a users file at its limit (users.MaxUsers users), a
+// login must not read the whole file again: the file is read once, and then
+// only what is appended. Re-reading it at every login let a flood of
+// registrations make every login slow (and, in an event loop, every
+// client). The check counts the bytes this process reads (Linux's
+// /proc/self/io, rchar), which the server under test is part of.
+func checkLoginCost(k *testkit.T, impl Impl) {
+	k.Helper()
+	if _, err := readBytes(); err != nil {
+		k.Logf("not checking what a login reads: %v", err)
+		return
+	}
+	var b strings.Builder
+	for i := range users.MaxUsers - 1 {
+		b.WriteString(users.User{Name: fmt.Sprintf("filler%05d", i), Password: "pw", IP: "127.0.0.1", Port: 1}.Line())
+	}
+	e := start(k, impl, Config{}, "zoe")
+	if err := os.WriteFile(e.users, []byte(users.User{Name: "zoe", Password: password("zoe"), IP: "127.0.0.1",
+		Port: 1}.Line()+b.String()), 0o600); err != nil {
+		k.Fatalf("test bug: %v", err)
+	}
+	size := int64(b.Len())
+	e.loginAs("zoe").Close() // the server may read the whole file once: now
+	const logins = 30
+	before, _ := readBytes()
+	for range logins {
+		checkFail(k, e, "zoe", "wrong", "a wrong password")
+	}
+	after, _ := readBytes()
+	if read := after - before; read > size {
+		k.Fatalf("with a users file of %d users (%d bytes), %d logins made this process read %d bytes: about %d "+
+			"times the file. Read the file once and then only what is appended (users.Cache), not at every login",
+			users.MaxUsers, size, logins, read, read/size)
+	}
+}
+
+// readBytes is the number of bytes this process has read so far (rchar).
+func readBytes() (int64, error) {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "rchar: "); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, errors.New("/proc/self/io has no rchar")
 }
 
 // checkOriginalsUsersFile: a users file as the original discovery server

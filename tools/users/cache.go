@@ -210,3 +210,6 @@ func (c *Cache) Names() []string {
 	}
 	return c.names
 }
+
+// Path is the file the cache reads.
+func (c *Cache) Path() string { return c.path }
