@@ -19,6 +19,7 @@ var impl = chattest.Impl{
 			Logger:       c.Logger,
 		})
 	},
+	SlowsSender: true, // a full outbox slows the sender down (Config.StallTimeout)
 }
 
 func TestMain(m *testing.M) { testkit.Main(m) }

@@ -25,6 +25,9 @@ func Isolation(t *testing.T, impl Impl) {
 	k := testkit.New(t, "2.5")
 	checkStalledReader(k, impl)
 	checkBurst(k, impl)
+	if impl.SlowsSender {
+		checkBehindReaders(k, impl)
+	}
 	checkVanishingClients(k, impl)
 	checkNoInterleaving(k, impl)
 }
@@ -212,6 +215,42 @@ func sysctlField(path string, i int) (int, error) {
 		return 0, fmt.Errorf("%s: %q has no field %d", path, b, i)
 	}
 	return strconv.Atoi(f[i])
+}
+
+// checkBehindReaders: a server that slows the sender down must never drop a
+// reader that is merely behind. Four clients are sent a burst of twice what
+// MaxPending and their socket buffers hold, and start reading only after a
+// moment (300 ms: a phone on a slow network, a garbage-collection pause);
+// then they read it all. The sender must be held back meanwhile, and every
+// reader must receive the whole burst.
+func checkBehindReaders(k *testkit.T, impl Impl) {
+	k.Helper()
+	const readers, limit = 4, 1 << 20
+	names := []string{"burster"}
+	for i := range readers {
+		names = append(names, fmt.Sprintf("behind%d", i))
+	}
+	e := start(k, impl, Config{MaxPending: limit}, names...)
+	sender := e.loginAs("burster")
+	n := 2 * (limit + kernelBuffers()) / wire.MaxPayload
+	frames := numbered("burster", n, wire.MaxPayload)
+	done := make(fanIn, readers+1)
+	wake := time.After(300 * time.Millisecond) // the readers' pause: traffic shaping, not synchronisation
+	var conns []*testkit.Conn
+	for _, name := range names[1:] {
+		conns = append(conns, e.loginAs(name))
+	}
+	go func() {
+		<-wake
+		for i, c := range conns {
+			receiveAll(c, names[i+1], frames, nil, done)
+		}
+	}()
+	sendAll(sender, "burster", frames, done)
+	done.wait(k, readers+1, fmt.Sprintf("burster sent %d broadcasts of 64 KiB (%d MiB, MaxPending = 1 MiB) to %d "+
+		"clients that started reading 300 ms later; every one must receive all of them: a server that slows the "+
+		"sender down waits for room in a full queue (up to its stall timeout) instead of dropping the receiver",
+		n, n>>4, readers))
 }
 
 // checkVanishingClients: clients that reset their connections while a

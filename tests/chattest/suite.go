@@ -29,9 +29,10 @@
 //     STATUS_UPDATE (ignored) closes the connection, as does a malformed frame
 //     (payload over 64 KiB, a name without NUL).
 //   - A client whose pending output would exceed Config.MaxPending bytes may
-//     be disconnected at once, or once it has read nothing for a stall
-//     timeout (a server may slow the sender down meanwhile); a client that
-//     reads is never disconnected, however large a burst it is sent.
+//     be disconnected at once, or (Impl.SlowsSender) once it has read nothing
+//     for a stall timeout, the sender being slowed down meanwhile. Clients
+//     that read are not disconnected by a burst of 4 MiB; with SlowsSender,
+//     not by any burst, even when they stop reading for a moment.
 package chattest
 
 import (
@@ -45,6 +46,11 @@ import (
 type Impl struct {
 	// NewServer builds a server from the suite's configuration.
 	NewServer func(Config) (lab.Server, error)
+	// SlowsSender says that the server's policy for a full queue is to slow
+	// the sender down (chapter 02) rather than to disconnect the receiver at
+	// once (chapter 05): the suite then also checks that readers that fall
+	// behind a burst for a moment are not disconnected.
+	SlowsSender bool
 }
 
 // Config is what the suite sets when it builds a server, in protocol terms.
