@@ -7,17 +7,22 @@ import (
 	"serverlab/tests/discoverytest"
 	"serverlab/tests/testkit"
 	"serverlab/tools/lab"
+	"serverlab/tools/users"
 )
 
 // impl hands this chapter's package to the suite in tests/discoverytest.
 var impl = discoverytest.Impl{
 	ReadFrame:  discovery.ReadFrame,
 	WriteFrame: discovery.WriteFrame,
-	OpenStore: func(path string) (discoverytest.Store, error) {
-		return discovery.OpenStore(path)
+	OpenStore: func(path string, open func(string) (users.AppendFile, error)) (discoverytest.Store, error) {
+		return discovery.OpenStore(path, discovery.StoreOptions{Logger: testkit.Logger(), Open: open})
 	},
+	ErrTaken: discovery.ErrTaken,
 	NewServer: func(c discoverytest.Config) (lab.Server, error) {
-		return discovery.New(discovery.Config{UsersPath: c.UsersPath, Timeout: c.Timeout, Logger: testkit.Logger()})
+		if c.Logger == nil {
+			c.Logger = testkit.Logger()
+		}
+		return discovery.New(discovery.Config{UsersPath: c.UsersPath, Timeout: c.Timeout, Logger: c.Logger})
 	},
 }
 
@@ -29,3 +34,5 @@ func TestEx1_3_UserStore(t *testing.T)  { discoverytest.UserStore(t, impl) }
 func TestEx1_4_Serve(t *testing.T)      { discoverytest.Serve(t, impl) }
 func TestEx1_5_Deadlines(t *testing.T)  { discoverytest.Deadlines(t, impl) }
 func TestEx1_6_Close(t *testing.T)      { discoverytest.Close(t, impl) }
+
+func FuzzReadFrame(f *testing.F) { discoverytest.FuzzReadFrame(f, impl) }

@@ -15,18 +15,28 @@ import (
 type Config struct {
 	// UsersPath is the users file (default "users.txt").
 	UsersPath string
-	// Timeout bounds the whole exchange with one client: reading its request
-	// and writing the answer (default 5s). An iterative server serves one
-	// client at a time, so without it one silent client stops the server.
+	// Timeout bounds each phase of the exchange with one client: reading its
+	// whole request, and then writing the answer (default DefaultTimeout, at
+	// most MaxTimeout). An iterative server serves one client at a time, so
+	// a silent client delays every other by up to Timeout, and N silent
+	// clients by up to N × Timeout.
 	Timeout time.Duration
 	// Logger receives the server's log (default slog.Default()).
 	Logger *slog.Logger
 }
 
+// Bounds of Config.Timeout. A registration is two small frames: a client
+// that needs more than a second or two for it is broken or hostile, and the
+// limit is what it costs everyone behind it.
+const (
+	DefaultTimeout = 2 * time.Second
+	MaxTimeout     = 10 * time.Second
+)
+
 // Replies to a registration.
 const (
-	replyOK   = "OK"
-	replyFail = "FAIL"
+	replyOK   = wire.ReplyOK
+	replyFail = wire.ReplyFail
 )
 
 // Server is the iterative discovery server.
@@ -34,6 +44,7 @@ type Server struct {
 	cfg   Config
 	store *Store
 	log   *slog.Logger
+	done  chan struct{} // closed by Close: stops lab.Accept's retries
 
 	// mu guards the fields below it. Close runs in another goroutine than
 	// Serve, so everything both of them touch needs the lock.
@@ -42,24 +53,29 @@ type Server struct {
 	ln     net.Listener   // the listener Serve is using, if any
 	conn   net.Conn       // the connection being served, if any
 	serve  sync.WaitGroup // counts the running Serve call, so Close can wait for it
+
+	closeStore sync.Once // the store is closed once, and every Close waits for it
+	storeErr   error
 }
 
-// New opens the user store and returns a server ready to Serve.
+// New opens the user store and returns a server ready to Serve. It starts
+// nothing: a server that is never served leaves nothing running.
 func New(cfg Config) (*Server, error) {
 	if cfg.UsersPath == "" {
 		cfg.UsersPath = "users.txt"
 	}
 	if cfg.Timeout <= 0 {
-		cfg.Timeout = 5 * time.Second
+		cfg.Timeout = DefaultTimeout
 	}
+	cfg.Timeout = min(cfg.Timeout, MaxTimeout)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	store, err := OpenStore(cfg.UsersPath)
+	store, err := OpenStore(cfg.UsersPath, StoreOptions{Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
-	return &Server{cfg: cfg, store: store, log: cfg.Logger}, nil
+	return &Server{cfg: cfg, store: store, log: cfg.Logger, done: make(chan struct{})}, nil
 }
 
 // Serve accepts connections on ln and serves them one at a time until Close.
@@ -68,8 +84,10 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) Serve(ln net.Listener) error {
 	// TODO(ex 1.4): under s.mu, return lab.ErrServerClosed (closing ln) if the
 	// server is closed already; otherwise remember ln in s.ln and s.serve.Add(1)
-	// (and defer s.serve.Done()). Then loop: Accept, and serve the connection
-	// with s.handle before accepting the next. When Accept fails after Close,
+	// (and defer s.serve.Done()). Then loop: accept with lab.Accept(ln, s.done,
+	// s.log) (it waits and retries when the process is out of file
+	// descriptors, EMFILE, instead of failing), and serve the connection with
+	// s.handle before accepting the next. When Accept fails after Close,
 	// return lab.ErrServerClosed; any other Accept error, return it.
 	// Checked by TestEx1_4_Serve.
 	return lab.NotImplemented("1.4", "Server.Serve")
@@ -82,12 +100,14 @@ func (s *Server) Serve(ln net.Listener) error {
 // else (another type, a malformed frame, end of stream) closes the connection
 // without an answer.
 func (s *Server) handle(conn net.Conn) {
-	// TODO(ex 1.4): defer conn.Close(); record conn in s.conn (under s.mu) so
-	// that Close can close it, and clear it when done; read the request with
-	// your ReadFrame; check its type; register userFrom(req, conn.RemoteAddr())
-	// in s.store; write the answer with your WriteFrame.
-	// TODO(ex 1.5): before reading, set ONE deadline for the whole exchange:
-	// conn.SetDeadline(time.Now().Add(s.cfg.Timeout)). Checked by
+	// TODO(ex 1.4): defer conn.Close(), and log (at Debug) when the
+	// connection ends; record conn in s.conn (under s.mu) so that Close can
+	// close it, and clear it when done; read the request with your
+	// ReadFrame; check its type; register userFrom(req, conn.RemoteAddr()) in
+	// s.store; write the answer with your WriteFrame.
+	// TODO(ex 1.5): before reading, set ONE deadline for the whole request:
+	// conn.SetDeadline(time.Now().Add(s.cfg.Timeout)); before writing the
+	// answer, a new one for the write (conn.SetWriteDeadline). Checked by
 	// TestEx1_5_Deadlines.
 	s.log.Error("handle is not implemented yet (ex 1.4)", "remote", conn.RemoteAddr())
 	conn.Close()
@@ -106,13 +126,16 @@ func userFrom(req wire.Frame, from net.Addr) users.User {
 // Close stops the server: it closes the listener (which makes Accept return),
 // closes the connection being served (which makes its Read or Write return),
 // waits for Serve to finish, and closes the store. It is safe to call more
-// than once; later calls return nil.
+// than once, also from two goroutines at once: every call waits until the
+// server has stopped; later calls return nil.
 func (s *Server) Close() error {
-	// TODO(ex 1.4): under s.mu: if already closed, return nil; set s.closed
-	// and close s.ln if Serve has one. Then, outside the lock, s.serve.Wait()
-	// and close the store.
-	// TODO(ex 1.6): also close s.conn, the connection being served, so that a
-	// client in the middle of a request cannot keep Close waiting.
-	// Checked by TestEx1_6_Close.
+	// TODO(ex 1.4): under s.mu: if this is the first call, set s.closed,
+	// close(s.done) and close s.ln if Serve has one. Then, outside the lock
+	// and in EVERY call (a second Close must also wait until the server has
+	// stopped), s.serve.Wait() and close the store once (s.closeStore.Do);
+	// return its error from the first call, nil from later ones.
+	// TODO(ex 1.6): in the first call, also close s.conn, the connection
+	// being served, so that a client in the middle of a request cannot keep
+	// Close waiting. Checked by TestEx1_6_Close.
 	return lab.NotImplemented("1.4", "Server.Close")
 }

@@ -2,7 +2,7 @@ package discovery
 
 import (
 	"errors"
-	"os"
+	"log/slog"
 	"sync"
 
 	"serverlab/tools/lab"
@@ -10,46 +10,71 @@ import (
 )
 
 // ErrTaken is returned by Register for a name that is already registered with
-// another password. The original appended the new line anyway and let the last
+// another password, or that a reader cannot tell from one that is ("Alice"
+// beside "alice"). The original appended the new line anyway and let the last
 // one win, so anyone could take over an account; here a name belongs to
 // whoever registered it first.
 var ErrTaken = errors.New("name already registered with another password")
+
+// ErrFull is returned by Register once the file holds users.MaxUsers users:
+// without a bound, unauthenticated registrations grow the file, and every
+// reader of it, without end.
+var ErrFull = errors.New("users file is full")
 
 // Store is the user store: users.txt on disk, and an index of it in memory.
 // It is safe for concurrent use.
 type Store struct {
 	mu    sync.Mutex
-	file  *os.File // opened for appending
-	size  int64    // length of the file's whole lines
+	file  users.AppendFile // opened for appending
+	size  int64            // length of the file's whole lines
 	index map[string]users.User
+	keys  map[string]string // users.Key of each name → the name that has it
+}
+
+// StoreOptions configure OpenStore. The zero value is usable.
+type StoreOptions struct {
+	// Logger receives what the store has to say about the file: lines it
+	// skipped, a last line it mended (default slog.Default()).
+	Logger *slog.Logger
+	// Open opens the file for appending (default users.OpenAppend). Tests
+	// pass one whose writes or syncs fail, to see what Register does then.
+	Open func(path string) (users.AppendFile, error)
 }
 
 // OpenStore loads the users file at path, creating it if it does not exist,
 // and opens it for appending.
 //
-// A last line without '\n' is what a crash in the middle of an append leaves
-// behind; it is cut off, so that the next registration starts on a line of its
-// own. Any other malformed line is an error that names the line.
-func OpenStore(path string) (*Store, error) {
-	// TODO(ex 1.3): read the file with users.Load (it parses every line, names
-	// a malformed one, and tells you in File.Whole how long the whole lines
-	// are); open it with os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND,
-	// 0o600); Truncate it to File.Whole to cut off a torn last line; index the
-	// users with users.Index (the first line for a name wins).
-	// Checked by TestEx1_3_UserStore.
+// A line that is not a valid user is skipped and logged (users.Load): it
+// costs that line only. A last line without '\n' is mended by
+// users.File.Repair: given its '\n' if it is a valid user, cut off if it is
+// the torn remainder of an append that a crash interrupted, so that the next
+// registration starts on a line of its own.
+func OpenStore(path string, opt StoreOptions) (*Store, error) {
+	// TODO(ex 1.3): read the file with users.Load(path, opt.Logger) (it skips
+	// and logs a bad line, and tells you in File.Whole how long the whole
+	// lines are); open it with opt.Open (users.OpenAppend if nil); mend its
+	// last line with f.Repair(file, opt.Logger), which returns the file's
+	// size; index the users with users.Index (the first line for a name wins)
+	// and their users.Key in keys. Checked by TestEx1_3_UserStore.
 	return nil, lab.NotImplemented("1.3", "OpenStore")
 }
 
 // Register records u. A new name is appended to the file, which is synced
 // before Register returns, so a user who was told OK survives a crash. The same
 // name with the same password is accepted again without writing anything;
-// with another password it fails with ErrTaken. An invalid user (see
-// users.User.Validate) is refused and nothing is written.
+// with another password it fails with ErrTaken, as does a name that looks
+// like one registered already (users.Key). An invalid user (see
+// users.User.Validate) is refused and nothing is written; so is a new user
+// once the file is full (ErrFull).
 func (s *Store) Register(u users.User) error {
-	// TODO(ex 1.3): validate u; under s.mu, look the name up; append
-	// u.Line() and Sync the file; if the write or the sync fails, Truncate the
-	// file back to s.size so it keeps only whole lines; then update s.size and
-	// s.index. Checked by TestEx1_3_UserStore.
+	// TODO(ex 1.3): validate u; under s.mu, look the name up (same password,
+	// compared with subtle.ConstantTimeCompare: nil; another: an error
+	// wrapping ErrTaken); refuse a name whose users.Key another name has
+	// (ErrTaken too) and a new user once the file is full (ErrFull: MaxUsers
+	// users, or MaxFileSize bytes); append u.Line() and Sync the file; if
+	// the write or the sync fails, Truncate the file back to s.size so it
+	// keeps only whole lines; then update s.size, s.index and s.keys.
+	// Checked by TestEx1_3_UserStore.
 	return lab.NotImplemented("1.3", "Store.Register")
 }
 

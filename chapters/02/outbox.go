@@ -3,40 +3,57 @@ package chat
 import (
 	"net"
 	"sync"
+	"time"
 )
 
 // outbox is the queue of encoded frames waiting to be written to one client.
 //
 // Many goroutines push (every client that broadcasts, and the client's own
-// reader for replies); one goroutine, the client's writer, takes. A push
-// never blocks: a broadcaster must not wait for a slow receiver. Instead the
-// outbox is bounded in bytes, and a push that would overflow it fails: the
-// client is not reading, and the caller drops it.
+// reader for replies); one goroutine, the client's writer, takes. The outbox
+// is bounded in bytes. A push that finds it full waits for the writer to take
+// what is queued, for up to a stall timeout: the goroutine that pushes is the
+// sender's reader, so a burst is slowed to the pace of its slowest reader
+// (its client's TCP window closes, and it waits), instead of overflowing the
+// outboxes of readers that are merely behind. A receiver that takes nothing
+// for the whole stall timeout is not reading at all; that push fails, and the
+// caller drops it.
 type outbox struct {
 	limit int           // bytes the queue may hold
 	ready chan struct{} // capacity 1: "something to take, or closed"
 
-	mu     sync.Mutex
-	queue  [][]byte // frames not yet taken by the writer, oldest first
-	size   int      // bytes in queue
-	closed bool     // no more pushes; take returns false once it sees it
+	mu      sync.Mutex
+	queue   [][]byte      // frames not yet taken by the writer, oldest first
+	size    int           // bytes in queue
+	taken   chan struct{} // closed (and replaced) when the writer takes: wakes pushers waiting for room
+	closed  bool          // no more pushes; take returns false once it sees it
+	closing bool          // no more pushes; take returns what is queued, then false
 }
 
 func newOutbox(limit int) *outbox {
-	return &outbox{limit: limit, ready: make(chan struct{}, 1)}
+	return &outbox{limit: limit, ready: make(chan struct{}, 1), taken: make(chan struct{})}
 }
 
-// push queues frame b. It reports false, and queues nothing, if the outbox is
-// closed or b would take it over its limit.
+// push queues frame b, waiting up to stall for room if the outbox is full. It
+// reports false, and queues nothing, if the outbox is closed, or still full
+// after stall.
+//
+// A frame always fits an empty outbox (New makes the limit at least one
+// frame of the largest size), so a push waits only while frames are queued,
+// and any take makes room.
 //
 // b is shared: a broadcast encodes its frame once and pushes the same slice
 // to every receiver, so nobody may modify it.
-func (o *outbox) push(b []byte) bool {
-	// TODO(ex 2.2): under o.mu: if o.closed, return false; otherwise append b
-	// to o.queue, add len(b) to o.size, call o.wake() and return true.
-	// Checked by TestEx2_2_Broadcast.
-	// TODO(ex 2.5): also return false if b would take o.size over o.limit.
-	// Checked by TestEx2_5_Isolation.
+func (o *outbox) push(b []byte, stall time.Duration) bool {
+	// TODO(ex 2.2): under o.mu: if o.closed or o.closing, return false;
+	// otherwise append b to o.queue, add len(b) to o.size, call o.wake() and
+	// return true. Checked by TestEx2_2_Broadcast.
+	// TODO(ex 2.5): if the queue is not empty and b would take o.size over
+	// o.limit, wait for the writer to take: remember o.taken (it is closed
+	// at every take), unlock, and wait for it or for a timer of stall
+	// (started once, at the first wait); then try again. When the timer
+	// fires first, return false: the receiver took nothing for the whole
+	// stall timeout. Never wait while holding o.mu. Checked by
+	// TestEx2_5_Isolation.
 	return false
 }
 
@@ -52,19 +69,30 @@ func (o *outbox) wake() {
 // take waits until frames are queued and returns all of them, leaving spare
 // (emptied) as the new queue, so that the writer and the pushers swap two
 // slices instead of allocating one per batch. It returns false once the
-// outbox is closed.
+// outbox is closed, or once it is finishing and empty.
 func (o *outbox) take(spare [][]byte) ([][]byte, bool) {
 	// TODO(ex 2.2): loop: under o.mu, if o.closed return nil, false; if the
-	// queue is not empty, swap it with spare[:0], zero o.size and return the
-	// old queue. Otherwise unlock and wait for a signal on o.ready (never
+	// queue is not empty, swap it with spare[:0], zero o.size, close(o.taken)
+	// and replace it with a new channel (that wakes every push waiting for
+	// room), and return the old queue. If it is empty and o.closing, return
+	// nil, false. Otherwise unlock and wait for a signal on o.ready (never
 	// wait while holding the lock: push needs it). Checked by
 	// TestEx2_2_Broadcast.
 	return nil, false
 }
 
-// close stops the outbox: later pushes fail, take returns false, and the
-// queued frames are released. It reports whether this call closed it, so
-// that what follows (a log line, say) happens once.
+// finish stops pushes but lets the writer take what is queued: for a client
+// that half-closed its connection, whose replies must still reach it.
+func (o *outbox) finish() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.closing = true
+	o.wake()
+}
+
+// close stops the outbox: later pushes fail, take returns false, waiting
+// pushers give up, and the queued frames are released. It reports whether
+// this call closed it, so that what follows (a log line, say) happens once.
 func (o *outbox) close() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -73,25 +101,30 @@ func (o *outbox) close() bool {
 	}
 	o.closed = true
 	o.queue, o.size = nil, 0
+	close(o.taken)
+	o.taken = make(chan struct{})
 	o.wake()
 	return true
 }
 
 // client is one logged-in connection.
 type client struct {
-	name string // the authenticated name: the sender of everything it sends
-	conn net.Conn
-	out  *outbox
+	name    string // the authenticated name: the sender of everything it sends
+	conn    net.Conn
+	out     *outbox
+	written chan struct{} // closed when writeLoop returns
 }
 
 // writeLoop is the client's writer goroutine: the only code that writes to
 // conn once the client is logged in, so frames never interleave. It takes
 // every frame queued since its last write and writes them with one writev
-// (net.Buffers), until the outbox is closed or a write fails.
+// (net.Buffers), until the outbox is closed (or finished and empty) or a
+// write fails.
 //
 // A failed write closes the connection: the client's reader then fails too,
 // and its goroutine removes the client.
 func (c *client) writeLoop() {
+	defer close(c.written)
 	// TODO(ex 2.2): loop: batch, ok := c.out.take(spare); stop when !ok.
 	// Write the batch with net.Buffers(batch).WriteTo(c.conn) (one system
 	// call for many frames); on an error close c.conn and return. Then

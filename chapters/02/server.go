@@ -10,20 +10,27 @@ import (
 	"time"
 
 	"serverlab/tools/lab"
+	"serverlab/tools/users"
 	"serverlab/tools/wire"
 )
 
 // Config configures a Server.
 type Config struct {
 	// UsersPath is the users file that the discovery server of chapter 01
-	// writes (default "users.txt"). It is read again at every login and user
-	// query, so users registered while the chat server runs can log in.
+	// writes (default "users.txt"). It is read once, and then only what the
+	// discovery server appends to it (users.Cache), so users registered while
+	// the chat server runs can log in.
 	UsersPath string
 	// MaxPending bounds the bytes of frames queued for one client and not yet
 	// written to its socket (default 1 MiB; at least one frame of the largest
-	// size). A client whose queue would grow past it is not reading, and is
-	// disconnected.
+	// size). A frame for a client whose queue is full waits, and so does its
+	// sender (see StallTimeout).
 	MaxPending int
+	// StallTimeout is how long a frame waits for room in a full queue
+	// (default 2s). A client whose queue stays full that long has read
+	// nothing meanwhile: it is not reading, and is disconnected. A client
+	// that reads, however slowly, slows down the clients that send to it.
+	StallTimeout time.Duration
 	// LoginTimeout bounds the time from connecting to a complete LOGIN frame
 	// (default 10s): a connection that says nothing must not hold a goroutine
 	// and a file descriptor for ever.
@@ -35,13 +42,16 @@ type Config struct {
 // Defaults for Config.
 const (
 	DefaultMaxPending   = 1 << 20
+	DefaultStallTimeout = 2 * time.Second
 	DefaultLoginTimeout = 10 * time.Second
 )
 
 // Server is the goroutine-per-client chat server.
 type Server struct {
-	cfg Config
-	log *slog.Logger
+	cfg   Config
+	log   *slog.Logger
+	users *users.Cache  // users.txt in memory
+	done  chan struct{} // closed by Close: stops lab.Accept's retries
 
 	// mu guards the fields below. It is held to look at or change them, and
 	// never while writing to a socket: one slow client would stall everyone
@@ -59,6 +69,7 @@ type Server struct {
 }
 
 // New returns a server ready to Serve. The users file need not exist yet.
+// New starts nothing: a server that is never served leaves nothing running.
 func New(cfg Config) (*Server, error) {
 	if cfg.UsersPath == "" {
 		cfg.UsersPath = "users.txt"
@@ -71,6 +82,9 @@ func New(cfg Config) (*Server, error) {
 		// large message, however fast it reads.
 		cfg.MaxPending = wire.HeaderSize + wire.MaxPayload
 	}
+	if cfg.StallTimeout <= 0 {
+		cfg.StallTimeout = DefaultStallTimeout
+	}
 	if cfg.LoginTimeout <= 0 {
 		cfg.LoginTimeout = DefaultLoginTimeout
 	}
@@ -80,6 +94,8 @@ func New(cfg Config) (*Server, error) {
 	return &Server{
 		cfg:    cfg,
 		log:    cfg.Logger,
+		users:  users.NewCache(cfg.UsersPath, cfg.Logger),
+		done:   make(chan struct{}),
 		conns:  make(map[net.Conn]struct{}),
 		online: make(map[string]*client),
 	}, nil
@@ -90,9 +106,11 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) Serve(ln net.Listener) error {
 	// TODO(ex 2.1): if !s.start(ln), close ln and return lab.ErrServerClosed;
 	// otherwise defer s.wg.Done() (start counted Serve in s.wg). Then loop:
-	// Accept; on an error return lab.ErrServerClosed if s.isClosed(), else
-	// the error. For each connection, s.wg.Add(1) BEFORE starting its
-	// goroutine, then go s.handle(conn): one goroutine per client.
+	// accept with lab.Accept(ln, s.done, s.log) (it waits and retries when
+	// the process is out of file descriptors, EMFILE, instead of failing);
+	// on an error return lab.ErrServerClosed if s.isClosed(), else the
+	// error. For each connection, s.wg.Add(1) BEFORE starting its goroutine,
+	// then go s.handle(conn): one goroutine per client.
 	// Checked by TestEx2_1_Login.
 	return lab.NotImplemented("2.1", "Server.Serve")
 }
@@ -144,7 +162,16 @@ func (s *Server) handle(conn net.Conn) {
 
 	err = s.readLoop(c)
 	switch {
-	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+	case errors.Is(err, io.EOF):
+		// The client closed its side. It may still be reading: let the
+		// writer send what is queued for it (replies to its last
+		// requests), for up to StallTimeout, before the connection closes.
+		s.goOffline(c)
+		c.conn.SetWriteDeadline(time.Now().Add(s.cfg.StallTimeout))
+		c.out.finish()
+		<-c.written
+		log.Info("left")
+	case errors.Is(err, net.ErrClosed):
 		log.Info("left")
 	default:
 		log.Info("disconnected", "err", err)
@@ -199,11 +226,14 @@ func (s *Server) readLoop(c *client) error {
 	}
 }
 
-// send queues the encoded frame b for c. It never blocks: if c's outbox is
-// full, c has stopped reading, and it is dropped.
+// send queues the encoded frame b for c. If c's outbox is full, it waits
+// (Config.StallTimeout at most) for c's writer to make room: so the client
+// that sent the frame is slowed down to the pace of its receivers. A
+// receiver that has taken nothing for the whole stall timeout is not reading,
+// and is dropped.
 func (s *Server) send(c *client, b []byte) {
-	if !c.out.push(b) {
-		s.drop(c, "outbox full")
+	if !c.out.push(b, s.cfg.StallTimeout) {
+		s.drop(c, "outbox full: not reading")
 	}
 }
 
@@ -218,16 +248,16 @@ func (s *Server) drop(c *client, why string) {
 
 // Close stops the server: it closes the listener and every connection, and
 // waits for Serve and every goroutine it started to return. It is safe to call
-// more than once; later calls return nil.
+// more than once, also from two goroutines at once: every call waits until
+// everything has stopped.
 func (s *Server) Close() error {
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil
-	}
-	s.closed = true
-	if s.ln != nil {
-		s.ln.Close()
+	if !s.closed {
+		s.closed = true
+		close(s.done)
+		if s.ln != nil {
+			s.ln.Close()
+		}
 	}
 	s.mu.Unlock()
 

@@ -5,11 +5,9 @@ package evloop
 import (
 	"errors"
 	"log/slog"
-	"os"
-	"serverlab/tools/lab"
-	"sort"
 	"time"
 
+	"serverlab/tools/lab"
 	"serverlab/tools/users"
 	"serverlab/tools/wire"
 )
@@ -17,8 +15,10 @@ import (
 // ChatConfig configures the chat server.
 type ChatConfig struct {
 	// UsersPath is the users file the discovery server writes (default
-	// "users.txt"). It is read again whenever it has changed, so a user who
-	// registers while the chat server runs can log in.
+	// "users.txt"). It is read once by NewChat; then the loop reads only what
+	// the discovery server appends (users.Cache), at most refreshBudget bytes
+	// at a time, so a user who registers while the chat server runs can log
+	// in and no read of the file stalls the loop.
 	UsersPath string
 	// LoginTimeout is how long a new connection has to log in (default 10s):
 	// a connection that never does would otherwise hold its fd for ever.
@@ -29,12 +29,17 @@ type ChatConfig struct {
 
 // Replies of the chat server.
 const (
-	replyOK      = "OK"
-	replyFail    = "FAIL"
-	replyOffline = "User not online."
-	noUsers      = "(no users registered)"
-	everyone     = "ALL" // the target of a relayed broadcast
+	replyOK      = wire.ReplyOK
+	replyFail    = wire.ReplyFail
+	replyOffline = wire.NotOnline
 )
+
+// refreshBudget bounds what one refresh of the users file reads, inside the
+// loop: everyone waits while it runs. A registration appends one line, so a
+// refresh reads a line or two; a file replaced by a large one is read over
+// several refreshes (64 KiB take about 100 µs), and until then the loop
+// answers from the users it had.
+const refreshBudget = 64 << 10
 
 // Errors that close a connection.
 var (
@@ -54,8 +59,11 @@ func NewChat(cfg ChatConfig) (*Loop, error) {
 	if cfg.Loop.Logger == nil {
 		cfg.Loop.Logger = slog.Default()
 	}
-	s := &chat{path: cfg.UsersPath, loginTimeout: cfg.LoginTimeout, log: cfg.Loop.Logger, online: map[string]*Conn{}}
-	if err := s.reload(); err != nil {
+	s := &chat{users: users.NewCache(cfg.UsersPath, cfg.Loop.Logger), loginTimeout: cfg.LoginTimeout,
+		log: cfg.Loop.Logger, online: map[string]*Conn{}}
+	// The whole file, once, before the loop runs: from then on only what is
+	// appended.
+	if err := s.users.Refresh(0); err != nil {
 		return nil, err
 	}
 	return New(s, cfg.Loop), nil
@@ -65,13 +73,9 @@ func NewChat(cfg ChatConfig) (*Loop, error) {
 // goroutine: no lock anywhere. (Chapter 02 needed a mutex around the map of
 // online users, because every client's goroutine touched it.)
 type chat struct {
-	path         string
+	users        *users.Cache // users.txt in memory
 	loginTimeout time.Duration
 	log          *slog.Logger
-
-	registered map[string]users.User // users.txt, indexed by name
-	names      []string              // registered names, sorted
-	stamp      fileStamp             // users.txt as last read
 
 	online   map[string]*Conn // logged-in users
 	awaiting []loginDeadline  // connections not logged in yet, oldest first
@@ -86,40 +90,12 @@ type loginDeadline struct {
 	at time.Time
 }
 
-// fileStamp identifies a version of a file cheaply.
-type fileStamp struct {
-	size    int64
-	modTime time.Time
-}
-
-// reload reads users.txt again if it changed since the last read. (It reads a
-// file from the loop's goroutine, which blocks every client meanwhile; a
-// users file is small and stat is cheap, so that is a fair trade here.)
-func (s *chat) reload() error {
-	st, err := os.Stat(s.path)
-	if errors.Is(err, os.ErrNotExist) {
-		s.registered, s.names, s.stamp = nil, nil, fileStamp{}
-		return nil
+// refresh reads what has been appended to the users file since the last
+// refresh, refreshBudget bytes at most.
+func (s *chat) refresh() {
+	if err := s.users.Refresh(refreshBudget); err != nil {
+		s.log.Error("reading the users file", "err", err)
 	}
-	if err != nil {
-		return err
-	}
-	stamp := fileStamp{st.Size(), st.ModTime()}
-	if stamp == s.stamp && s.registered != nil {
-		return nil
-	}
-	f, err := users.Load(s.path)
-	if err != nil {
-		return err
-	}
-	s.registered = users.Index(f.Users)
-	s.names = s.names[:0]
-	for name := range s.registered {
-		s.names = append(s.names, name)
-	}
-	sort.Strings(s.names)
-	s.stamp = stamp
-	return nil
 }
 
 // Opened starts the new connection's login deadline.
@@ -167,7 +143,7 @@ func (s *chat) serve(c *Conn, f wire.Frame) error {
 	}
 	switch f.Type {
 	case wire.Broadcast:
-		s.broadcast(c, name, f.Payload)
+		s.broadcast(c, name, f.Target, f.Payload)
 	case wire.PrivateMsg:
 		s.private(c, name, f.Target, f.Payload)
 	case wire.QueryUser:
@@ -186,25 +162,27 @@ func (s *chat) serve(c *Conn, f wire.Frame) error {
 // connection without a reply.
 func (s *chat) login(c *Conn, f wire.Frame) error {
 	// TODO(ex 5.9): anything but a LOGIN → return errNotLoggedIn (closes the
-	// connection without a reply). s.reload() the users file (log an error).
-	// Refuse (FAIL, then c.CloseWhenFlushed(), return nil) an unknown name, a
-	// wrong password, or a name already in s.online. Otherwise set
-	// c.Session = the name, record c in s.online, and answer OK. Answers are
-	// LOGIN frames from wire.ServerName to the user: s.send(c, frame).
+	// connection without a reply). s.refresh() the users, then look the name
+	// up with s.users.Lookup. Refuse (FAIL, then c.CloseWhenFlushed(), return
+	// nil) an unknown name, a wrong password (compare with
+	// subtle.ConstantTimeCompare), or a name already in s.online. Otherwise
+	// set c.Session = the name, record c in s.online, and answer OK. Answers
+	// are LOGIN frames from wire.ServerName to the user: s.send(c, frame).
 	// Checked by TestEx5_9_ChatLogin.
 	return lab.NotImplemented("5.9", "chat.login")
 }
 
-// broadcast relays a message to every other logged-in client, with the
-// sender's authenticated name (the original relayed the header as sent, so
-// anyone could speak for anyone). The frame is encoded once; each Write
-// copies it only if that client's socket does not take it at once.
-func (s *chat) broadcast(from *Conn, name string, payload []byte) {
+// broadcast relays a message to every other logged-in client: its header as
+// the client wrote it (a target of "all" stays "all"), but with the sender's
+// authenticated name (the original relayed the sender as sent too, so anyone
+// could speak for anyone). The frame is encoded once; each Write copies it
+// only if that client's socket does not take it at once.
+func (s *chat) broadcast(from *Conn, name, target string, payload []byte) {
 	// TODO(ex 5.10): s.encode the BROADCAST frame ONCE (sender: the
-	// authenticated name, target: everyone); then c.Write(s.frame) to every
-	// online client but from. (A failing Write closes that client only, and
-	// deleting from a map while ranging over it is allowed in Go.)
-	// Checked by TestEx5_10_ChatBroadcast.
+	// authenticated name; target: as the client wrote it); then
+	// c.Write(s.frame) to every online client but from. (A failing Write
+	// closes that client only, and deleting from a map while ranging over it
+	// is allowed in Go.) Checked by TestEx5_10_ChatBroadcast.
 }
 
 // private delivers a message to its target only, or tells the sender that
@@ -217,13 +195,11 @@ func (s *chat) private(from *Conn, name, target string, payload []byte) {
 }
 
 // query answers with every registered user, sorted by name, and whether they
-// are online: "<name> | active: <0|1>\n" per user. A list too long for one
-// frame is cut after the last whole line that fits.
+// are online, in the format of wire.UserList.
 func (s *chat) query(c *Conn, name string) {
-	// TODO(ex 5.12): s.reload(); build the payload from s.names (sorted):
-	// "<name> | active: <0|1>\n" per user (1 if in s.online), stopping before
-	// a line that would pass wire.MaxPayload; noUsers if there are none.
-	// Answer with a QUERY_USER frame from wire.ServerName to name.
+	// TODO(ex 5.12): s.refresh(); the payload is wire.UserList of
+	// s.users.Names(), a user being active when it is in s.online. Answer
+	// with a QUERY_USER frame from wire.ServerName to name.
 	// Checked by TestEx5_12_ChatUserQuery.
 }
 

@@ -17,18 +17,28 @@ import (
 type Config struct {
 	// UsersPath is the users file (default "users.txt").
 	UsersPath string
-	// Timeout bounds the whole exchange with one client: reading its request
-	// and writing the answer (default 5s). An iterative server serves one
-	// client at a time, so without it one silent client stops the server.
+	// Timeout bounds each phase of the exchange with one client: reading its
+	// whole request, and then writing the answer (default DefaultTimeout, at
+	// most MaxTimeout). An iterative server serves one client at a time, so
+	// a silent client delays every other by up to Timeout, and N silent
+	// clients by up to N × Timeout.
 	Timeout time.Duration
 	// Logger receives the server's log (default slog.Default()).
 	Logger *slog.Logger
 }
 
+// Bounds of Config.Timeout. A registration is two small frames: a client
+// that needs more than a second or two for it is broken or hostile, and the
+// limit is what it costs everyone behind it.
+const (
+	DefaultTimeout = 2 * time.Second
+	MaxTimeout     = 10 * time.Second
+)
+
 // Replies to a registration.
 const (
-	replyOK   = "OK"
-	replyFail = "FAIL"
+	replyOK   = wire.ReplyOK
+	replyFail = wire.ReplyFail
 )
 
 // Server is the iterative discovery server.
@@ -36,34 +46,43 @@ type Server struct {
 	cfg   Config
 	store *Store
 	log   *slog.Logger
+	done  chan struct{} // closed by Close: stops lab.Accept's retries
 
+	// mu guards the fields below it. Close runs in another goroutine than
+	// Serve, so everything both of them touch needs the lock.
 	mu     sync.Mutex
-	closed bool
-	ln     net.Listener // the listener Serve is using, if any
-	conn   net.Conn     // the connection being served, if any
-	serve  sync.WaitGroup
+	closed bool           // Close has been called
+	ln     net.Listener   // the listener Serve is using, if any
+	conn   net.Conn       // the connection being served, if any
+	serve  sync.WaitGroup // counts the running Serve call, so Close can wait for it
+
+	closeStore sync.Once // the store is closed once, and every Close waits for it
+	storeErr   error
 }
 
-// New opens the user store and returns a server ready to Serve.
+// New opens the user store and returns a server ready to Serve. It starts
+// nothing: a server that is never served leaves nothing running.
 func New(cfg Config) (*Server, error) {
 	if cfg.UsersPath == "" {
 		cfg.UsersPath = "users.txt"
 	}
 	if cfg.Timeout <= 0 {
-		cfg.Timeout = 5 * time.Second
+		cfg.Timeout = DefaultTimeout
 	}
+	cfg.Timeout = min(cfg.Timeout, MaxTimeout)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	store, err := OpenStore(cfg.UsersPath)
+	store, err := OpenStore(cfg.UsersPath, StoreOptions{Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
-	return &Server{cfg: cfg, store: store, log: cfg.Logger}, nil
+	return &Server{cfg: cfg, store: store, log: cfg.Logger, done: make(chan struct{})}, nil
 }
 
 // Serve accepts connections on ln and serves them one at a time until Close.
-// It always returns a non-nil error: lab.ErrServerClosed after Close.
+// It always returns a non-nil error: lab.ErrServerClosed after Close (and at
+// once if Close was called before Serve).
 func (s *Server) Serve(ln net.Listener) error {
 	if !s.start(ln) {
 		ln.Close()
@@ -72,7 +91,9 @@ func (s *Server) Serve(ln net.Listener) error {
 	defer s.serve.Done()
 	s.log.Info("discovery server listening", "addr", ln.Addr())
 	for {
-		conn, err := ln.Accept()
+		// lab.Accept waits and retries when the process is out of file
+		// descriptors (EMFILE) instead of ending Serve.
+		conn, err := lab.Accept(ln, s.done, s.log)
 		if err != nil {
 			if s.isClosed() {
 				return lab.ErrServerClosed
@@ -112,18 +133,23 @@ func (s *Server) setConn(c net.Conn) bool {
 }
 
 // handle serves one connection: one request, one answer, close.
+//
+// A REGISTRATION frame is answered with a REGISTRATION frame from
+// wire.ServerName to the user, with payload replyOK or replyFail; anything
+// else (another type, a malformed frame, end of stream) closes the connection
+// without an answer.
 func (s *Server) handle(conn net.Conn) {
+	log := s.log.With("remote", conn.RemoteAddr())
+	defer log.Debug("connection closed")
 	defer conn.Close()
 	if !s.setConn(conn) {
 		return
 	}
 	defer s.setConn(nil)
 
-	// One deadline for the whole exchange: a client that sends one byte a
+	// One deadline for the whole request: a client that sends one byte a
 	// second cannot extend it, as it could a per-Read deadline.
 	conn.SetDeadline(time.Now().Add(s.cfg.Timeout))
-
-	log := s.log.With("remote", conn.RemoteAddr())
 	req, err := ReadFrame(conn)
 	if err != nil {
 		if !errors.Is(err, io.EOF) {
@@ -142,6 +168,9 @@ func (s *Server) handle(conn net.Conn) {
 	} else {
 		log.Info("registered", "user", req.Sender)
 	}
+	// A deadline of its own for the answer: the fsync before it may have
+	// taken a while, and a client that does not read gets Timeout, no more.
+	conn.SetWriteDeadline(time.Now().Add(s.cfg.Timeout))
 	reply := wire.Frame{Type: wire.Registration, Sender: wire.ServerName, Target: req.Sender, Payload: []byte(answer)}
 	if err := WriteFrame(conn, reply); err != nil {
 		log.Warn("writing reply", "err", err)
@@ -161,22 +190,27 @@ func userFrom(req wire.Frame, from net.Addr) users.User {
 // Close stops the server: it closes the listener (which makes Accept return),
 // closes the connection being served (which makes its Read or Write return),
 // waits for Serve to finish, and closes the store. It is safe to call more
-// than once; later calls return nil.
+// than once, also from two goroutines at once: every call waits until the
+// server has stopped; later calls return nil.
 func (s *Server) Close() error {
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil
-	}
-	s.closed = true
-	if s.ln != nil {
-		s.ln.Close()
-	}
-	if s.conn != nil {
-		s.conn.Close()
+	first := !s.closed
+	if first {
+		s.closed = true
+		close(s.done)
+		if s.ln != nil {
+			s.ln.Close()
+		}
+		if s.conn != nil {
+			s.conn.Close()
+		}
 	}
 	s.mu.Unlock()
 
 	s.serve.Wait()
-	return s.store.Close()
+	s.closeStore.Do(func() { s.storeErr = s.store.Close() })
+	if first {
+		return s.storeErr
+	}
+	return nil
 }

@@ -16,9 +16,10 @@ var impl = chattest.Impl{
 			UsersPath:    c.UsersPath,
 			MaxPending:   c.MaxPending,
 			LoginTimeout: c.LoginTimeout,
-			Logger:       testkit.Logger(),
+			Logger:       c.Logger,
 		})
 	},
+	SlowsSender: true, // a full outbox slows the sender down (Config.StallTimeout)
 }
 
 func TestMain(m *testing.M) { testkit.Main(m) }

@@ -7,22 +7,20 @@ import (
 	"net"
 	"time"
 
-	"serverlab/tools/users"
 	"serverlab/tools/wire"
 )
 
 // Replies to a login.
 const (
-	replyOK   = "OK"
-	replyFail = "FAIL"
+	replyOK   = wire.ReplyOK
+	replyFail = wire.ReplyFail
 )
 
 // Why a login failed.
 var (
-	errNotLogin  = errors.New("first frame is not LOGIN")
-	errPassword  = errors.New("unknown user or wrong password")
-	errLoggedIn  = errors.New("name already logged in")
-	errUserStore = errors.New("cannot read the users file")
+	errNotLogin = errors.New("first frame is not LOGIN")
+	errPassword = errors.New("unknown user or wrong password")
+	errLoggedIn = errors.New("name already logged in")
 )
 
 // login reads the connection's first frame, which must be a LOGIN, checks the
@@ -42,7 +40,7 @@ func (s *Server) login(conn net.Conn) (*client, error) {
 	if f.Type != wire.Login {
 		return nil, fmt.Errorf("%w: %v", errNotLogin, f.Type)
 	}
-	c := &client{name: f.Sender, conn: conn, out: newOutbox(s.cfg.MaxPending)}
+	c := &client{name: f.Sender, conn: conn, out: newOutbox(s.cfg.MaxPending), written: make(chan struct{})}
 	err = s.authenticate(f.Sender, string(f.Payload))
 	if err == nil && !s.join(c) {
 		err = errLoggedIn
@@ -65,17 +63,16 @@ func (s *Server) login(conn net.Conn) (*client, error) {
 
 // authenticate checks name and password against the users file.
 //
-// The file is read again at every login: the discovery server appends to it
-// while we run, so a cached copy would refuse everyone who registered after
-// the chat server started. It is small (about 40 bytes a user), and a login
-// is rare next to the messages that follow it.
+// The file is in memory (s.users): Refresh reads only what the discovery
+// server has appended since the last login, so a user who registered a
+// moment ago can log in, and a login costs a stat, not a read of a file that
+// may hold thousands of users. (Re-reading the whole file at every login let
+// a flood of registrations make every login take seconds.)
 func (s *Server) authenticate(name, password string) error {
-	f, err := users.Load(s.cfg.UsersPath)
-	if err != nil {
-		s.log.Error("reading the users file", "err", err)
-		return errUserStore
+	if err := s.users.Refresh(0); err != nil {
+		s.log.Error("reading the users file", "err", err) // answer from what was read before
 	}
-	u, ok := users.Index(f.Users)[name]
+	u, ok := s.users.Lookup(name)
 	// Compare in constant time, so the time taken says nothing about how much
 	// of a guess was right.
 	if !ok || subtle.ConstantTimeCompare([]byte(u.Password), []byte(password)) != 1 {
@@ -99,10 +96,15 @@ func (s *Server) join(c *client) bool {
 
 // leave releases c's name and closes its outbox, which stops its writer.
 func (s *Server) leave(c *client) {
+	s.goOffline(c)
+	c.out.close()
+}
+
+// goOffline releases c's name: nobody can send to it any more.
+func (s *Server) goOffline(c *client) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.online[c.name] == c {
 		delete(s.online, c.name)
 	}
-	s.mu.Unlock()
-	c.out.close()
 }

@@ -3,44 +3,77 @@ package chat
 import (
 	"net"
 	"sync"
+	"time"
 )
 
 // outbox is the queue of encoded frames waiting to be written to one client.
 //
 // Many goroutines push (every client that broadcasts, and the client's own
-// reader for replies); one goroutine, the client's writer, takes. A push
-// never blocks: a broadcaster must not wait for a slow receiver. Instead the
-// outbox is bounded in bytes, and a push that would overflow it fails: the
-// client is not reading, and the caller drops it.
+// reader for replies); one goroutine, the client's writer, takes. The outbox
+// is bounded in bytes. A push that finds it full waits for the writer to take
+// what is queued, for up to a stall timeout: the goroutine that pushes is the
+// sender's reader, so a burst is slowed to the pace of its slowest reader
+// (its client's TCP window closes, and it waits), instead of overflowing the
+// outboxes of readers that are merely behind. A receiver that takes nothing
+// for the whole stall timeout is not reading at all; that push fails, and the
+// caller drops it.
 type outbox struct {
 	limit int           // bytes the queue may hold
 	ready chan struct{} // capacity 1: "something to take, or closed"
 
-	mu     sync.Mutex
-	queue  [][]byte // frames not yet taken by the writer, oldest first
-	size   int      // bytes in queue
-	closed bool     // no more pushes; take returns false once it sees it
+	mu      sync.Mutex
+	queue   [][]byte      // frames not yet taken by the writer, oldest first
+	size    int           // bytes in queue
+	taken   chan struct{} // closed (and replaced) when the writer takes: wakes pushers waiting for room
+	closed  bool          // no more pushes; take returns false once it sees it
+	closing bool          // no more pushes; take returns what is queued, then false
 }
 
 func newOutbox(limit int) *outbox {
-	return &outbox{limit: limit, ready: make(chan struct{}, 1)}
+	return &outbox{limit: limit, ready: make(chan struct{}, 1), taken: make(chan struct{})}
 }
 
-// push queues frame b. It reports false, and queues nothing, if the outbox is
-// closed or b would take it over its limit.
+// push queues frame b, waiting up to stall for room if the outbox is full. It
+// reports false, and queues nothing, if the outbox is closed, or still full
+// after stall.
+//
+// A frame always fits an empty outbox (New makes the limit at least one
+// frame of the largest size), so a push waits only while frames are queued,
+// and any take makes room.
 //
 // b is shared: a broadcast encodes its frame once and pushes the same slice
 // to every receiver, so nobody may modify it.
-func (o *outbox) push(b []byte) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.closed || o.size+len(b) > o.limit {
-		return false
+func (o *outbox) push(b []byte, stall time.Duration) bool {
+	var deadline *time.Timer
+	defer func() {
+		if deadline != nil {
+			deadline.Stop()
+		}
+	}()
+	for {
+		o.mu.Lock()
+		if o.closed || o.closing {
+			o.mu.Unlock()
+			return false
+		}
+		if o.size == 0 || o.size+len(b) <= o.limit {
+			o.queue = append(o.queue, b)
+			o.size += len(b)
+			o.wake()
+			o.mu.Unlock()
+			return true
+		}
+		taken := o.taken
+		o.mu.Unlock()
+		if deadline == nil {
+			deadline = time.NewTimer(stall)
+		}
+		select {
+		case <-taken:
+		case <-deadline.C:
+			return false // took nothing for the whole stall timeout: not reading
+		}
 	}
-	o.queue = append(o.queue, b)
-	o.size += len(b)
-	o.wake()
-	return true
 }
 
 // wake tells the writer there is something to do. The channel has room for
@@ -55,7 +88,7 @@ func (o *outbox) wake() {
 // take waits until frames are queued and returns all of them, leaving spare
 // (emptied) as the new queue, so that the writer and the pushers swap two
 // slices instead of allocating one per batch. It returns false once the
-// outbox is closed.
+// outbox is closed, or once it is finishing and empty.
 func (o *outbox) take(spare [][]byte) ([][]byte, bool) {
 	for {
 		o.mu.Lock()
@@ -66,17 +99,32 @@ func (o *outbox) take(spare [][]byte) ([][]byte, bool) {
 		if len(o.queue) > 0 {
 			batch := o.queue
 			o.queue, o.size = spare[:0], 0
+			close(o.taken) // room for every pusher that waits
+			o.taken = make(chan struct{})
 			o.mu.Unlock()
 			return batch, true
+		}
+		if o.closing {
+			o.mu.Unlock()
+			return nil, false
 		}
 		o.mu.Unlock()
 		<-o.ready
 	}
 }
 
-// close stops the outbox: later pushes fail, take returns false, and the
-// queued frames are released. It reports whether this call closed it, so
-// that what follows (a log line, say) happens once.
+// finish stops pushes but lets the writer take what is queued: for a client
+// that half-closed its connection, whose replies must still reach it.
+func (o *outbox) finish() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.closing = true
+	o.wake()
+}
+
+// close stops the outbox: later pushes fail, take returns false, waiting
+// pushers give up, and the queued frames are released. It reports whether
+// this call closed it, so that what follows (a log line, say) happens once.
 func (o *outbox) close() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -85,25 +133,30 @@ func (o *outbox) close() bool {
 	}
 	o.closed = true
 	o.queue, o.size = nil, 0
+	close(o.taken)
+	o.taken = make(chan struct{})
 	o.wake()
 	return true
 }
 
 // client is one logged-in connection.
 type client struct {
-	name string // the authenticated name: the sender of everything it sends
-	conn net.Conn
-	out  *outbox
+	name    string // the authenticated name: the sender of everything it sends
+	conn    net.Conn
+	out     *outbox
+	written chan struct{} // closed when writeLoop returns
 }
 
 // writeLoop is the client's writer goroutine: the only code that writes to
 // conn once the client is logged in, so frames never interleave. It takes
 // every frame queued since its last write and writes them with one writev
-// (net.Buffers), until the outbox is closed or a write fails.
+// (net.Buffers), until the outbox is closed (or finished and empty) or a
+// write fails.
 //
 // A failed write closes the connection: the client's reader then fails too,
 // and its goroutine removes the client.
 func (c *client) writeLoop() {
+	defer close(c.written)
 	var spare [][]byte
 	for {
 		batch, ok := c.out.take(spare)

@@ -3,10 +3,9 @@
 package evloop
 
 import (
+	"crypto/subtle"
 	"errors"
 	"log/slog"
-	"os"
-	"sort"
 	"time"
 
 	"serverlab/tools/users"
@@ -16,8 +15,10 @@ import (
 // ChatConfig configures the chat server.
 type ChatConfig struct {
 	// UsersPath is the users file the discovery server writes (default
-	// "users.txt"). It is read again whenever it has changed, so a user who
-	// registers while the chat server runs can log in.
+	// "users.txt"). It is read once by NewChat; then the loop reads only what
+	// the discovery server appends (users.Cache), at most refreshBudget bytes
+	// at a time, so a user who registers while the chat server runs can log
+	// in and no read of the file stalls the loop.
 	UsersPath string
 	// LoginTimeout is how long a new connection has to log in (default 10s):
 	// a connection that never does would otherwise hold its fd for ever.
@@ -28,12 +29,17 @@ type ChatConfig struct {
 
 // Replies of the chat server.
 const (
-	replyOK      = "OK"
-	replyFail    = "FAIL"
-	replyOffline = "User not online."
-	noUsers      = "(no users registered)"
-	everyone     = "ALL" // the target of a relayed broadcast
+	replyOK      = wire.ReplyOK
+	replyFail    = wire.ReplyFail
+	replyOffline = wire.NotOnline
 )
+
+// refreshBudget bounds what one refresh of the users file reads, inside the
+// loop: everyone waits while it runs. A registration appends one line, so a
+// refresh reads a line or two; a file replaced by a large one is read over
+// several refreshes (64 KiB take about 100 µs), and until then the loop
+// answers from the users it had.
+const refreshBudget = 64 << 10
 
 // Errors that close a connection.
 var (
@@ -53,8 +59,11 @@ func NewChat(cfg ChatConfig) (*Loop, error) {
 	if cfg.Loop.Logger == nil {
 		cfg.Loop.Logger = slog.Default()
 	}
-	s := &chat{path: cfg.UsersPath, loginTimeout: cfg.LoginTimeout, log: cfg.Loop.Logger, online: map[string]*Conn{}}
-	if err := s.reload(); err != nil {
+	s := &chat{users: users.NewCache(cfg.UsersPath, cfg.Loop.Logger), loginTimeout: cfg.LoginTimeout,
+		log: cfg.Loop.Logger, online: map[string]*Conn{}}
+	// The whole file, once, before the loop runs: from then on only what is
+	// appended.
+	if err := s.users.Refresh(0); err != nil {
 		return nil, err
 	}
 	return New(s, cfg.Loop), nil
@@ -64,13 +73,9 @@ func NewChat(cfg ChatConfig) (*Loop, error) {
 // goroutine: no lock anywhere. (Chapter 02 needed a mutex around the map of
 // online users, because every client's goroutine touched it.)
 type chat struct {
-	path         string
+	users        *users.Cache // users.txt in memory
 	loginTimeout time.Duration
 	log          *slog.Logger
-
-	registered map[string]users.User // users.txt, indexed by name
-	names      []string              // registered names, sorted
-	stamp      fileStamp             // users.txt as last read
 
 	online   map[string]*Conn // logged-in users
 	awaiting []loginDeadline  // connections not logged in yet, oldest first
@@ -85,40 +90,12 @@ type loginDeadline struct {
 	at time.Time
 }
 
-// fileStamp identifies a version of a file cheaply.
-type fileStamp struct {
-	size    int64
-	modTime time.Time
-}
-
-// reload reads users.txt again if it changed since the last read. (It reads a
-// file from the loop's goroutine, which blocks every client meanwhile; a
-// users file is small and stat is cheap, so that is a fair trade here.)
-func (s *chat) reload() error {
-	st, err := os.Stat(s.path)
-	if errors.Is(err, os.ErrNotExist) {
-		s.registered, s.names, s.stamp = nil, nil, fileStamp{}
-		return nil
+// refresh reads what has been appended to the users file since the last
+// refresh, refreshBudget bytes at most.
+func (s *chat) refresh() {
+	if err := s.users.Refresh(refreshBudget); err != nil {
+		s.log.Error("reading the users file", "err", err)
 	}
-	if err != nil {
-		return err
-	}
-	stamp := fileStamp{st.Size(), st.ModTime()}
-	if stamp == s.stamp && s.registered != nil {
-		return nil
-	}
-	f, err := users.Load(s.path)
-	if err != nil {
-		return err
-	}
-	s.registered = users.Index(f.Users)
-	s.names = s.names[:0]
-	for name := range s.registered {
-		s.names = append(s.names, name)
-	}
-	sort.Strings(s.names)
-	s.stamp = stamp
-	return nil
 }
 
 // Opened starts the new connection's login deadline.
@@ -174,7 +151,7 @@ func (s *chat) serve(c *Conn, f wire.Frame) error {
 	}
 	switch f.Type {
 	case wire.Broadcast:
-		s.broadcast(c, name, f.Payload)
+		s.broadcast(c, name, f.Target, f.Payload)
 	case wire.PrivateMsg:
 		s.private(c, name, f.Target, f.Payload)
 	case wire.QueryUser:
@@ -195,11 +172,11 @@ func (s *chat) login(c *Conn, f wire.Frame) error {
 	if f.Type != wire.Login {
 		return errNotLoggedIn
 	}
-	if err := s.reload(); err != nil {
-		s.log.Error("reading the users file", "err", err)
-	}
-	u, ok := s.registered[f.Sender]
-	if !ok || u.Password != string(f.Payload) || s.online[f.Sender] != nil {
+	s.refresh()
+	u, ok := s.users.Lookup(f.Sender)
+	// Compare in constant time, so the time taken says nothing about how much
+	// of a guess was right.
+	if !ok || subtle.ConstantTimeCompare([]byte(u.Password), f.Payload) != 1 || s.online[f.Sender] != nil {
 		s.send(c, wire.Frame{Type: wire.Login, Sender: wire.ServerName, Target: f.Sender, Payload: []byte(replyFail)})
 		c.CloseWhenFlushed()
 		return nil
@@ -210,12 +187,13 @@ func (s *chat) login(c *Conn, f wire.Frame) error {
 	return nil
 }
 
-// broadcast relays a message to every other logged-in client, with the
-// sender's authenticated name (the original relayed the header as sent, so
-// anyone could speak for anyone). The frame is encoded once; each Write
-// copies it only if that client's socket does not take it at once.
-func (s *chat) broadcast(from *Conn, name string, payload []byte) {
-	if !s.encode(wire.Frame{Type: wire.Broadcast, Sender: name, Target: everyone, Payload: payload}) {
+// broadcast relays a message to every other logged-in client: its header as
+// the client wrote it (a target of "all" stays "all"), but with the sender's
+// authenticated name (the original relayed the sender as sent too, so anyone
+// could speak for anyone). The frame is encoded once; each Write copies it
+// only if that client's socket does not take it at once.
+func (s *chat) broadcast(from *Conn, name, target string, payload []byte) {
+	if !s.encode(wire.Frame{Type: wire.Broadcast, Sender: name, Target: target, Payload: payload}) {
 		return
 	}
 	for _, c := range s.online {
@@ -237,27 +215,10 @@ func (s *chat) private(from *Conn, name, target string, payload []byte) {
 }
 
 // query answers with every registered user, sorted by name, and whether they
-// are online: "<name> | active: <0|1>\n" per user. A list too long for one
-// frame is cut after the last whole line that fits.
+// are online, in the format of wire.UserList.
 func (s *chat) query(c *Conn, name string) {
-	if err := s.reload(); err != nil {
-		s.log.Error("reading the users file", "err", err)
-	}
-	var list []byte
-	for _, u := range s.names {
-		active := "0"
-		if s.online[u] != nil {
-			active = "1"
-		}
-		line := u + " | active: " + active + "\n"
-		if len(list)+len(line) > wire.MaxPayload {
-			break
-		}
-		list = append(list, line...)
-	}
-	if len(s.names) == 0 {
-		list = []byte(noUsers)
-	}
+	s.refresh()
+	list := wire.UserList(s.users.Names(), func(u string) bool { return s.online[u] != nil })
 	s.send(c, wire.Frame{Type: wire.QueryUser, Sender: wire.ServerName, Target: name, Payload: list})
 }
 

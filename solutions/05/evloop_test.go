@@ -34,11 +34,9 @@ var impl = epolltest.Impl{
 // tests/chattest, which it passes unchanged.
 var chatImpl = chattest.Impl{
 	NewServer: func(c chattest.Config) (lab.Server, error) {
-		return evloop.NewChat(evloop.ChatConfig{
-			UsersPath:    c.UsersPath,
-			LoginTimeout: c.LoginTimeout,
-			Loop:         loop(epolltest.Limits{MaxPending: c.MaxPending}),
-		})
+		opt := loop(epolltest.Limits{MaxPending: c.MaxPending})
+		opt.Logger = c.Logger
+		return evloop.NewChat(evloop.ChatConfig{UsersPath: c.UsersPath, LoginTimeout: c.LoginTimeout, Loop: opt})
 	},
 }
 

@@ -3,6 +3,7 @@ package chattest
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,10 +19,10 @@ const everyone = wire.Everyone
 
 // The server's replies.
 const (
-	replyOK   = "OK"
-	replyFail = "FAIL"
-	notOnline = "User not online."
-	noUsers   = "(no users registered)"
+	replyOK   = wire.ReplyOK
+	replyFail = wire.ReplyFail
+	notOnline = wire.NotOnline
+	noUsers   = wire.NoUsers
 )
 
 // env is one server under test and its users file.
@@ -39,12 +40,21 @@ func password(name string) string { return "pw-" + name }
 // start writes a users file with one line per name and serves a new server.
 func start(k *testkit.T, impl Impl, cfg Config, names ...string) *env {
 	k.Helper()
+	return startOn(k, impl, cfg, nil, names...)
+}
+
+// startOn is start on a listener of the check's own (nil: a fresh one).
+func startOn(k *testkit.T, impl Impl, cfg Config, ln net.Listener, names ...string) *env {
+	k.Helper()
 	e := &env{k: k, users: filepath.Join(k.TempDir(), "users.txt")}
 	if !strings.HasSuffix(k.Name(), "Login") { // every check but the login one
 		e.login = "\n(this check needs logging in, the chapter's login exercise, to work first)"
 	}
 	e.register(names...)
 	cfg.UsersPath = e.users
+	if cfg.Logger == nil {
+		cfg.Logger = testkit.Logger()
+	}
 	srv, err := impl.NewServer(cfg)
 	if errors.Is(err, lab.ErrNotImplemented) {
 		k.Fatalf("building the server needs an earlier exercise: %v", err)
@@ -52,7 +62,11 @@ func start(k *testkit.T, impl Impl, cfg Config, names ...string) *env {
 	if err != nil {
 		k.Fatalf("NewServer(%+v): %v", cfg, err)
 	}
-	e.raw, e.srv = srv, k.Serve(srv)
+	if ln == nil {
+		e.raw, e.srv = srv, k.Serve(srv)
+	} else {
+		e.raw, e.srv = srv, k.ServeListener(srv, ln)
+	}
 	return e
 }
 
@@ -88,7 +102,7 @@ func (e *env) loginAs(name string) *testkit.Conn {
 	e.k.Helper()
 	c := e.k.Dial(e.srv)
 	f := loginFrame(name, password(name))
-	if err := c.TryWrite(encode(f), "frame "+f.String()); err != nil {
+	if err := c.TryWrite(testkit.Encode(f), "frame "+f.String()); err != nil {
 		e.k.Fatalf("logging in as %s: %v%s%s", name, err, c.Context(), e.login)
 	}
 	got, err := c.TryReadFrame()
@@ -143,20 +157,12 @@ func brief(f wire.Frame) wire.Frame {
 	return f
 }
 
-func encode(f wire.Frame) []byte {
-	b, err := wire.Encode(f)
-	if err != nil {
-		panic("chattest: test bug: " + err.Error())
-	}
-	return b
-}
-
 // send writes f on c in one write, or fails the check. Unlike c.SendFrame it
 // remembers a shortened frame for failure messages, which keeps large
 // payloads cheap.
 func send(k *testkit.T, c *testkit.Conn, f wire.Frame) {
 	k.Helper()
-	c.Write(encode(f), "frame "+brief(f).String())
+	c.Write(testkit.Encode(f), "frame "+brief(f).String())
 }
 
 // needsOutbox reminds the checks after 2.2 that every frame after login

@@ -24,8 +24,48 @@ import (
 func Isolation(t *testing.T, impl Impl) {
 	k := testkit.New(t, "2.5")
 	checkStalledReader(k, impl)
+	checkBurst(k, impl)
+	if impl.SlowsSender {
+		checkBehindReaders(k, impl)
+	}
 	checkVanishingClients(k, impl)
 	checkNoInterleaving(k, impl)
+}
+
+// checkBurst: one client sends a burst of 64 broadcasts of 64 KiB (4 MiB) as
+// fast as it can, to 20 clients that all read. Each of them has far more
+// coming than a pending-output limit of 1 MiB holds, yet none of them is
+// slow: every one must receive the whole burst, and stay connected. A server
+// that drops a receiver whose queue fills (the original's readers were
+// dropped 0 to 14 at a time) lets one user kick the others off; it must slow
+// the sender down instead, or queue more.
+func checkBurst(k *testkit.T, impl Impl) {
+	k.Helper()
+	const readers, n = 20, 64
+	names := []string{"burster"}
+	for i := range readers {
+		names = append(names, fmt.Sprintf("reader%02d", i))
+	}
+	e := start(k, impl, Config{MaxPending: 1 << 20}, names...)
+	sender := e.loginAs("burster")
+	frames := numbered("burster", n, wire.MaxPayload)
+	done := make(fanIn, readers+1)
+	conns := map[string]*testkit.Conn{}
+	for _, name := range names[1:] {
+		conns[name] = e.loginAs(name)
+		receiveAll(conns[name], name, frames, nil, done)
+	}
+	sendAll(sender, "burster", frames, done)
+	done.wait(k, readers+1, fmt.Sprintf("burster sent %d broadcasts of 64 KiB back to back (MaxPending = 1 MiB) to %d "+
+		"clients that all read; every one must receive all of them. A reader that is merely behind a burst is not "+
+		"a slow consumer: slow the sender down (its reader waits for room in the receivers' queues) rather than "+
+		"drop the readers", n, readers))
+	// And they are still connected: a broadcast after the burst reaches them.
+	after := broadcastFrame("burster", everyone, []byte("after the burst"))
+	sender.SendFrame(after)
+	for _, name := range names[1:] {
+		expect(k, conns[name], name, after, "after the burst, burster broadcast once more (every reader is still connected)")
+	}
 }
 
 // fanIn collects the results of the goroutines a check starts. Goroutines
@@ -50,7 +90,7 @@ func (f fanIn) wait(k *testkit.T, n int, what string) {
 func sendAll(c *testkit.Conn, name string, frames []wire.Frame, done fanIn) {
 	go func() {
 		for i, f := range frames {
-			if err := c.TryWrite(encode(f), "frame "+brief(f).String()); err != nil {
+			if err := c.TryWrite(testkit.Encode(f), "frame "+brief(f).String()); err != nil {
 				done <- fmt.Errorf("%s could not send frame %d of %d: %s (the server stopped reading %s's frames)",
 					name, i+1, len(frames), testkit.Describe(err), name)
 				return
@@ -175,6 +215,42 @@ func sysctlField(path string, i int) (int, error) {
 		return 0, fmt.Errorf("%s: %q has no field %d", path, b, i)
 	}
 	return strconv.Atoi(f[i])
+}
+
+// checkBehindReaders: a server that slows the sender down must never drop a
+// reader that is merely behind. Four clients are sent a burst of twice what
+// MaxPending and their socket buffers hold, and start reading only after a
+// moment (300 ms: a phone on a slow network, a garbage-collection pause);
+// then they read it all. The sender must be held back meanwhile, and every
+// reader must receive the whole burst.
+func checkBehindReaders(k *testkit.T, impl Impl) {
+	k.Helper()
+	const readers, limit = 4, 1 << 20
+	names := []string{"burster"}
+	for i := range readers {
+		names = append(names, fmt.Sprintf("behind%d", i))
+	}
+	e := start(k, impl, Config{MaxPending: limit}, names...)
+	sender := e.loginAs("burster")
+	n := 2 * (limit + kernelBuffers()) / wire.MaxPayload
+	frames := numbered("burster", n, wire.MaxPayload)
+	done := make(fanIn, readers+1)
+	wake := time.After(300 * time.Millisecond) // the readers' pause: traffic shaping, not synchronisation
+	var conns []*testkit.Conn
+	for _, name := range names[1:] {
+		conns = append(conns, e.loginAs(name))
+	}
+	go func() {
+		<-wake
+		for i, c := range conns {
+			receiveAll(c, names[i+1], frames, nil, done)
+		}
+	}()
+	sendAll(sender, "burster", frames, done)
+	done.wait(k, readers+1, fmt.Sprintf("burster sent %d broadcasts of 64 KiB (%d MiB, MaxPending = 1 MiB) to %d "+
+		"clients that started reading 300 ms later; every one must receive all of them: a server that slows the "+
+		"sender down waits for room in a full queue (up to its stall timeout) instead of dropping the receiver",
+		n, n>>4, readers))
 }
 
 // checkVanishingClients: clients that reset their connections while a

@@ -2,33 +2,25 @@ package chattest
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"serverlab/tests/testkit"
+	"serverlab/tools/users"
 	"serverlab/tools/wire"
 )
-
-// header builds a raw header, for frames that tools/wire refuses to encode.
-func header(typ, length int32, sender, target []byte) []byte {
-	b := make([]byte, wire.HeaderSize)
-	binary.LittleEndian.PutUint32(b[0:4], uint32(typ))
-	binary.LittleEndian.PutUint32(b[4:8], uint32(length))
-	copy(b[8:40], sender)
-	copy(b[40:72], target)
-	return b
-}
 
 // Login checks exercise 2.1: a goroutine per connection, and the login
 // exchange that every connection starts with.
 func Login(t *testing.T, impl Impl) {
 	k := testkit.New(t, "2.1")
-	e := start(k, impl, Config{}, "alice", "bob", "carol", "gus")
+	e := start(k, impl, Config{}, "alice", "bob", "carol", "gus", "hal")
 
 	alice := e.loginAs("alice")
 	// alice stays connected: an iterative server, still busy with her, would
@@ -36,11 +28,15 @@ func Login(t *testing.T, impl Impl) {
 	bob := e.loginAs("bob")
 
 	checkFail(k, e, "alice", "wrong", "a wrong password")
+	checkFail(k, e, "carol", "wrong", "a wrong password (carol is registered and not online)")
+	checkFail(k, e, "carol", password("carol")[:len(password("carol"))-1], "carol's password less its last byte")
+	checkFail(k, e, "carol", password("carol")+"x", "carol's password and one more byte")
 	checkFail(k, e, "mallory", "pw-mallory", "a name that is not in the users file")
 	checkFail(k, e, "Carol", password("carol"), "\"Carol\" (names are compared bytewise: carol is registered, Carol is not)")
 	checkFail(k, e, "alice", password("alice"), "the name of a user who is online already (the newcomer is refused)")
 	checkFail(k, e, "alice", password("alice"), "alice again: the refused newcomer must not have taken over her name")
 	checkFirstFrameNotLogin(k, e)
+	checkConcurrentLogins(k, e)
 
 	e.register("dave")
 	e.loginAs("dave") // registered after the server started
@@ -49,6 +45,88 @@ func Login(t *testing.T, impl Impl) {
 	checkProtocolErrorsAfterLogin(k, e, bob)
 	checkLoginTimeout(k, impl)
 	checkMissingUsersFile(k, impl)
+	checkOriginalsUsersFile(k, impl)
+	checkLoginCost(k, impl)
+}
+
+// checkLoginCost: with a users file at its limit (users.MaxUsers users), a
+// login must not read the whole file again: the file is read once, and then
+// only what is appended. Re-reading it at every login let a flood of
+// registrations make every login slow (and, in an event loop, every
+// client). The check counts the bytes this process reads (Linux's
+// /proc/self/io, rchar), which the server under test is part of.
+func checkLoginCost(k *testkit.T, impl Impl) {
+	k.Helper()
+	if _, err := readBytes(); err != nil {
+		k.Logf("not checking what a login reads: %v", err)
+		return
+	}
+	var b strings.Builder
+	for i := range users.MaxUsers - 1 {
+		b.WriteString(users.User{Name: fmt.Sprintf("filler%05d", i), Password: "pw", IP: "127.0.0.1", Port: 1}.Line())
+	}
+	e := start(k, impl, Config{}, "zoe")
+	if err := os.WriteFile(e.users, []byte(users.User{Name: "zoe", Password: password("zoe"), IP: "127.0.0.1",
+		Port: 1}.Line()+b.String()), 0o600); err != nil {
+		k.Fatalf("test bug: %v", err)
+	}
+	size := int64(b.Len())
+	e.loginAs("zoe").Close() // the server may read the whole file once: now
+	const logins = 30
+	before, _ := readBytes()
+	for range logins {
+		checkFail(k, e, "zoe", "wrong", "a wrong password")
+	}
+	after, _ := readBytes()
+	if read := after - before; read > size {
+		k.Fatalf("with a users file of %d users (%d bytes), %d logins made this process read %d bytes: about %d "+
+			"times the file. Read the file once and then only what is appended (users.Cache), not at every login",
+			users.MaxUsers, size, logins, read, read/size)
+	}
+}
+
+// readBytes is the number of bytes this process has read so far (rchar).
+func readBytes() (int64, error) {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "rchar: "); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, errors.New("/proc/self/io has no rchar")
+}
+
+// checkOriginalsUsersFile: a users file as the original discovery server
+// writes it, which records whatever it is sent: a name with a space (a line
+// of five fields), the names "server" and "ALL", a name with a zero-width
+// space, a password over the limit. Each bad line costs that line only: the
+// users on the other lines log in; nobody logs in as a bad line's name.
+func checkOriginalsUsersFile(k *testkit.T, impl Impl) {
+	k.Helper()
+	e := start(k, impl, Config{})
+	bad := []string{
+		"mary ann " + password("mary") + " 127.0.0.1 2",
+		wire.ServerName + " " + password(wire.ServerName) + " 127.0.0.1 3",
+		wire.Everyone + " " + password(wire.Everyone) + " 127.0.0.1 4",
+		"ali\u200bce " + password("ali\u200bce") + " 127.0.0.1 5",
+		"long " + strings.Repeat("p", users.MaxPassword+1) + " 127.0.0.1 6",
+	}
+	content := users.User{Name: "alice", Password: password("alice"), IP: "127.0.0.1", Port: 1}.Line() +
+		strings.Join(bad, "\n") + "\n" +
+		users.User{Name: "bob", Password: password("bob"), IP: "127.0.0.1", Port: 7}.Line()
+	if err := os.WriteFile(e.users, []byte(content), 0o600); err != nil {
+		k.Fatalf("test bug: %v", err)
+	}
+	e.loginAs("alice")
+	e.loginAs("bob")
+	for _, name := range []string{"mary", wire.ServerName, wire.Everyone, "ali\u200bce"} {
+		checkFail(k, e, name, password(name), fmt.Sprintf("%q, whose line in the users file is not a valid user "+
+			"(the file: %q)", name, content))
+	}
+	checkFail(k, e, "long", strings.Repeat("p", users.MaxPassword+1), "a password over users.MaxPassword bytes")
 }
 
 // checkFail: a refused login gets FAIL and the connection is closed.
@@ -60,6 +138,53 @@ func checkFail(k *testkit.T, e *env, name, pw, what string) {
 	c.ExpectClosed()
 }
 
+// checkConcurrentLogins: many connections log in as hal at the same moment;
+// exactly one gets OK. join must check and claim the name under one lock: a
+// check under the lock and an insert under another lets several through.
+func checkConcurrentLogins(k *testkit.T, e *env) {
+	k.Helper()
+	const n = 16
+	conns := make([]*testkit.Conn, n)
+	for i := range conns {
+		conns[i] = k.Dial(e.srv)
+	}
+	login := testkit.Encode(loginFrame("hal", password("hal")))
+	start := make(chan struct{})
+	answers := make(chan string, n)
+	for _, c := range conns {
+		go func() {
+			<-start
+			if c.TryWrite(login, "LOGIN as hal") != nil {
+				answers <- "write failed"
+				return
+			}
+			f, err := c.TryReadFrame()
+			if err != nil {
+				answers <- testkit.Describe(err)
+				return
+			}
+			answers <- string(f.Payload)
+		}()
+	}
+	close(start)
+	oks := 0
+	var got []string
+	for range n {
+		a := <-answers
+		got = append(got, a)
+		if a == replyOK {
+			oks++
+		}
+	}
+	if oks != 1 {
+		k.Fatalf("%d connections logged in as hal at the same moment; %d got OK (answers: %q). Want exactly one: "+
+			"check that the name is free and claim it under one lock", n, oks, got)
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+}
+
 // checkFirstFrameNotLogin: a connection whose first frame is not a LOGIN, or
 // not a frame at all, is closed without a reply.
 func checkFirstFrameNotLogin(k *testkit.T, e *env) {
@@ -68,12 +193,12 @@ func checkFirstFrameNotLogin(k *testkit.T, e *env) {
 		what string
 		send []byte
 	}{
-		{"a BROADCAST before logging in", encode(wire.Frame{Type: wire.Broadcast, Sender: "carol", Target: everyone, Payload: []byte("hi")})},
-		{"a QUERY_USER before logging in", encode(wire.Frame{Type: wire.QueryUser, Sender: "carol"})},
-		{"a REGISTRATION (that is the discovery server's)", encode(wire.Frame{Type: wire.Registration, Sender: "carol", Payload: []byte("pw")})},
-		{"a header with payload_length = 1<<30", header(int32(wire.Login), 1<<30, []byte("carol"), nil)},
-		{"a header with payload_length = -1", header(int32(wire.Login), -1, []byte("carol"), nil)},
-		{"a 32-byte sender without NUL", header(int32(wire.Login), 0, bytes.Repeat([]byte("c"), 32), nil)},
+		{"a BROADCAST before logging in", testkit.Encode(wire.Frame{Type: wire.Broadcast, Sender: "carol", Target: everyone, Payload: []byte("hi")})},
+		{"a QUERY_USER before logging in", testkit.Encode(wire.Frame{Type: wire.QueryUser, Sender: "carol"})},
+		{"a REGISTRATION (that is the discovery server's)", testkit.Encode(wire.Frame{Type: wire.Registration, Sender: "carol", Payload: []byte("pw")})},
+		{"a header with payload_length = 1<<30", testkit.RawHeader(int32(wire.Login), 1<<30, []byte("carol"), nil)},
+		{"a header with payload_length = -1", testkit.RawHeader(int32(wire.Login), -1, []byte("carol"), nil)},
+		{"a 32-byte sender without NUL", testkit.RawHeader(int32(wire.Login), 0, bytes.Repeat([]byte("c"), 32), nil)},
 	}
 	for _, c := range cases {
 		conn := k.Dial(e.srv)
@@ -121,8 +246,8 @@ func checkProtocolErrorsAfterLogin(k *testkit.T, e *env, bob *testkit.Conn) {
 		who, what string
 		send      []byte
 	}{
-		{"carol", "a frame of unknown type 99", encode(wire.Frame{Type: 99, Sender: "carol"})},
-		{"gus", "a header with payload_length = 64 KiB + 1", header(int32(wire.Broadcast), wire.MaxPayload+1, []byte("gus"), nil)},
+		{"carol", "a frame of unknown type 99", testkit.Encode(wire.Frame{Type: 99, Sender: "carol"})},
+		{"gus", "a header with payload_length = 64 KiB + 1", testkit.RawHeader(int32(wire.Broadcast), wire.MaxPayload+1, []byte("gus"), nil)},
 	}
 	for _, c := range cases {
 		conn := e.loginAs(c.who)
@@ -139,7 +264,7 @@ func checkLoginTimeout(k *testkit.T, impl Impl) {
 	e := start(k, impl, Config{LoginTimeout: timeout}, "erin")
 	silent := k.Dial(e.srv)
 	half := k.Dial(e.srv)
-	half.Write(encode(loginFrame("erin", password("erin")))[:40], "the first 40 bytes of a LOGIN, then nothing")
+	half.Write(testkit.Encode(loginFrame("erin", password("erin")))[:40], "the first 40 bytes of a LOGIN, then nothing")
 	erin := e.loginAs("erin") // the others wait, erin need not
 	for _, c := range []*testkit.Conn{silent, half} {
 		c.ExpectClosed()

@@ -1,8 +1,8 @@
 package chattest
 
 import (
-	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,13 +16,7 @@ import (
 func userList(registered []string, online ...string) string {
 	var b strings.Builder
 	for _, name := range registered {
-		active := 0
-		for _, o := range online {
-			if o == name {
-				active = 1
-			}
-		}
-		fmt.Fprintf(&b, "%s | active: %d\n", name, active)
+		b.WriteString(wire.UserLine(name, slices.Contains(online, name)))
 	}
 	return b.String()
 }

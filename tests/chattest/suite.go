@@ -18,18 +18,25 @@
 //     closed, and the session that has the name keeps it.
 //   - A name logs in only if the users file has it (bytewise); an empty
 //     sender or one without NUL is a malformed frame.
-//   - The users file is read at every login and user query, so users that the
-//     discovery server registers while the chat server runs can log in.
-//   - Relayed frames carry the authenticated sender. A relayed BROADCAST has
-//     target "ALL"; a relayed PRIVATE_MSG has the receiver's name.
+//   - Users that the discovery server appends to the users file while the
+//     chat server runs can log in at once. A line that is not a valid user
+//     (tools/users: a name with a space, a reserved name such as "server")
+//     costs that line only.
+//   - Relayed frames carry the authenticated sender; the rest of the header
+//     is relayed as the client wrote it (a BROADCAST's target "all" stays
+//     "all", as in the original).
 //   - After login, a frame that is not BROADCAST, PRIVATE_MSG, QUERY_USER or
 //     STATUS_UPDATE (ignored) closes the connection, as does a malformed frame
 //     (payload over 64 KiB, a name without NUL).
-//   - A client whose pending output would exceed Config.MaxPending bytes is
-//     not reading; it is disconnected, and nobody else waits for it.
+//   - A client whose pending output would exceed Config.MaxPending bytes may
+//     be disconnected at once, or (Impl.SlowsSender) once it has read nothing
+//     for a stall timeout, the sender being slowed down meanwhile. Clients
+//     that read are not disconnected by a burst of 4 MiB; with SlowsSender,
+//     not by any burst, even when they stop reading for a moment.
 package chattest
 
 import (
+	"log/slog"
 	"time"
 
 	"serverlab/tools/lab"
@@ -39,6 +46,11 @@ import (
 type Impl struct {
 	// NewServer builds a server from the suite's configuration.
 	NewServer func(Config) (lab.Server, error)
+	// SlowsSender says that the server's policy for a full queue is to slow
+	// the sender down (chapter 02) rather than to disconnect the receiver at
+	// once (chapter 05): the suite then also checks that readers that fall
+	// behind a burst for a moment are not disconnected.
+	SlowsSender bool
 }
 
 // Config is what the suite sets when it builds a server, in protocol terms.
@@ -55,4 +67,6 @@ type Config struct {
 	// LoginTimeout is how long a new connection has to send a complete LOGIN
 	// frame; 0 means the server's default.
 	LoginTimeout time.Duration
+	// Logger receives the server's log (the suite always sets it).
+	Logger *slog.Logger
 }

@@ -2,7 +2,6 @@ package discoverytest
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -30,25 +29,6 @@ func sampleFrames() []wire.Frame {
 	}
 }
 
-// header builds a raw header, for inputs that tools/wire refuses to encode.
-func header(typ, length int32, sender, target []byte) []byte {
-	b := make([]byte, wire.HeaderSize)
-	binary.LittleEndian.PutUint32(b[0:4], uint32(typ))
-	binary.LittleEndian.PutUint32(b[4:8], uint32(length))
-	copy(b[8:40], sender)
-	copy(b[40:72], target)
-	return b
-}
-
-func encode(k *testkit.T, f wire.Frame) []byte {
-	k.Helper()
-	b, err := wire.Encode(f)
-	if err != nil {
-		k.Fatalf("test bug: encoding %v: %v", f, err)
-	}
-	return b
-}
-
 // stopIfNotImplemented ends the check with a clear message while the
 // exercise is still a stub.
 func stopIfNotImplemented(k *testkit.T, err error, what string) {
@@ -61,7 +41,7 @@ func stopIfNotImplemented(k *testkit.T, err error, what string) {
 // ReadFrame checks exercise 1.1: reading one frame from a byte stream.
 func ReadFrame(t *testing.T, impl Impl) {
 	k := testkit.New(t, "1.1")
-	_, err := impl.ReadFrame(bytes.NewReader(encode(k, sampleFrames()[0])))
+	_, err := impl.ReadFrame(bytes.NewReader(testkit.Encode(sampleFrames()[0])))
 	stopIfNotImplemented(k, err, "ReadFrame")
 
 	readers := map[string]func(io.Reader) io.Reader{
@@ -72,7 +52,7 @@ func ReadFrame(t *testing.T, impl Impl) {
 	}
 	for how, wrap := range readers {
 		for _, want := range sampleFrames() {
-			got, err := impl.ReadFrame(wrap(bytes.NewReader(encode(k, want))))
+			got, err := impl.ReadFrame(wrap(bytes.NewReader(testkit.Encode(want))))
 			if err != nil {
 				k.Errorf("reading %s (%s): unexpected error %v", brief(want), how, err)
 				continue
@@ -87,6 +67,44 @@ func ReadFrame(t *testing.T, impl Impl) {
 	checkReadErrors(k, impl)
 	checkNoHugeAllocation(k, impl)
 	checkAgreesWithWire(k, impl)
+	checkRandomFrames(k, impl)
+	checkNotDelegatedRead(k, impl)
+}
+
+// randomFrame draws a valid frame: any type, names of 1 to 31 bytes of any
+// value but NUL (the target may be empty), a payload of 0 to 64 KiB.
+func randomFrame(rng *rand.Rand) wire.Frame {
+	name := func(minLen int) string {
+		b := make([]byte, minLen+rng.IntN(wire.MaxName+1-minLen))
+		for i := range b {
+			b[i] = byte(1 + rng.IntN(255))
+		}
+		return string(b)
+	}
+	size := rng.IntN(64)
+	if rng.IntN(4) == 0 {
+		size = rng.IntN(wire.MaxPayload + 1)
+	}
+	p := make([]byte, size)
+	for i := range p {
+		p[i] = byte(rng.Uint32())
+	}
+	return wire.Frame{Type: wire.Type(int32(rng.Uint32())), Sender: name(1), Target: name(0), Payload: p}
+}
+
+// checkRandomFrames: frames drawn afresh on every run (they cannot be
+// memorised) come out of ReadFrame as tools/wire encoded them.
+func checkRandomFrames(k *testkit.T, impl Impl) {
+	k.Helper()
+	rng := k.Rand()
+	for range 200 {
+		want := randomFrame(rng)
+		got, err := impl.ReadFrame(iotest.HalfReader(bytes.NewReader(testkit.Encode(want))))
+		if err != nil || testkit.FrameDiff(want, got) != "" {
+			k.Fatalf("reading a frame encoded by tools/wire:\n  sent: % x\n  want: %v\n   got: %v (err %v)",
+				truncate(testkit.Encode(want), 80), brief(want), brief(got), err)
+		}
+	}
 }
 
 // brief shortens a frame with a long payload for messages.
@@ -102,7 +120,7 @@ func brief(f wire.Frame) wire.Frame {
 func checkBackToBack(k *testkit.T, impl Impl) {
 	k.Helper()
 	a, b := sampleFrames()[1], sampleFrames()[0]
-	r := bytes.NewReader(append(encode(k, a), encode(k, b)...))
+	r := bytes.NewReader(append(testkit.Encode(a), testkit.Encode(b)...))
 	for i, want := range []wire.Frame{a, b} {
 		got, err := impl.ReadFrame(r)
 		if err != nil || testkit.FrameDiff(want, got) != "" {
@@ -117,7 +135,7 @@ func checkBackToBack(k *testkit.T, impl Impl) {
 
 func checkReadErrors(k *testkit.T, impl Impl) {
 	k.Helper()
-	full := encode(k, sampleFrames()[1])
+	full := testkit.Encode(sampleFrames()[1])
 	cases := []struct {
 		name  string
 		input []byte
@@ -126,13 +144,13 @@ func checkReadErrors(k *testkit.T, impl Impl) {
 		{"an empty stream", nil, io.EOF},
 		{"half a header", full[:wire.HeaderSize/2], io.ErrUnexpectedEOF},
 		{"a header and half the payload", full[:wire.HeaderSize+3], io.ErrUnexpectedEOF},
-		{"a header promising a payload that never comes", header(3, 10, []byte("bob"), nil), io.ErrUnexpectedEOF},
-		{"payload_length = -1", header(3, -1, []byte("bob"), nil), wire.ErrLength},
-		{"payload_length = 64 KiB + 1", header(3, wire.MaxPayload+1, []byte("bob"), nil), wire.ErrLength},
-		{"payload_length = 1<<30", header(3, 1<<30, []byte("bob"), nil), wire.ErrLength},
-		{"a 32-byte sender with no NUL", header(3, 0, bytes.Repeat([]byte("s"), 32), nil), wire.ErrName},
-		{"a 32-byte target with no NUL", header(4, 0, []byte("bob"), bytes.Repeat([]byte("t"), 32)), wire.ErrName},
-		{"an empty sender", header(3, 0, nil, nil), wire.ErrName},
+		{"a header promising a payload that never comes", testkit.RawHeader(3, 10, []byte("bob"), nil), io.ErrUnexpectedEOF},
+		{"payload_length = -1", testkit.RawHeader(3, -1, []byte("bob"), nil), wire.ErrLength},
+		{"payload_length = 64 KiB + 1", testkit.RawHeader(3, wire.MaxPayload+1, []byte("bob"), nil), wire.ErrLength},
+		{"payload_length = 1<<30", testkit.RawHeader(3, 1<<30, []byte("bob"), nil), wire.ErrLength},
+		{"a 32-byte sender with no NUL", testkit.RawHeader(3, 0, bytes.Repeat([]byte("s"), 32), nil), wire.ErrName},
+		{"a 32-byte target with no NUL", testkit.RawHeader(4, 0, []byte("bob"), bytes.Repeat([]byte("t"), 32)), wire.ErrName},
+		{"an empty sender", testkit.RawHeader(3, 0, nil, nil), wire.ErrName},
 	}
 	for _, c := range cases {
 		_, err := impl.ReadFrame(bytes.NewReader(c.input))
@@ -154,7 +172,7 @@ func truncate(b []byte, n int) []byte {
 // anything is allocated for it.
 func checkNoHugeAllocation(k *testkit.T, impl Impl) {
 	k.Helper()
-	hdr := header(3, 1<<30, []byte("bob"), nil)
+	hdr := testkit.RawHeader(3, 1<<30, []byte("bob"), nil)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	impl.ReadFrame(bytes.NewReader(hdr))
@@ -168,10 +186,10 @@ func checkNoHugeAllocation(k *testkit.T, impl Impl) {
 // and to tools/wire: both must return the same frame, or the same kind of error.
 func checkAgreesWithWire(k *testkit.T, impl Impl) {
 	k.Helper()
-	rng := rand.New(rand.NewPCG(1, 2))
+	rng := k.Rand()
 	frames := sampleFrames()[:5]
 	for i := range 300 {
-		b := encode(k, frames[i%len(frames)])
+		b := testkit.Encode(frames[i%len(frames)])
 		for range 1 + rng.IntN(2) { // damage the header: any byte, or the type and length
 			if rng.IntN(2) == 0 {
 				b[rng.IntN(wire.HeaderSize)] = byte(rng.Uint32())
@@ -230,7 +248,7 @@ func WriteFrame(t *testing.T, impl Impl) {
 			k.Errorf("writing %v: unexpected error %v", brief(f), err)
 			continue
 		}
-		want := encode(k, f)
+		want := testkit.Encode(f)
 		if !bytes.Equal(w.Bytes(), want) {
 			k.Errorf("writing %v: wrong bytes\n  want: % x\n   got: % x\n"+
 				"hint: type and length little-endian; each name NUL-padded to 32 bytes",
@@ -242,6 +260,17 @@ func WriteFrame(t *testing.T, impl Impl) {
 		}
 	}
 
+	rng := k.Rand()
+	for range 200 {
+		f := randomFrame(rng)
+		var w countingWriter
+		if err := impl.WriteFrame(&w, f); err != nil || !bytes.Equal(w.Bytes(), testkit.Encode(f)) {
+			k.Fatalf("writing %v (a frame drawn at random): want the bytes tools/wire writes\n  want: % x\n   got: % x (err %v)",
+				brief(f), truncate(testkit.Encode(f), 80), truncate(w.Bytes(), 80), err)
+		}
+	}
+	checkNotDelegatedWrite(k, impl)
+
 	long := strings.Repeat("x", wire.NameSize)
 	bad := []struct {
 		name string
@@ -251,6 +280,8 @@ func WriteFrame(t *testing.T, impl Impl) {
 		{"a 32-byte sender", wire.Frame{Type: 3, Sender: long}, wire.ErrName},
 		{"a 32-byte target", wire.Frame{Type: 4, Sender: "bob", Target: long}, wire.ErrName},
 		{"an empty sender", wire.Frame{Type: 3}, wire.ErrName},
+		{"a 32-byte sender of multi-byte characters", wire.Frame{Type: 3, Sender: strings.Repeat("é", 16)}, wire.ErrName},
+		{"a target containing NUL", wire.Frame{Type: 4, Sender: "bob", Target: "a\x00"}, wire.ErrName},
 		{"a sender containing NUL", wire.Frame{Type: 3, Sender: "bo\x00b"}, wire.ErrName},
 		{"a payload of 64 KiB + 1", wire.Frame{Type: 3, Sender: "bob", Payload: make([]byte, wire.MaxPayload+1)}, wire.ErrLength},
 	}

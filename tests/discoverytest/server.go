@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -75,6 +78,10 @@ func Serve(t *testing.T, impl Impl) {
 	register(k, srv, "alice", "pass123", "OK")  // same password: idempotent
 	register(k, srv, "alice", "stolen", "FAIL") // another password: refused
 	register(k, srv, "mallory", "two words", "FAIL")
+	// Names that would let a user pass for the server, or for someone else.
+	for _, name := range []string{wire.ServerName, "Server", "SERVER", wire.Everyone, "all", "ali\u200bce", "bo\xffb"} {
+		register(k, srv, name, "pw", "FAIL")
+	}
 	register(k, srv, strings.Repeat("n", wire.MaxName), "pw", "OK")
 	checkClosesSilently(k, srv)
 	checkFragmented(k, srv)
@@ -118,9 +125,9 @@ func checkClosesSilently(k *testkit.T, srv *testkit.Server) {
 		send []byte
 	}{
 		{"a LOGIN frame (the discovery server only registers)", login},
-		{"payload_length = -1", header(1, -1, []byte("bob"), nil)},
-		{"payload_length = 1<<30", header(1, 1<<30, []byte("bob"), nil)},
-		{"a 32-byte sender with no NUL", header(1, 2, bytes.Repeat([]byte("s"), 32), nil)},
+		{"payload_length = -1", testkit.RawHeader(1, -1, []byte("bob"), nil)},
+		{"payload_length = 1<<30", testkit.RawHeader(1, 1<<30, []byte("bob"), nil)},
+		{"a 32-byte sender with no NUL", testkit.RawHeader(1, 2, bytes.Repeat([]byte("s"), 32), nil)},
 		{"half a header, then end of stream", login[:30]},
 	}
 	for _, c := range cases {
@@ -153,16 +160,8 @@ func checkOneRequestPerConnection(k *testkit.T, srv *testkit.Server) {
 	c := k.Dial(srv)
 	c.SendFrame(registration("carol", "pw"))
 	c.ExpectFrame(answer("carol", "OK"))
-	c.TryWrite(mustEncode(registration("carol2", "pw")), "a second registration on the same connection")
+	c.TryWrite(testkit.Encode(registration("carol2", "pw")), "a second registration on the same connection")
 	c.ExpectClosed()
-}
-
-func mustEncode(f wire.Frame) []byte {
-	b, err := wire.Encode(f)
-	if err != nil {
-		panic(err) // only called with frames the suite builds
-	}
-	return b
 }
 
 // Deadlines checks exercise 1.5: a client that stalls cannot hold the
@@ -186,7 +185,7 @@ func Deadlines(t *testing.T, impl Impl) {
 
 	// A client that sends half a header and stops.
 	half := k.Dial(srv)
-	half.Write(mustEncode(registration("half", "pw"))[:40], "the first 40 bytes of a registration")
+	half.Write(testkit.Encode(registration("half", "pw"))[:40], "the first 40 bytes of a registration")
 	if _, err := registerFrom(k, srv, "after-half", "pw"); err != nil {
 		k.Fatalf("a client sent half a header and stalled; the next client's registration got %v", err)
 	}
@@ -205,7 +204,7 @@ func registerFrom(k *testkit.T, srv *testkit.Server, name, password string) (wir
 	if err != nil {
 		return wire.Frame{}, err
 	}
-	if err := c.TryWrite(mustEncode(registration(name, password)), "registration of "+name); err != nil {
+	if err := c.TryWrite(testkit.Encode(registration(name, password)), "registration of "+name); err != nil {
 		return wire.Frame{}, err
 	}
 	got, err := c.TryReadFrame()
@@ -224,7 +223,7 @@ func registerFrom(k *testkit.T, srv *testkit.Server, name, password string) (wir
 func checkTrickle(k *testkit.T, srv *testkit.Server, timeout time.Duration) {
 	k.Helper()
 	c := k.Dial(srv)
-	req := mustEncode(registration("slowpoke", "pw"))
+	req := testkit.Encode(registration("slowpoke", "pw"))
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
@@ -296,7 +295,7 @@ func Close(t *testing.T, impl Impl) {
 	// A client that sends half a header and then waits: the server is blocked
 	// reading it, with a minute left on its deadline.
 	c := k.Dial(srv)
-	c.Write(mustEncode(registration("bob", "pw"))[:10], "the first 10 bytes of a registration")
+	c.Write(testkit.Encode(registration("bob", "pw"))[:10], "the first 10 bytes of a registration")
 	select {
 	case <-sig.accepted:
 	case <-time.After(testkit.IOTimeout):
@@ -333,4 +332,142 @@ func Close(t *testing.T, impl Impl) {
 	}
 	fresh, _ := newServer(k, impl, Config{Timeout: time.Minute})
 	k.CheckServeAfterClose(fresh)
+	checkCloseWaitsForServe(k, impl)
+	checkCloseDuringBackoff(k, impl)
+
+	k.CheckContract(testkit.Contract{
+		New: func(log *slog.Logger) lab.Server {
+			srv, err := impl.NewServer(Config{UsersPath: filepath.Join(k.TempDir(), "users.txt"), Timeout: time.Minute, Logger: log})
+			if err != nil {
+				return brokenServer{err}
+			}
+			return srv
+		},
+		Probe: func(k *testkit.T, addr string) {
+			c := k.DialAddr(addr)
+			c.SendFrame(registration("probe", "pw"))
+			c.ExpectFrame(answer("probe", "OK"))
+		},
+	})
+}
+
+// brokenServer stands for a server that could not be built: every call
+// reports why.
+type brokenServer struct{ err error }
+
+func (b brokenServer) Serve(ln net.Listener) error { ln.Close(); return b.err }
+func (b brokenServer) Close() error                { return b.err }
+
+// lingeringListener is a listener whose Accept, once the listener is closed,
+// takes a moment to return (fault injection: a slow wake-up), and records
+// when it has. A Close that returns before that did not wait for Serve.
+type lingeringListener struct {
+	net.Listener
+	closed   atomic.Bool
+	returned atomic.Bool // Accept has returned after the close
+}
+
+func (l *lingeringListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil && l.closed.Load() {
+		time.Sleep(100 * time.Millisecond)
+		l.returned.Store(true)
+	}
+	return c, err
+}
+
+func (l *lingeringListener) Close() error {
+	l.closed.Store(true)
+	return l.Listener.Close()
+}
+
+// checkCloseWaitsForServe: two Close calls that race both return only after
+// Serve has stopped: here, after Serve's Accept has returned (slowly) and
+// Serve with it. The Serve loop is the iterative server's only goroutine:
+// a Close that does not wait for it (or a second Close that returns at once
+// because the first is under way) returns while it still runs.
+func checkCloseWaitsForServe(k *testkit.T, impl Impl) {
+	k.Helper()
+	raw, _ := newServer(k, impl, Config{Timeout: time.Minute})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen: %v", err)
+	}
+	lingering := &lingeringListener{Listener: ln}
+	srv := k.ServeListener(raw, lingering)
+	register(k, srv, "alice", "pw", "OK")
+	early := make(chan int, 2)
+	for i := range 2 {
+		go func() {
+			raw.Close()
+			if !lingering.returned.Load() {
+				early <- i + 1
+				return
+			}
+			early <- 0
+		}()
+	}
+	for range 2 {
+		select {
+		case n := <-early:
+			if n != 0 {
+				k.Errorf("Close call %d of 2 (racing) returned while Serve was still waiting in Accept: every "+
+					"Close must wait for Serve to return (s.serve.Wait(), in every call, not only the first)", n)
+			}
+		case <-time.After(testkit.IOTimeout):
+			k.Fatalf("Close did not return within %v", testkit.IOTimeout)
+		}
+	}
+}
+
+// backoffListener fails every Accept with EMFILE until it is closed, as a
+// process out of file descriptors does.
+type backoffListener struct {
+	net.Listener
+	failures atomic.Int32
+	closed   atomic.Bool
+}
+
+func (l *backoffListener) Accept() (net.Conn, error) {
+	if l.closed.Load() {
+		return nil, net.ErrClosed
+	}
+	l.failures.Add(1)
+	return nil, &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
+}
+
+func (l *backoffListener) Close() error {
+	l.closed.Store(true)
+	return l.Listener.Close()
+}
+
+// checkCloseDuringBackoff: while Accept keeps failing with EMFILE, Serve
+// waits between attempts (up to a second); Close must interrupt that wait
+// (lab.Accept's done channel, which Close closes) instead of waiting it out.
+func checkCloseDuringBackoff(k *testkit.T, impl Impl) {
+	k.Helper()
+	raw, _ := newServer(k, impl, Config{Timeout: time.Minute})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen: %v", err)
+	}
+	bl := &backoffListener{Listener: ln}
+	k.ServeListener(raw, bl)
+	deadline := time.Now().Add(testkit.IOTimeout)
+	for bl.failures.Load() < 9 && time.Now().Before(deadline) { // 5 ms doubling: the 9th wait is a second
+		time.Sleep(10 * time.Millisecond) // polling a counter, with a deadline
+	}
+	start := time.Now()
+	closed := make(chan struct{})
+	go func() { raw.Close(); close(closed) }()
+	select {
+	case <-closed:
+		if took := time.Since(start); took > 300*time.Millisecond {
+			k.Errorf("Accept had failed %d times with EMFILE and Serve was waiting to retry; Close took %v: it must "+
+				"interrupt the wait (close s.done, which lab.Accept watches) rather than sit it out", bl.failures.Load(), took)
+		}
+	case <-time.After(testkit.IOTimeout):
+		k.Fatalf("Close did not return within %v while Serve was retrying an Accept that failed with EMFILE: "+
+			"close s.done, which lab.Accept watches", testkit.IOTimeout)
+	}
 }

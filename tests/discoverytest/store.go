@@ -2,20 +2,23 @@ package discoverytest
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"serverlab/tests/testkit"
 	"serverlab/tools/users"
+	"serverlab/tools/wire"
 )
 
 // UserStore checks exercise 1.3: the user store and its file.
 func UserStore(t *testing.T, impl Impl) {
 	k := testkit.New(t, "1.3")
 	path := filepath.Join(t.TempDir(), "users.txt")
-	s, err := impl.OpenStore(path)
+	s, err := impl.OpenStore(path, nil)
 	stopIfNotImplemented(k, err, "OpenStore")
 	if err != nil {
 		k.Fatalf("OpenStore on a missing file: %v (a missing file is an empty store)", err)
@@ -39,11 +42,15 @@ func UserStore(t *testing.T, impl Impl) {
 	thief := users.User{Name: "alice", Password: "stolen", IP: "127.0.0.1", Port: 1}
 	if err := s.Register(thief); err == nil {
 		k.Errorf("registering alice with another password succeeded: the original let anyone take over an account this way; it must fail")
+	} else if !errors.Is(err, impl.ErrTaken) {
+		k.Errorf("registering alice with another password: got %v; want an error wrapping ErrTaken "+
+			"(fmt.Errorf(\"%%q: %%w\", name, ErrTaken)), so that callers can tell it with errors.Is", err)
 	}
 	wantFile(k, path, "alice pass123 127.0.0.1 54321\n", "after registering alice twice more")
 	wantUser(k, s, alice)
 
 	checkInvalidUsers(k, s, path)
+	checkLookAlikes(k, impl, s, path)
 
 	bob := users.User{Name: "bob", Password: "secret", IP: "10.0.0.2", Port: 54322}
 	if err := s.Register(bob); err != nil {
@@ -65,13 +72,17 @@ func UserStore(t *testing.T, impl Impl) {
 	wantFile(k, path, alice.Line()+bob.Line()+carol.Line(), "after a restart and one more registration")
 
 	checkTornLine(k, impl)
+	checkUnterminatedLine(k, impl)
 	checkOriginalsFile(k, impl)
 	checkMalformedFile(k, impl)
+	checkSynced(k, impl)
+	checkFailedWrites(k, impl)
+	checkFull(k, impl)
 }
 
 func reopen(k *testkit.T, impl Impl, path string) Store {
 	k.Helper()
-	s, err := impl.OpenStore(path)
+	s, err := impl.OpenStore(path, nil)
 	if err != nil {
 		k.Fatalf("OpenStore(%s) on an existing file: %v", path, err)
 	}
@@ -111,6 +122,12 @@ func checkInvalidUsers(k *testkit.T, s Store, path string) {
 		{Name: "dave", Password: "", IP: "127.0.0.1", Port: 1},
 		{Name: "dave", Password: "pass word", IP: "127.0.0.1", Port: 1},
 		{Name: "dave", Password: "pw\nmallory evil 1.2.3.4 5", IP: "127.0.0.1", Port: 1},
+		{Name: "dave", Password: strings.Repeat("p", users.MaxPassword+1), IP: "127.0.0.1", Port: 1},
+		{Name: wire.ServerName, Password: "pw", IP: "127.0.0.1", Port: 1},
+		{Name: "Server", Password: "pw", IP: "127.0.0.1", Port: 1},
+		{Name: "all", Password: "pw", IP: "127.0.0.1", Port: 1},
+		{Name: "ali\u200bce", Password: "pw", IP: "127.0.0.1", Port: 1},
+		{Name: "bo\xffb", Password: "pw", IP: "127.0.0.1", Port: 1},
 	}
 	for _, u := range invalid {
 		if err := s.Register(u); err == nil {
@@ -151,20 +168,190 @@ func checkOriginalsFile(k *testkit.T, impl Impl) {
 	wantUser(k, s, users.User{Name: "bob", Password: "secret", IP: "127.0.0.1", Port: 54322})
 }
 
-// checkMalformedFile: a damaged file is refused with an error that says where.
+// checkMalformedFile: a line that is not a valid user costs that line only:
+// the store opens, knows the users on the other lines, and appends after
+// them. The file below is what the original discovery server writes when a
+// client registers a name with a space (five fields), and more damage.
 func checkMalformedFile(k *testkit.T, impl Impl) {
 	k.Helper()
 	path := filepath.Join(k.TempDir(), "users.txt")
-	os.WriteFile(path, []byte("alice pass123 127.0.0.1 54321\nbob secret\n"), 0o600)
-	s, err := impl.OpenStore(path)
-	if err == nil {
-		s.Close()
-		k.Fatalf("OpenStore accepted a file whose line 2 has two fields; want an error naming the line")
+	content := "alice pass123 127.0.0.1 54321\nmary ann pw 127.0.0.1 5\nbob secret\n" +
+		"server pw 1.2.3.4 1\n" + strings.Repeat("x", 2*users.MaxLine) + "\ncarol pw 127.0.0.1 3\n"
+	os.WriteFile(path, []byte(content), 0o600)
+	s, err := impl.OpenStore(path, nil)
+	if err != nil {
+		k.Fatalf("OpenStore on a file with bad lines 2 to 5: %v\n  file: %q\n"+
+			"want the store to open: a bad line costs that line only (users.Load skips and logs it)", err, content)
 	}
-	if !strings.Contains(err.Error(), "2") {
-		k.Errorf("OpenStore's error for a malformed line 2 does not name the line: %v", err)
+	k.Cleanup(func() { s.Close() })
+	wantUser(k, s, users.User{Name: "alice", Password: "pass123", IP: "127.0.0.1", Port: 54321})
+	wantUser(k, s, users.User{Name: "carol", Password: "pw", IP: "127.0.0.1", Port: 3})
+	for _, name := range []string{"mary", "server", "bob"} {
+		if u, ok := s.Lookup(name); ok {
+			k.Errorf("Lookup(%q) found %+v, read from a bad line", name, u)
+		}
 	}
-	if errors.Is(err, os.ErrNotExist) {
-		k.Errorf("OpenStore's error for a malformed file says the file does not exist: %v", err)
+	dave := users.User{Name: "dave", Password: "pw", IP: "127.0.0.1", Port: 4}
+	if err := s.Register(dave); err != nil {
+		k.Fatalf("Register(%v) in a store opened from a file with bad lines: %v", dave, err)
 	}
+	wantFile(k, path, content+dave.Line(), "after registering dave in a file with bad lines")
+}
+
+// checkUnterminatedLine: a last line without '\n' that is a valid user (a
+// file edited by hand) is kept, and mended, so that the next registration
+// starts on a line of its own.
+func checkUnterminatedLine(k *testkit.T, impl Impl) {
+	k.Helper()
+	path := filepath.Join(k.TempDir(), "users.txt")
+	os.WriteFile(path, []byte("alice pass123 127.0.0.1 54321\nbob secret 127.0.0.1 54322"), 0o600)
+	s := reopen(k, impl, path)
+	wantUser(k, s, users.User{Name: "bob", Password: "secret", IP: "127.0.0.1", Port: 54322})
+	erin := users.User{Name: "erin", Password: "pw", IP: "127.0.0.1", Port: 9}
+	if err := s.Register(erin); err != nil {
+		k.Fatalf("Register(%v): %v", erin, err)
+	}
+	wantFile(k, path, "alice pass123 127.0.0.1 54321\nbob secret 127.0.0.1 54322\n"+erin.Line(),
+		"after opening a file whose valid last line had no '\\n' (users.File.Repair mends it), and registering erin")
+}
+
+// checkLookAlikes: a name that a reader cannot tell from a registered one
+// (other case, fullwidth letters) belongs to the first; it is refused.
+func checkLookAlikes(k *testkit.T, impl Impl, s Store, path string) {
+	k.Helper()
+	before, _ := os.ReadFile(path)
+	for _, name := range []string{"Alice", "ALICE", "ａｌｉｃｅ"} {
+		err := s.Register(users.User{Name: name, Password: "other", IP: "127.0.0.1", Port: 1})
+		if !errors.Is(err, impl.ErrTaken) {
+			k.Errorf("alice is registered; registering %q (a look-alike: users.Key(%q) == users.Key(\"alice\")) "+
+				"got %v; want an error wrapping ErrTaken", name, name, err)
+		}
+	}
+	wantFile(k, path, string(before), "after registering look-alikes of alice")
+}
+
+// faultyFile wraps the users file to record the writes and syncs a store
+// makes, and to make them fail on demand.
+type faultyFile struct {
+	users.AppendFile
+	ops       []string // "write" and "sync", in order
+	failWrite bool     // the next Write writes half and fails
+	failSync  bool     // the next Sync fails
+	noSync    bool     // Sync is recorded but not done (a fast check of many writes)
+}
+
+var errInjected = errors.New("injected failure (the disk is full)")
+
+func (f *faultyFile) Write(p []byte) (int, error) {
+	f.ops = append(f.ops, "write")
+	if f.failWrite {
+		f.failWrite = false
+		n, _ := f.AppendFile.Write(p[:len(p)/2])
+		return n, errInjected
+	}
+	return f.AppendFile.Write(p)
+}
+
+func (f *faultyFile) Sync() error {
+	f.ops = append(f.ops, "sync")
+	if f.failSync {
+		f.failSync = false
+		return errInjected
+	}
+	if f.noSync {
+		return nil
+	}
+	return f.AppendFile.Sync()
+}
+
+// openFaulty opens a store whose file is a faultyFile.
+func openFaulty(k *testkit.T, impl Impl, path string) (Store, *faultyFile) {
+	k.Helper()
+	var file *faultyFile
+	s, err := impl.OpenStore(path, func(p string) (users.AppendFile, error) {
+		f, err := users.OpenAppend(p)
+		file = &faultyFile{AppendFile: f}
+		return file, err
+	})
+	if err != nil {
+		k.Fatalf("OpenStore(%s): %v", path, err)
+	}
+	if file == nil {
+		k.Fatalf("OpenStore did not open the file with the open function it was given (StoreOptions.Open)")
+	}
+	k.Cleanup(func() { s.Close() })
+	return s, file
+}
+
+// checkSynced: Register returns only after the line it wrote is synced.
+func checkSynced(k *testkit.T, impl Impl) {
+	k.Helper()
+	path := filepath.Join(k.TempDir(), "users.txt")
+	s, file := openFaulty(k, impl, path)
+	for _, name := range []string{"alice", "bob"} {
+		file.ops = nil
+		if err := s.Register(users.User{Name: name, Password: "pw", IP: "127.0.0.1", Port: 1}); err != nil {
+			k.Fatalf("Register(%s): %v", name, err)
+		}
+		if n := len(file.ops); n == 0 || file.ops[n-1] != "sync" || !slices.Contains(file.ops, "write") {
+			k.Fatalf("Register(%s) returned after these operations on the file: %v; want the line written and "+
+				"then synced (f.Sync()) before Register returns: a user told OK must survive a power cut", name, file.ops)
+		}
+	}
+}
+
+// checkFailedWrites: a write or sync that fails makes Register fail, and
+// leaves the file with whole lines only (what part of the line reached it is
+// cut off), so that the next registration is not glued to a torn line.
+func checkFailedWrites(k *testkit.T, impl Impl) {
+	k.Helper()
+	path := filepath.Join(k.TempDir(), "users.txt")
+	s, file := openFaulty(k, impl, path)
+	alice := users.User{Name: "alice", Password: "pw", IP: "127.0.0.1", Port: 1}
+	if err := s.Register(alice); err != nil {
+		k.Fatalf("Register(alice): %v", err)
+	}
+	for _, c := range []struct {
+		what string
+		arm  func()
+	}{
+		{"a write that wrote half the line and failed", func() { file.failWrite = true }},
+		{"a sync that failed", func() { file.failSync = true }},
+	} {
+		c.arm()
+		bob := users.User{Name: "bob", Password: "pw", IP: "127.0.0.1", Port: 2}
+		if err := s.Register(bob); err == nil {
+			k.Fatalf("Register(bob) after %s returned nil; want the error", c.what)
+		}
+		wantFile(k, path, alice.Line(), "after "+c.what+" (cut the file back to its last whole line: Truncate(size))")
+		if _, ok := s.Lookup("bob"); ok {
+			k.Fatalf("after %s, Lookup(bob) finds bob: a failed registration must leave the index alone", c.what)
+		}
+	}
+	carol := users.User{Name: "carol", Password: "pw", IP: "127.0.0.1", Port: 3}
+	if err := s.Register(carol); err != nil {
+		k.Fatalf("Register(carol) after two failed writes: %v", err)
+	}
+	wantFile(k, path, alice.Line()+carol.Line(), "after two failed registrations of bob, and carol's")
+}
+
+// checkFull: the file holds at most users.MaxUsers users; registrations
+// beyond are refused and write nothing. (Without a bound, unauthenticated
+// registrations grow the file, and every reader of it, without end.)
+func checkFull(k *testkit.T, impl Impl) {
+	k.Helper()
+	path := filepath.Join(k.TempDir(), "users.txt")
+	s, file := openFaulty(k, impl, path)
+	file.noSync = true // 10,000 fsyncs would take minutes
+	for i := range users.MaxUsers {
+		u := users.User{Name: fmt.Sprintf("u%05d", i), Password: "pw", IP: "127.0.0.1", Port: 1}
+		if err := s.Register(u); err != nil {
+			k.Fatalf("Register of user %d of %d: %v", i+1, users.MaxUsers, err)
+		}
+	}
+	before, _ := os.ReadFile(path)
+	if err := s.Register(users.User{Name: "one-too-many", Password: "pw", IP: "127.0.0.1", Port: 1}); err == nil {
+		k.Fatalf("with users.MaxUsers (%d) users registered, one more was accepted: the file must be bounded", users.MaxUsers)
+	}
+	wantFile(k, path, string(before), "after a registration refused because the file is full")
 }

@@ -12,6 +12,7 @@ package discoverytest
 
 import (
 	"io"
+	"log/slog"
 	"time"
 
 	"serverlab/tools/lab"
@@ -25,8 +26,12 @@ type Impl struct {
 	// the suite compares them with tools/wire.
 	ReadFrame  func(io.Reader) (wire.Frame, error)
 	WriteFrame func(io.Writer, wire.Frame) error
-	// OpenStore opens the user store at path (exercise 1.3).
-	OpenStore func(path string) (Store, error)
+	// OpenStore opens the user store at path (exercise 1.3), opening the
+	// file for appending with open (nil: the store's default, on disk). The
+	// suite passes an open whose files fail or count their syncs.
+	OpenStore func(path string, open func(path string) (users.AppendFile, error)) (Store, error)
+	// ErrTaken is the chapter's ErrTaken, which Register must wrap.
+	ErrTaken error
 	// NewServer builds a server (exercises 1.4–1.6).
 	NewServer func(Config) (lab.Server, error)
 }
@@ -42,4 +47,5 @@ type Store interface {
 type Config struct {
 	UsersPath string
 	Timeout   time.Duration
+	Logger    *slog.Logger // nil: the chapter's test logger
 }

@@ -6,7 +6,9 @@
 //	go run ./tools/chat -user alice -password pass123
 //	go run ./tools/chat -discovery 127.0.0.1:5000 -server 127.0.0.1:6000
 //
-// Without -user or -password it asks for them. Commands:
+// Without -user or -password it asks for them. With -register-only it
+// registers, says so, and exits: a way to create an account from a script.
+// Commands:
 //
 //	/all <message>          send to everyone
 //	/msg <user> <message>   send to one user
@@ -53,6 +55,7 @@ type options struct {
 	discovery, server string
 	user, password    string
 	register          bool
+	registerOnly      bool
 	timeout           time.Duration
 }
 
@@ -65,6 +68,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.StringVar(&o.user, "user", "", "user name (asked for if empty)")
 	fs.StringVar(&o.password, "password", "", "password (asked for if empty; plaintext, as in the original)")
 	fs.BoolVar(&o.register, "register", true, "register with the discovery server before logging in")
+	fs.BoolVar(&o.registerOnly, "register-only", false, "register with the discovery server, then exit without logging in")
 	fs.DurationVar(&o.timeout, "timeout", 5*time.Second, "limit on connecting and on each exchange with a server")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -94,9 +98,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 			return err
 		}
 	}
-	if o.register {
+	if o.register || o.registerOnly {
 		if err := register(ctx, o); err != nil {
 			return err
+		}
+		out.println("Registered as " + o.user + " with the discovery server at " + o.discovery + ".")
+		if o.registerOnly {
+			return nil
 		}
 	}
 	s, err := login(ctx, o)

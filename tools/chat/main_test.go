@@ -174,6 +174,12 @@ func TestChatEndToEnd(t *testing.T) {
 	alice.type_("/msg nobody are you there?")
 	alice.expect("[server -> YOU]: User not online.", "alice wrote to nobody")
 
+	// A message is sent as typed: leading spaces are part of it.
+	alice.type_("/all  spaced out")
+	bob.expect("[alice -> ALL]:  spaced out", "alice typed /all with two spaces")
+	bob.type_("/msg alice   three")
+	alice.expect("[bob -> YOU]:   three", "bob typed /msg alice with three spaces")
+
 	alice.type_("/frobnicate")
 	alice.expect("unknown command /frobnicate; type /help for the list", "an unknown command")
 	alice.type_("just some text")
@@ -230,7 +236,19 @@ func TestChatAsksForCredentials(t *testing.T) {
 	dave.type_("dave")
 	dave.type_("pw-d")
 	// The prompts end without a newline, so they share a line with what follows.
-	dave.expect("Username: Password: Logged in as dave. Type /help for the commands.", "answering the prompts")
+	dave.expect("Username: Password: Registered as dave with the discovery server at "+disc+".", "answering the prompts")
+	dave.expect("Logged in as dave. Type /help for the commands.", "answering the prompts")
 	dave.type_("/quit")
 	dave.expect("Bye.", "/quit")
+}
+
+func TestChatRegisterOnly(t *testing.T) {
+	disc, srv, _ := servers(t)
+	frank := start(t, "-discovery", disc, "-server", "127.0.0.1:1", "-user", "frank", "-password", "pw-f", "-register-only")
+	frank.expect("Registered as frank with the discovery server at "+disc+".", "-register-only")
+	if err := frank.result(); err != nil {
+		t.Fatalf("-register-only: the client returned %v; want nil (it never contacts the chat server)", err)
+	}
+	again := start(t, "-discovery", disc, "-server", srv, "-user", "frank", "-password", "pw-f")
+	again.expect("Logged in as frank. Type /help for the commands.", "logging in as the user -register-only created")
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"serverlab/tools/users"
 	"serverlab/tools/wire"
 )
 
@@ -31,9 +32,10 @@ func register(ctx context.Context, o options) error {
 	if err != nil {
 		return fmt.Errorf("registering with %s: %w", o.discovery, err)
 	}
-	if string(reply.Payload) != "OK" {
+	if string(reply.Payload) != wire.ReplyOK {
 		return fmt.Errorf("registration refused: %q is taken by someone with another password, "+
-			"or the name or password is invalid (no spaces; names up to %d bytes)", o.user, wire.MaxName)
+			"or the name or password is invalid (no spaces or invisible characters; names up to %d bytes, not "+
+			"%q or %q; passwords up to %d bytes)", o.user, wire.MaxName, wire.ServerName, wire.Everyone, users.MaxPassword)
 	}
 	return nil
 }
@@ -50,7 +52,7 @@ func login(ctx context.Context, o options) (*session, error) {
 		conn.Close()
 		return nil, fmt.Errorf("logging in to %s: %w", o.server, err)
 	}
-	if string(reply.Payload) != "OK" {
+	if string(reply.Payload) != wire.ReplyOK {
 		conn.Close()
 		return nil, fmt.Errorf("login refused: wrong password, or %s is logged in already", o.user)
 	}
@@ -154,28 +156,29 @@ const help = `Commands:
 // errQuit is what command returns for /quit.
 var errQuit = errors.New("quit")
 
-// command acts on one input line.
+// command acts on one input line. A message is sent as typed: the command
+// and one space after it are taken off, and nothing else, so "/all  indented"
+// sends " indented" (the original client keeps the leading space too).
 func (s *session) command(line string, out *printer) error {
-	line = trimSpace(line)
-	if line == "" {
+	line = strings.TrimLeft(strings.TrimSuffix(line, "\r"), " \t")
+	if strings.TrimSpace(line) == "" {
 		return nil
 	}
 	cmd, rest, _ := strings.Cut(line, " ")
-	rest = trimSpace(rest)
 	switch cmd {
 	case "/all":
-		if rest == "" {
+		if strings.TrimSpace(rest) == "" {
 			out.println("usage: /all <message>")
 			return nil
 		}
 		return s.send(out, wire.Frame{Type: wire.Broadcast, Target: everyone, Payload: []byte(rest)})
 	case "/msg":
-		to, text, _ := strings.Cut(rest, " ")
-		if to == "" || trimSpace(text) == "" {
+		to, text, _ := strings.Cut(strings.TrimLeft(rest, " "), " ")
+		if to == "" || strings.TrimSpace(text) == "" {
 			out.println("usage: /msg <user> <message>")
 			return nil
 		}
-		return s.send(out, wire.Frame{Type: wire.PrivateMsg, Target: to, Payload: []byte(trimSpace(text))})
+		return s.send(out, wire.Frame{Type: wire.PrivateMsg, Target: to, Payload: []byte(text)})
 	case "/users":
 		return s.send(out, wire.Frame{Type: wire.QueryUser})
 	case "/help":

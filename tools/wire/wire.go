@@ -59,10 +59,15 @@ func (t Type) String() string {
 }
 
 // ServerName is the sender of every frame the servers write on their own behalf.
+// No user may register it (tools/users reserves it), so a frame from
+// "server" always comes from the server.
 const ServerName = "server"
 
-// Everyone is the target of a relayed BROADCAST: the course's chat servers
-// write it there, whatever target the sender put in its frame.
+// Everyone is the target the course's clients put in a BROADCAST. The chat
+// servers relay a broadcast's target as the client wrote it, as the original
+// does (its client writes "ALL"; another may write "all"): only the sender
+// is rewritten, to the authenticated name. Like ServerName, it cannot be
+// registered as a user name.
 const Everyone = "ALL"
 
 // Errors the codec returns, wrapped with detail; test them with errors.Is.

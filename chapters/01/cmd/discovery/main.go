@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"time"
 
 	discovery "serverlab/chapters/01"
 	"serverlab/tools/lab"
@@ -20,7 +19,7 @@ import (
 func main() {
 	addr := flag.String("addr", ":5000", "address to listen on")
 	usersPath := flag.String("users", "users.txt", "the users file")
-	timeout := flag.Duration("timeout", 5*time.Second, "time limit for one client's request and answer")
+	timeout := flag.Duration("timeout", discovery.DefaultTimeout, "time limit for each phase of one client's exchange: its request, then the answer (at most "+discovery.MaxTimeout.String()+")")
 	flag.Parse()
 
 	if err := run(*addr, discovery.Config{UsersPath: *usersPath, Timeout: *timeout}); err != nil {

@@ -21,10 +21,11 @@ func main() {
 	addr := flag.String("addr", ":6000", "address to listen on")
 	usersPath := flag.String("users", "users.txt", "the users file the discovery server writes")
 	maxPending := flag.Int("max-pending", chat.DefaultMaxPending, "bytes queued for one client before it is disconnected as too slow")
+	stallTimeout := flag.Duration("stall-timeout", chat.DefaultStallTimeout, "time a frame waits for room in a full queue before its client is disconnected as not reading")
 	loginTimeout := flag.Duration("login-timeout", chat.DefaultLoginTimeout, "time a new connection has to log in")
 	flag.Parse()
 
-	cfg := chat.Config{UsersPath: *usersPath, MaxPending: *maxPending, LoginTimeout: *loginTimeout}
+	cfg := chat.Config{UsersPath: *usersPath, MaxPending: *maxPending, StallTimeout: *stallTimeout, LoginTimeout: *loginTimeout}
 	if err := run(*addr, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "chatserver:", err)
 		os.Exit(1)
