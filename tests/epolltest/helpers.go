@@ -3,7 +3,6 @@ package epolltest
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -140,57 +139,6 @@ func countOf(k *testkit.T, c *testkit.Conn, id int) int {
 	}
 	k.Fatalf("the reply to show has no line for stock %d: %q%s", id, text, c.Context())
 	return 0
-}
-
-// absorption measures how many bytes the kernel takes on a loopback
-// connection whose reader does not read: the sender's socket buffer plus the
-// receiver's. Whatever a server writes beyond that stays in its own memory.
-// The checks that bound a server's buffering allow twice this much.
-func absorption(k *testkit.T) int {
-	k.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		k.Fatalf("listen: %v", err)
-	}
-	defer ln.Close()
-	most := 0
-	for range 2 {
-		client, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			k.Fatalf("dial: %v", err)
-		}
-		server, err := ln.Accept()
-		if err != nil {
-			client.Close()
-			k.Fatalf("accept: %v", err)
-		}
-		most = max(most, fill(k, server))
-		client.Close()
-		server.Close()
-	}
-	return most
-}
-
-// fill writes to conn without blocking until the kernel takes no more.
-func fill(k *testkit.T, conn net.Conn) int {
-	raw, err := conn.(syscall.Conn).SyscallConn()
-	if err != nil {
-		k.Fatalf("raw conn: %v", err)
-	}
-	chunk := make([]byte, 64<<10)
-	total := 0
-	raw.Write(func(fd uintptr) bool {
-		for {
-			n, err := syscall.Write(int(fd), chunk)
-			if n > 0 {
-				total += n
-			}
-			if err != nil || n <= 0 {
-				return true // EAGAIN: full
-			}
-		}
-	})
-	return total
 }
 
 // cpuTime is the CPU time, user and system, the test process has used: the

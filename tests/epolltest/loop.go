@@ -132,7 +132,7 @@ func PartialWrites(t *testing.T, impl Impl) {
 		k.Fatalf("show on a fresh connection: %s%s", testkit.Describe(err), probe.Context())
 	}
 
-	n := 2*absorption(k)/recordSize + 64
+	n := 2*testkit.KernelBuffers()/recordSize + 64
 	c := k.Dial(srv)
 	c.Write([]byte(strings.Repeat("show\n", n)), fmt.Sprintf("%d × \"show\\n\" in one write (%d bytes of replies)", n, n*recordSize))
 	other := k.Dial(srv)
@@ -164,7 +164,7 @@ func PartialWrites(t *testing.T, impl Impl) {
 func BackPressure(t *testing.T, impl Impl) {
 	k := testkit.New(t, "5.5")
 	linuxOnly(k)
-	absorb := absorption(k)
+	absorb := testkit.KernelBuffers()
 	checkStopsReading(k, impl, absorb)
 	checkSlowConsumer(k, impl, absorb)
 }
@@ -290,7 +290,7 @@ func NoBusyLoop(t *testing.T, impl Impl) {
 	}
 	// One client gets more output than the kernel takes at once, so that the
 	// loop arms EPOLLOUT, and then reads it all.
-	n := 2*absorption(k)/recordSize + 16
+	n := 2*testkit.KernelBuffers()/recordSize + 16
 	c := conns[0]
 	c.Write([]byte(strings.Repeat("show\n", n)), fmt.Sprintf("%d × \"show\\n\"", n))
 	for i := range n {

@@ -48,7 +48,7 @@ func checkPool(k *testkit.T, impl Impl, setting, workers int) {
 	for _, c := range busy {
 		exchange(k, c, "buy 5 1", m.apply(mustParse("buy 5 1")))
 	}
-	extra.NetConn().SetReadDeadline(time.Now().Add(quietWindow))
+	extra.NetConn().SetReadDeadline(time.Now().Add(testkit.QuietWindow))
 	var b [1]byte
 	if n, _ := extra.NetConn().Read(b[:]); n > 0 {
 		k.Fatalf("%s all serving a client, one more client got an answer: a worker pool serves each "+

@@ -122,7 +122,7 @@ func checkWorkersBusy(k *testkit.T, impl Impl, s *site) {
 	})
 	h.fetch("/small.txt")
 	h.queued.waitCount(k, h.base+3, "the third connection to be queued")
-	if ev, ok := h.started.quiet(quietWindow); !ok {
+	if ev, ok := h.started.quiet(testkit.QuietWindow); !ok {
 		k.Fatalf("-t 2 with both workers busy: a third request must wait in the buffer until a worker is free\n"+
 			"  started: %q", ev)
 	}
@@ -141,7 +141,7 @@ func checkBufferFull(k *testkit.T, impl Impl, s *site) {
 	h.fetch("/medium.txt")
 	h.queued.waitCount(k, h.base+2, "the second connection to fill the one slot (-b 1)")
 	h.fetch("/small.txt")
-	if ev, ok := h.queued.quiet(quietWindow); !ok {
+	if ev, ok := h.queued.quiet(testkit.QuietWindow); !ok {
 		k.Fatalf("-t 1 -b 1, the worker busy and the one slot taken: the master must block until a slot is free, "+
 			"not queue a third connection\n  queued: %d events %q", len(ev), ev)
 	}
