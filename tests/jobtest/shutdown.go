@@ -2,6 +2,7 @@ package jobtest
 
 import (
 	"fmt"
+	"log/slog"
 	"net"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"serverlab/tests/testkit"
 	"serverlab/tools/jobs"
+	"serverlab/tools/lab"
 )
 
 // Shutdown checks exercise 3.6: Close in the original's order. With a job
@@ -18,6 +20,29 @@ import (
 // answered, and only then does Close return, with no goroutine left.
 func Shutdown(t *testing.T, impl Impl) {
 	k := testkit.New(t, "3.6")
+	k.Run("ordered", func(t *testing.T) { checkOrderedShutdown(testkit.New(t, k.Exercise()), impl) })
+	k.Run("contract", func(t *testing.T) {
+		ck := testkit.New(t, k.Exercise())
+		requireQueueAndPool(ck, impl)
+		ck.CheckContract(testkit.Contract{
+			New: func(log *slog.Logger) lab.Server {
+				raw, err := impl.NewServer(Config{Workers: 2, QueueCap: 4, Logger: log})
+				if err != nil {
+					ck.Fatalf("NewServer: %v", err)
+				}
+				return raw
+			},
+			Probe: func(k *testkit.T, addr string) {
+				expectAnyID(k, k.DialAddr(addr), "HASH a", ok("", jobs.HashResult(jobs.Hash("a"))))
+			},
+		})
+	})
+}
+
+// checkOrderedShutdown: Close in the original's order, with a job running,
+// the queue full and a reader waiting in Put.
+func checkOrderedShutdown(k *testkit.T, impl Impl) {
+	k.Helper()
 	const workers, queueCap = 1, 4
 	h := newHolder(2)
 	k.OnAbort(h.releaseAll)
