@@ -155,7 +155,9 @@ func checkParseSeeded(k *testkit.T, impl Impl) {
 // randomLine joins 1–4 random pieces of request lines.
 func randomLine(rng *rand.Rand) string {
 	pieces := []func() string{
-		func() string { return []string{"PRIME", "SORT", "MATMUL", "HASH", "prime", "PRIM", "HASHX", "X"}[rng.IntN(8)] },
+		func() string {
+			return []string{"PRIME", "SORT", "MATMUL", "HASH", "prime", "PRIM", "HASHX", "X"}[rng.IntN(8)]
+		},
 		func() string { return []string{" ", "  ", "\t", "\v", "\f", "\r", "\x00", "\u00a0"}[rng.IntN(8)] },
 		func() string { return strconv.FormatUint(rng.Uint64(), 10) },
 		func() string { return strconv.FormatUint(rng.Uint64N(600), 10) },

@@ -210,6 +210,7 @@ func checkTooLarge(k *testkit.T, impl Impl) {
 		c.ExpectClosed()
 	}
 }
+
 // expectAnyID sends line and expects the answer e with whatever id it took.
 func expectAnyID(k *testkit.T, c *testkit.Conn, line string, e exchange) string {
 	k.Helper()
