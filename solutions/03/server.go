@@ -466,7 +466,7 @@ func (c *clientConn) close() {
 		tc.CloseWrite() // the client sees the end of its answers
 		io.Copy(io.Discard, io.LimitReader(c.nc, lingerBytes))
 	}
+	c.srv.log.Debug("closing connection", "remote", c.nc.RemoteAddr())
 	c.nc.Close()
 	c.srv.forget(c)
-	c.srv.log.Debug("connection closed", "remote", c.nc.RemoteAddr())
 }

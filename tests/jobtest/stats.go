@@ -66,8 +66,10 @@ func checkExactCounts(k *testkit.T, impl Impl) {
 	const clients, rounds = 4, 60
 	round := []string{"HASH a", "PRIME 7", "PRIME 0", "", "SORT 100", "PRIME  5", "MATMUL 2", "FOO"}
 	const validPerRound, invalidPerRound = 4, 4
-	// Last, one line per client that a worker fails: past the PRIME budget.
-	const lastLine = "PRIME 18446744073709551557"
+	// Last, per client, a line that a worker fails (past the PRIME budget)
+	// and a line that is too large, which ends the connection.
+	const budgetLine = "PRIME 18446744073709551557"
+	lastLines := budgetLine + "\n" + strings.Repeat("L", 5000) + "\n"
 	stop := make(chan struct{})
 	pollErr := make(chan string, 1)
 	var pollWG sync.WaitGroup
@@ -85,14 +87,14 @@ func checkExactCounts(k *testkit.T, impl Impl) {
 				req.WriteString(line + "\n")
 			}
 		}
-		req.WriteString(lastLine + "\n")
+		req.WriteString(lastLines)
 		wg.Go(func() {
 			if err := c.TryWrite([]byte(req.String()), "requests"); err != nil {
 				errs <- fmt.Sprintf("client %d: write: %v", i, err)
 			}
 		})
 		wg.Go(func() {
-			for n := range rounds*len(round) + 1 {
+			for n := range rounds*len(round) + 2 {
 				if _, err := c.TryReadLine(); err != nil {
 					errs <- fmt.Sprintf("client %d: answer %d: %s", i, n+1, testkit.Describe(err))
 					return
@@ -112,16 +114,16 @@ func checkExactCounts(k *testkit.T, impl Impl) {
 	default:
 	}
 	want := Stats{
-		Submitted: clients * (rounds*uint64(len(round)) + 1),
+		Submitted: clients * (rounds*uint64(len(round)) + 2),
 		Completed: clients * rounds * validPerRound,
-		Failed:    clients * (rounds*invalidPerRound + 1),
+		Failed:    clients * (rounds*invalidPerRound + 2),
 	}
 	if got := impl.Stats(raw); got != want {
-		k.Fatalf("%d clients each sent %d lines (%d valid, %d invalid, and %q, which a worker fails) and got every "+
-			"answer\n  want stats: %+v\n   got stats: %+v\n"+
-			"(count every line when it takes its id, and each answer before it is sent, OK or ERROR, by whoever "+
-			"makes it; atomic counters)",
-			clients, rounds*len(round)+1, rounds*validPerRound, rounds*invalidPerRound, lastLine, want, got)
+		k.Fatalf("%d clients each sent %d lines (%d valid, %d invalid, then %q, which a worker fails, and a "+
+			"5000-byte line) and got every answer\n  want stats: %+v\n   got stats: %+v\n"+
+			"(count every line when it takes its id, too-large ones included, and each answer before it is sent, "+
+			"OK or ERROR, by whoever makes it; atomic counters)",
+			clients, rounds*len(round)+2, rounds*validPerRound, rounds*invalidPerRound, budgetLine, want, got)
 	}
 }
 
