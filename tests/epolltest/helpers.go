@@ -3,6 +3,7 @@ package epolltest
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -37,6 +38,17 @@ func newChat(k *testkit.T, impl Impl, limits Limits, names ...string) *testkit.S
 // newChatConfig is newChat with more settings.
 func newChatConfig(k *testkit.T, impl Impl, cfg ChatConfig, names ...string) *testkit.Server {
 	k.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen on 127.0.0.1:0: %v", err)
+	}
+	return newChatOn(k, impl, cfg, ln, names...)
+}
+
+// newChatOn is newChatConfig on a listener the check made.
+func newChatOn(k *testkit.T, impl Impl, cfg ChatConfig, ln net.Listener, names ...string) *testkit.Server {
+	k.Helper()
+	k.Cleanup(func() { ln.Close() })
 	path := filepath.Join(k.TempDir(), "users.txt")
 	var b strings.Builder
 	for i, n := range names {
@@ -53,7 +65,7 @@ func newChatConfig(k *testkit.T, impl Impl, cfg ChatConfig, names ...string) *te
 	if err != nil {
 		k.Fatalf("NewChat: %v", err)
 	}
-	return k.Serve(srv)
+	return k.ServeListener(srv, ln)
 }
 
 // newStock builds a stock server on a stock file with the given lines, and

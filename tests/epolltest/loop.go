@@ -165,8 +165,9 @@ func BackPressure(t *testing.T, impl Impl) {
 	k := testkit.New(t, "5.5")
 	linuxOnly(k)
 	absorb := testkit.KernelBuffers()
-	checkStopsReading(k, impl, absorb)
-	checkSlowConsumer(k, impl, absorb)
+	k.Run("stops-reading", func(t *testing.T) { checkStopsReading(testkit.New(t, k.Exercise()), impl, absorb) })
+	k.Run("slow-consumer", func(t *testing.T) { checkSlowConsumer(testkit.New(t, k.Exercise()), impl, absorb) })
+	k.Run("slow-consumers-memory", func(t *testing.T) { checkSlowConsumersMemory(testkit.New(t, k.Exercise()), impl) })
 }
 
 func checkStopsReading(k *testkit.T, impl Impl, absorb int) {
