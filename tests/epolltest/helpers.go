@@ -72,6 +72,17 @@ func newChatOn(k *testkit.T, impl Impl, cfg ChatConfig, ln net.Listener, names .
 // serves it.
 func newStock(k *testkit.T, impl Impl, limits Limits, lines ...string) *testkit.Server {
 	k.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen on 127.0.0.1:0: %v", err)
+	}
+	return newStockOn(k, impl, limits, ln, lines...)
+}
+
+// newStockOn is newStock on a listener the check made.
+func newStockOn(k *testkit.T, impl Impl, limits Limits, ln net.Listener, lines ...string) *testkit.Server {
+	k.Helper()
+	k.Cleanup(func() { ln.Close() })
 	path := filepath.Join(k.TempDir(), "stock.txt")
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 		k.Fatalf("writing %s: %v", path, err)
@@ -83,7 +94,7 @@ func newStock(k *testkit.T, impl Impl, limits Limits, lines ...string) *testkit.
 	if err != nil {
 		k.Fatalf("NewStock: %v", err)
 	}
-	return k.Serve(srv)
+	return k.ServeListener(srv, ln)
 }
 
 // login logs name in on a new connection and checks the OK.

@@ -38,9 +38,20 @@ func smallSocket(_, _ string, rc syscall.RawConn) error {
 	return err
 }
 
-// loginSmall logs name in on a new connection with small socket buffers and
-// returns it; it is closed at cleanup.
-func loginSmall(k *testkit.T, addr, name string) net.Conn {
+// listenSmall listens on 127.0.0.1:0 with small socket buffers, which the
+// accepted connections inherit.
+func listenSmall(k *testkit.T) net.Listener {
+	k.Helper()
+	ln, err := (&net.ListenConfig{Control: smallSocket}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen on 127.0.0.1:0: %v", err)
+	}
+	return ln
+}
+
+// dialSmall dials addr with small socket buffers; the connection is closed
+// at cleanup.
+func dialSmall(k *testkit.T, addr string) net.Conn {
 	k.Helper()
 	d := net.Dialer{Timeout: testkit.IOTimeout, Control: smallSocket}
 	nc, err := d.Dial("tcp", addr)
@@ -49,6 +60,14 @@ func loginSmall(k *testkit.T, addr, name string) net.Conn {
 	}
 	k.OnAbort(func() { nc.Close() })
 	k.Cleanup(func() { nc.Close() })
+	return nc
+}
+
+// loginSmall logs name in on a new connection with small socket buffers and
+// returns it; it is closed at cleanup.
+func loginSmall(k *testkit.T, addr, name string) net.Conn {
+	k.Helper()
+	nc := dialSmall(k, addr)
 	nc.SetDeadline(time.Now().Add(testkit.IOTimeout))
 	if _, err := nc.Write(encode(wire.Frame{Type: wire.Login, Sender: name, Payload: []byte(password(name))})); err != nil {
 		k.Fatalf("%s: sending the login: %v", name, err)
@@ -77,11 +96,7 @@ func checkSlowConsumersMemory(k *testkit.T, impl Impl) {
 	for i := range clients {
 		names = append(names, fmt.Sprintf("slow%d", i))
 	}
-	ln, err := (&net.ListenConfig{Control: smallSocket}).Listen(context.Background(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		k.Fatalf("listen: %v", err)
-	}
-	srv := newChatOn(k, impl, ChatConfig{Limits: Limits{HighWater: 64 << 10, MaxPending: maxPending}}, ln, names...)
+	srv := newChatOn(k, impl, ChatConfig{Limits: Limits{HighWater: 64 << 10, MaxPending: maxPending}}, listenSmall(k), names...)
 	alice := login(k, srv, "alice")
 	for _, name := range names[1:] {
 		loginSmall(k, srv.Addr, name)
@@ -119,4 +134,51 @@ func liveHeap() int {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return int(m.HeapAlloc)
+}
+
+// checkIdleHoldsNoBuffer: once a frame that arrived in pieces is complete
+// and handled, the connection gives its input buffer back. Many clients each
+// send half of a 60 KB frame, then the rest; afterwards the server's live
+// heap must be about what it was. A connection that keeps its input buffer
+// (c.in = c.in[:0] instead of nil), or is given one of its own at accept,
+// holds that memory for as long as it is connected, idle or not.
+func checkIdleHoldsNoBuffer(k *testkit.T, impl Impl) {
+	k.Helper()
+	const clients = 100
+	const size = 60000
+	names := []string{"bob"}
+	for i := range clients {
+		names = append(names, fmt.Sprintf("user%d", i))
+	}
+	srv := newChat(k, impl, Limits{}, names...)
+	bob := login(k, srv, "bob")
+	barrier(k, bob)
+	base := liveHeap() // before the clients connect: what they cost idle counts too
+	var conns []*testkit.Conn
+	for _, name := range names[1:] {
+		conns = append(conns, login(k, srv, name))
+	}
+	barrier(k, bob)
+	frames := make([][]byte, clients)
+	for i, c := range conns {
+		frames[i] = encode(wire.Frame{Type: wire.PrivateMsg, Sender: names[i+1], Target: "nobody", Payload: make([]byte, size)})
+		c.Write(frames[i][:size/2], "the first half of a private message to nobody")
+	}
+	barrier(k, bob) // every first half has been read, and kept
+	for i, c := range conns {
+		c.Write(frames[i][size/2:], "the rest of the private message")
+		c.ExpectFrame(wire.Frame{Type: wire.PrivateMsg, Sender: wire.ServerName, Target: names[i+1],
+			Payload: []byte("User not online.")})
+	}
+	frames = nil
+	live := liveHeap() - base
+	const bound = clients*(8<<10) + 1<<20 // the clients' own buffers (4 KiB each) are in the test process too
+	k.Logf("%d clients, each idle again after a %d-byte frame sent in two halves: the live heap grew by %d KiB",
+		clients, size, live>>10)
+	if live > bound {
+		k.Fatalf("%d clients each sent a %d-byte frame in two halves, got the answer, and are idle: the server's live "+
+			"heap grew by %d KiB, %d bytes per idle connection; want next to nothing\nhint: when the handler has "+
+			"consumed everything, set c.in = nil (not c.in[:0], which keeps the buffer): an idle connection holds "+
+			"no buffer", clients, size, live>>10, live/clients)
+	}
 }
