@@ -119,8 +119,9 @@ func checkOrderedShutdown(k *testkit.T, impl Impl) {
 		conn *testkit.Conn
 	}{{"the busy client", busy}, {"the idle client", idle}, {"the client with half a line", partial}} {
 		// The close is on its way already if Close waited: look, without waiting
-		// long (a slow server goroutine still sleeps in its log for 200 ms).
-		c.conn.NetConn().SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		// long (a server goroutine Close did not wait for sleeps in its log for
+		// twice as long).
+		c.conn.NetConn().SetReadDeadline(time.Now().Add(testkit.QuietWindow))
 		if _, err := c.conn.NetConn().Read(make([]byte, 1)); !testkit.IsClosed(err) {
 			k.Fatalf("Close returned while %s's connection was still open (a read right after it: %v): Close "+
 				"must wait for every connection's writer to finish and close it", c.name, err)
@@ -130,7 +131,7 @@ func checkOrderedShutdown(k *testkit.T, impl Impl) {
 	srv.Close()
 }
 
-// slowDebugLogger is testkit.Logger whose Debug lines each take 200 ms: a
+// slowDebugLogger is testkit.Logger whose Debug lines each take 400 ms: a
 // server goroutine that logs as it ends is slow to end, so a Close that does
 // not wait for it is caught.
 func slowDebugLogger() *slog.Logger {
@@ -143,7 +144,7 @@ func (h slowDebug) Enabled(context.Context, slog.Level) bool { return true }
 
 func (h slowDebug) Handle(ctx context.Context, r slog.Record) error {
 	if r.Level == slog.LevelDebug {
-		time.Sleep(200 * time.Millisecond) // fault injection: a slow log sink, not synchronisation
+		time.Sleep(2 * testkit.QuietWindow) // fault injection: a slow log sink, not synchronisation
 	}
 	if !h.Handler.Enabled(ctx, r.Level) {
 		return nil
