@@ -9,18 +9,27 @@ import (
 // Execute appends the result of req (the text after "OK <id> ") to dst. s is
 // the calling worker's own scratch space: SORT and MATMUL reuse its buffers,
 // so a worker in its steady state allocates nothing.
-func Execute(req Request, s *jobs.Scratch, dst []byte) []byte {
+//
+// A PRIME whose trial division would take more than jobs.MaxPrimeDivisions
+// divisions fails with ErrOutOfRange once that budget is spent (a few
+// milliseconds), instead of holding a worker for seconds; dst is then
+// returned unchanged. Every other request succeeds.
+func Execute(req Request, s *jobs.Scratch, dst []byte) ([]byte, error) {
 	switch req.Cmd {
 	case Prime:
-		return jobs.AppendPrimeResult(dst, jobs.Prime(req.N))
+		isPrime, decided := jobs.PrimeWithin(req.N, jobs.MaxPrimeDivisions)
+		if !decided {
+			return dst, ErrOutOfRange
+		}
+		return jobs.AppendPrimeResult(dst, isPrime), nil
 	case Sort:
 		n := int(req.N)
-		return jobs.AppendSortResult(dst, n, s.Sort(n))
+		return jobs.AppendSortResult(dst, n, s.Sort(n)), nil
 	case MatMul:
 		n := int(req.N)
-		return jobs.AppendMatMulResult(dst, n, s.MatMul(n))
+		return jobs.AppendMatMulResult(dst, n, s.MatMul(n)), nil
 	case Hash:
-		return jobs.AppendHashResult(dst, jobs.Hash(req.Text))
+		return jobs.AppendHashResult(dst, jobs.Hash(req.Text)), nil
 	}
 	panic("jobserver: Execute of an unparsed request") // Parse never returns one
 }

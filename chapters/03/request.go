@@ -63,38 +63,49 @@ func maxArg(c Command) uint64 {
 }
 
 // Parse validates one request line (without its line ending) and returns the
-// request, or one of the protocol errors above:
+// request, or one of the protocol errors above. It reads a line as the
+// original does (`in >> cmd`, then the rest of the line):
 //
-//   - the command is the text before the first space and is case-sensitive;
-//     anything else, an empty line included, is ErrUnsupported;
-//   - the argument is everything after that one space; none, or an empty
-//     one, is ErrMissingArgument;
-//   - a number is plain decimal digits (no sign, no spaces: ErrInvalidInteger)
-//     between 1 and the command's limit (ErrOutOfRange, also for numbers that
-//     do not fit in a uint64);
-//   - HASH takes the rest of the line as it is, spaces included.
+//   - white space before the command (space, \t, \v, \f, \r) is skipped,
+//     and the command ends at the next white space; it is case-sensitive,
+//     and anything else, an empty line included, is ErrUnsupported;
+//   - the argument is the rest of the line, less one separating space (a
+//     tab after the command stays in the argument); none, or an empty one,
+//     is ErrMissingArgument;
+//   - a number is plain decimal digits between 1 and the command's limit:
+//     a run of digits too large for a uint64 is ErrOutOfRange (as the
+//     original's std::from_chars says, even with junk after it), anything
+//     else that is not all digits ErrInvalidInteger, and a value outside the
+//     limits ErrOutOfRange;
+//   - HASH takes the rest of the line as it is, white space included.
 //
 // Parse does not keep line: a HASH text is copied.
 func Parse(line []byte) (Request, error) {
-	// TODO(ex 3.1): cut line at the first space (bytes.Cut); look the command
-	// up (a switch on string(name) does not allocate); check the argument is
-	// there; for HASH, return the rest of the line as Text (string(arg)
-	// copies it); otherwise parse the number with strconv.ParseUint(s, 10, 64),
-	// which accepts digits only: its strconv.ErrSyntax is ErrInvalidInteger,
-	// its strconv.ErrRange ErrOutOfRange (errors.Is sees through *NumError);
-	// then check 1 ≤ n ≤ maxArg(cmd). Return the Err values above.
-	// Checked by TestEx3_1_Parse.
+	// TODO(ex 3.1): split the line as the original's `in >> cmd` does: skip
+	// leading white space (' ', '\t', '\v', '\f', '\r'; C's isspace), the
+	// command runs to the next white space, and the argument is the rest of
+	// the line less one space, if a space comes first. Look the command up (a
+	// switch on string(name) does not allocate); check the argument is there;
+	// for HASH, return the rest of the line as Text (string(arg) copies it);
+	// otherwise take the leading run of digits as the number — a run too
+	// large for a uint64 is ErrOutOfRange, whatever follows it, and no digit
+	// or anything after the digits is ErrInvalidInteger (strconv.ParseUint
+	// checks neither rule for you) — then check 1 ≤ n ≤ maxArg(cmd). Return
+	// the Err values above. Checked by TestEx3_1_Parse.
 	return Request{}, lab.NotImplemented("3.1", "Parse")
 }
 
-// readBufferSize holds the longest request line with its "\r\n".
-const readBufferSize = jobs.MaxLine + 2
+// readBufferSize holds the longest request line and its '\n': a line is at
+// most jobs.MaxLine bytes before its '\n', a '\r' there included (the
+// original's rule).
+const readBufferSize = jobs.MaxLine + 1
 
-// LineReader frames request lines. Its buffer is fixed (a little over
-// jobs.MaxLine), so a client cannot make the server hold more than that per
+// LineReader frames request lines. Its buffer is fixed (jobs.MaxLine + 1
+// bytes), so a client cannot make the server hold more than that per
 // connection, however long its lines.
 type LineReader struct {
-	r *bufio.Reader
+	r   *bufio.Reader
+	err error // sticky: after ErrTooLarge the stream cannot be resynchronised
 }
 
 // NewLineReader returns a LineReader reading from r.
@@ -103,17 +114,20 @@ func NewLineReader(r io.Reader) *LineReader {
 }
 
 // Next returns the next line without its "\n" and without a "\r" before it.
-// The slice is valid only until the next call. A line longer than
-// jobs.MaxLine bytes is read to its end and discarded, and Next returns
-// ErrTooLarge: the next call reads the line after it. At the end of the
-// stream Next returns io.EOF (an unterminated last line is dropped) or the
-// read error.
+// The slice is valid only until the next call.
+//
+// A line may hold at most jobs.MaxLine bytes before its '\n'. As soon as
+// more have arrived without one, Next returns ErrTooLarge, without reading
+// the rest (a client cannot make the server read a gigabyte to skip it), and
+// so does every later call: the server answers "request too large" and
+// closes the connection. At the end of the stream Next returns io.EOF (an
+// unterminated last line is dropped) or the read error.
 func (lr *LineReader) Next() ([]byte, error) {
-	// TODO(ex 3.1): read up to '\n' with lr.r.ReadSlice (no copy, no
-	// allocation). If it fails with bufio.ErrBufferFull the line is longer
-	// than the buffer: keep calling ReadSlice until the '\n' and return
-	// ErrTooLarge. Otherwise strip the '\n' and one '\r' before it, and
-	// return ErrTooLarge if more than jobs.MaxLine bytes are left. Any other
-	// error (io.EOF) ends the stream. Checked by TestEx3_1_Parse.
+	// TODO(ex 3.1): if lr.err is set, return it. Read up to '\n' with
+	// lr.r.ReadSlice (no copy, no allocation). If it fails with
+	// bufio.ErrBufferFull, more than jobs.MaxLine bytes came without a '\n':
+	// set lr.err = ErrTooLarge and return it, reading nothing more. Any other
+	// error (io.EOF) ends the stream. Otherwise strip the '\n' and one '\r'
+	// before it. Checked by TestEx3_1_Parse.
 	return nil, lab.NotImplemented("3.1", "LineReader.Next")
 }

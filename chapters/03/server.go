@@ -1,6 +1,7 @@
 package jobserver
 
 import (
+	"io"
 	"log/slog"
 	"net"
 	"runtime"
@@ -20,10 +21,14 @@ type Config struct {
 	// QueueCap is the capacity of the job queue (default 1024). When it is
 	// full, readers stop reading until a worker takes a job.
 	QueueCap int
-	// WriteTimeout bounds the writing of one answer (default 10s). A client
-	// that stops reading its answers would otherwise hold a worker, and with
-	// it Close, forever; after WriteTimeout it is dropped.
+	// WriteTimeout bounds each write to a client (default 10s). A client that
+	// stops reading its answers would otherwise hold its writer, and with it
+	// Close, forever; after WriteTimeout without progress it is dropped.
 	WriteTimeout time.Duration
+	// MaxPending is how many bytes of answers a connection may have waiting
+	// for its client before its reader stops reading requests (default
+	// 64 KiB). Workers never wait for a client: they append to this outbox.
+	MaxPending int
 	// Logger receives the server's log (default slog.Default()).
 	Logger *slog.Logger
 
@@ -66,8 +71,8 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	queue   *BoundedQueue[Job]
-	pool    *Pool[Job]
-	workers []worker // workers[w] belongs to worker w alone
+	workers []worker      // workers[w] belongs to worker w alone
+	done    chan struct{} // closed when Close begins: ends lab.Accept's retries
 
 	nextID                       atomic.Uint64 // the last job id given out
 	submitted, completed, failed atomic.Uint64
@@ -75,15 +80,17 @@ type Server struct {
 	// mu guards the fields below. No network call or wait happens under it.
 	mu        sync.Mutex
 	closing   bool
+	pool      *Pool[Job] // nil until the first Serve starts the workers
 	listeners map[net.Listener]struct{}
 	conns     map[*clientConn]struct{}
-	wg        sync.WaitGroup // Serve loops and readers; Add only under mu while !closing
+	wg        sync.WaitGroup // Serve loops, readers and writers; Add only under mu while !closing
 
 	closeOnce sync.Once
 }
 
-// New returns a server whose workers are running, ready to Serve. Close stops
-// them.
+// New returns a server ready to Serve. It starts nothing: the workers start
+// with the first Serve, so a server that is never served leaves nothing
+// running, and Close has nothing to wait for.
 func New(cfg Config) (*Server, error) {
 	if cfg.Workers <= 0 {
 		cfg.Workers = runtime.NumCPU()
@@ -94,54 +101,65 @@ func New(cfg Config) (*Server, error) {
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = 10 * time.Second
 	}
+	if cfg.MaxPending <= 0 {
+		cfg.MaxPending = 64 << 10
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{
+	return &Server{
 		cfg:       cfg,
 		log:       cfg.Logger,
 		queue:     NewBoundedQueue[Job](cfg.QueueCap),
 		workers:   make([]worker, cfg.Workers),
+		done:      make(chan struct{}),
 		listeners: make(map[net.Listener]struct{}),
 		conns:     make(map[*clientConn]struct{}),
-	}
-	s.pool = NewPool(cfg.Workers, s.queue, s.work)
-	return s, nil
+	}, nil
 }
 
-// Serve accepts connections on ln and starts one reader goroutine for each,
-// until Close. It returns lab.ErrServerClosed after Close (at once, closing
-// ln, if Close came first), or the error that made Accept fail.
+// Serve starts the workers (the first time) and accepts connections on ln,
+// starting a reader and a writer goroutine for each, until Close. Accept
+// errors that pass (out of file descriptors, a client that gave up) are
+// retried with backoff by lab.Accept, so they never end Serve. It returns
+// lab.ErrServerClosed after Close (at once, closing ln, if Close came first),
+// or the error that made Accept fail for good.
 func (s *Server) Serve(ln net.Listener) error {
 	// TODO(ex 3.4): under s.mu: if s.closing, close ln and return
-	// lab.ErrServerClosed; otherwise record ln in s.listeners and s.wg.Add(1)
-	// (defer s.wg.Done()). Then loop: Accept and hand each connection to
-	// s.start. When Accept fails, remove ln from s.listeners and return
-	// lab.ErrServerClosed if the server is closing, else the error.
-	// Checked by TestEx3_4_Server.
+	// lab.ErrServerClosed; otherwise start the workers if this is the first
+	// Serve (s.pool = NewPool(s.cfg.Workers, s.queue, s.work)), record ln in
+	// s.listeners and s.wg.Add(1) (defer s.wg.Done()). Then loop: accept with
+	// lab.Accept(ln, s.done, s.log), which retries EMFILE and the like, and
+	// hand each connection to s.start. When it fails, remove ln from
+	// s.listeners and return lab.ErrServerClosed if the server is closing,
+	// else the error. Checked by TestEx3_4_Server and TestEx3_6_Shutdown.
 	return lab.NotImplemented("3.4", "Server.Serve")
 }
 
-// start registers a new connection and starts its reader, unless the server
-// is closing, in which case it closes the connection.
+// start registers a new connection and starts its reader and its writer,
+// unless the server is closing, in which case it closes the connection.
 func (s *Server) start(nc net.Conn) {
-	// TODO(ex 3.4): make a clientConn holding one reference (the reader's:
-	// c.refs.Store(1)). Under s.mu: if s.closing, close nc and return;
-	// otherwise add c to s.conns, s.wg.Add(1), and start a goroutine that
-	// runs s.read(c) and then calls s.wg.Done(). Checked by TestEx3_4_Server.
+	// TODO(ex 3.4): c := newClientConn(nc, s). Under s.mu: if s.closing,
+	// close nc and return; otherwise add c to s.conns, s.wg.Add(2), and start
+	// two goroutines, each calling s.wg.Done() when it returns: s.read(c) and
+	// c.writeLoop(). Checked by TestEx3_4_Server.
 	nc.Close()
 }
 
 // read is a connection's reader: it frames lines, gives each its job id, and
-// queues the valid ones or answers the invalid ones itself. Queueing blocks
-// while the queue is full, and then nothing is read from this client: that is
-// the back-pressure.
+// queues the valid ones or answers the invalid ones itself. It blocks in two
+// places, both on purpose: in Put while the queue is full, and before reading
+// while the client's outbox is full. Either way nothing more is read from
+// this client: that is the back-pressure. A line that is too large is
+// answered, and ends the connection: the rest of it cannot be told from the
+// next request.
 func (s *Server) read(c *clientConn) {
 	// TODO(ex 3.4): defer c.release(); read lines with a NewLineReader(c.nc)
-	// until an error other than ErrTooLarge. For every line (too large
-	// included): call s.cfg.OnLineRead if set, take the next id with
-	// s.nextID.Add(1), then s.submit it unless it was too large; answer an
-	// error with c.send(AppendError(buf[:0], id, err)) (reuse buf).
+	// while c.waitRoom() says so, until an error other than ErrTooLarge. For
+	// every line (too large included): call s.cfg.OnLineRead if set, take
+	// the next id with s.nextID.Add(1), then s.submit it unless it was too
+	// large; answer an error with c.send(AppendError(buf[:0], id, err))
+	// (reuse buf). After a too-large line, c.lingerOnClose() and return.
 	// TODO(ex 3.7): count the line in s.submitted when it takes its id, and
 	// an ERROR answer in s.failed before sending it.
 	// Checked by TestEx3_4_Server, TestEx3_5_BackPressure, TestEx3_7_Statistics.
@@ -153,19 +171,23 @@ func (s *Server) read(c *clientConn) {
 // shutting down.
 func (s *Server) submit(c *clientConn, id uint64, line []byte) error {
 	// TODO(ex 3.4): Parse the line (return its error); take a reference for
-	// the job (c.refs.Add(1)) and s.queue.Put(Job{ID: id, Req: req, conn: c}).
+	// the job (c.acquire()) and s.queue.Put(Job{ID: id, Req: req, conn: c}).
 	// Put blocks while the queue is full; that is the back-pressure (ex 3.5):
 	// do not start a goroutine or keep a list here. If Put fails, drop the
-	// reference again and return ErrShuttingDown. Checked by TestEx3_4_Server.
+	// reference again (c.release()) and return ErrShuttingDown. Checked by
+	// TestEx3_4_Server.
 	return lab.NotImplemented("3.4", "Server.submit")
 }
 
-// work computes one job on worker w and answers it.
+// work computes one job on worker w and hands the answer to the job's
+// connection. It never waits for the client: send only appends to the
+// connection's outbox.
 func (s *Server) work(w int, job Job) {
 	// TODO(ex 3.4): call s.cfg.OnJobStart(job.ID) if set; format the answer in
-	// s.workers[w].line (AppendOK, then Execute with &s.workers[w].scratch,
-	// then '\n'; keep the grown buffer for the next job); send it on
-	// job.conn; job.conn.release(). TODO(ex 3.7): count it in s.completed
+	// s.workers[w].line: AppendOK, then Execute with &s.workers[w].scratch,
+	// then '\n' — or, if Execute fails, AppendError(line[:0], job.ID, err);
+	// keep the grown buffer for the next job; job.conn.send it;
+	// job.conn.release(). TODO(ex 3.7): count it in s.completed or s.failed
 	// before sending. Checked by TestEx3_4_Server.
 	job.conn.release()
 }
@@ -188,16 +210,18 @@ var aLongTimeAgo = time.Unix(1, 0)
 //
 //  1. mark the server closing (so Close is idempotent and Serve stops);
 //  2. close the listeners, which unblocks Accept;
-//  3. unblock every reader with a read deadline in the past (the connection
-//     stays open for the answers still to come);
+//  3. stop every reader: a read deadline in the past unblocks a Read (the
+//     connection stays open for the answers still to come), and a reader
+//     waiting for room in its outbox is woken;
 //  4. close the queue: readers blocked in Put answer "server shutting down",
 //     workers drain what is queued;
-//  5. wait for the Serve loops and readers, then for the workers, which
-//     finish and answer every queued job;
-//  6. by then every connection has been closed by the last of its reader and
-//     jobs to finish (clientConn.release); log the final statistics.
+//  5. wait for the Serve loops, readers and writers, then for the workers,
+//     which finish and answer every queued job; each writer sends its
+//     connection's last answers and closes it;
+//  6. log the final statistics.
 //
-// Later calls wait for the first to finish and return nil.
+// A client that does not read its answers delays Close by WriteTimeout at
+// most. Later calls wait for the first to finish and return nil.
 func (s *Server) Close() error {
 	// TODO(ex 3.4): s.closeOnce.Do(s.shutdown) and return nil, so that later
 	// calls wait for the first and return nil.
@@ -205,15 +229,15 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) shutdown() {
-	// TODO(ex 3.4): under s.mu set s.closing and copy the listeners and
-	// connections; release the lock; close the listeners and the
-	// connections; s.queue.Close(); s.wg.Wait(); s.pool.Wait().
+	// TODO(ex 3.4): under s.mu set s.closing, close(s.done), and copy the
+	// listeners, the connections and s.pool; release the lock; close the
+	// listeners and the connections (c.nc); s.queue.Close(); s.wg.Wait();
+	// and pool.Wait() unless the pool never started (nil).
 	// TODO(ex 3.6): the original's order instead, so that queued jobs are
-	// still answered: do not close the connections; unblock their readers
-	// with c.nc.SetReadDeadline(aLongTimeAgo) before closing the queue. The
-	// connections then close themselves (release) when their reader and
-	// their last job are done. Log the final Stats. Checked by
-	// TestEx3_6_Shutdown.
+	// still answered: do not close the connections; stop their readers with
+	// c.stopReading() before closing the queue. Each writer then sends its
+	// connection's last answers and closes it when its reader and its last
+	// job are done. Log the final Stats. Checked by TestEx3_6_Shutdown.
 }
 
 // forget removes a closed connection from the registry.
@@ -223,35 +247,130 @@ func (s *Server) forget(c *clientConn) {
 	delete(s.conns, c)
 }
 
-// clientConn is one client's connection, shared by its reader and its queued
-// jobs: any of them may be the last to need it, so it counts references and
-// the last release closes it.
+// How long, and how much, a connection ended for a too-large line is read
+// and discarded after its last answer, before it is closed (net/http's
+// numbers for the same problem). Closing a socket with unread input makes
+// the kernel send a reset, and a reset can destroy the answer the client has
+// not read yet: the client would never learn why it was cut off.
+const (
+	lingerTimeout = 500 * time.Millisecond
+	lingerBytes   = 256 << 10
+)
+
+// clientConn is one client's connection. Its reader and the workers answering
+// its jobs hand answers to its writer goroutine through an outbox; nobody but
+// the writer ever writes to the socket, so a client that does not read can
+// hold up only its own writer, never a worker.
 type clientConn struct {
-	nc   net.Conn
-	srv  *Server
-	refs atomic.Int64 // the reader's, plus one per queued or running job
+	nc  net.Conn
+	srv *Server
 
-	mu   sync.Mutex // serialises answers: one Write per line, under mu
-	dead bool       // a write failed; later answers are dropped
+	mu      sync.Mutex
+	ready   sync.Cond // the writer waits on it: an answer, or the last reference gone
+	room    sync.Cond // the reader waits on it: the outbox below MaxPending
+	refs    int       // the reader's, plus one per queued or running job
+	pending []byte    // answers waiting for the writer, whole lines
+	writing int       // bytes the writer is writing now (outside mu)
+	dead    bool      // a write failed: answers are dropped, the reader stops
+	stopped bool      // Close stopped the reader
+	linger  bool      // half-close and drain before closing (a too-large line)
 }
 
-// send writes one whole answer line. net.Conn.Write returns only when every
-// byte is written (the runtime retries short writes), and mu keeps two
-// workers' lines from interleaving. A client that does not read its answers
-// is dropped after WriteTimeout (the original's write-up mentions no send
-// timeout).
-func (c *clientConn) send(line []byte) {
-	// TODO(ex 3.4): under c.mu, unless c.dead, set a write deadline of
-	// c.srv.cfg.WriteTimeout from now and write line with one c.nc.Write; on
-	// error set c.dead, close c.nc (which also stops its reader) and log at
-	// Debug level.
-	// Checked by TestEx3_4_Server.
+func newClientConn(nc net.Conn, s *Server) *clientConn {
+	c := &clientConn{nc: nc, srv: s, refs: 1} // the reader's reference
+	c.ready.L = &c.mu
+	c.room.L = &c.mu
+	return c
 }
 
-// release drops one reference; the last one closes the connection.
+// acquire takes a reference for a job.
+func (c *clientConn) acquire() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.refs++
+}
+
+// release drops a reference. When the last is gone no answer can come any
+// more: the writer sends what is left and closes the connection.
 func (c *clientConn) release() {
-	if c.refs.Add(-1) == 0 {
-		c.nc.Close()
-		c.srv.forget(c)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.refs--
+	if c.refs == 0 {
+		c.ready.Signal()
 	}
+}
+
+// send appends one whole answer line to the outbox and wakes the writer. It
+// never blocks on the network: the lock is held only for the append, so two
+// answers never interleave and a worker is back at work at once.
+func (c *clientConn) send(line []byte) {
+	// TODO(ex 3.4): under c.mu, unless c.dead, append line to c.pending and
+	// c.ready.Signal() the writer. Nothing else: no Write here, so that a
+	// worker never waits for a client. Checked by TestEx3_4_Server.
+}
+
+// waitRoom waits while the client has MaxPending bytes of answers or more
+// waiting for it, and reports whether the reader may go on.
+func (c *clientConn) waitRoom() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for len(c.pending)+c.writing >= c.srv.cfg.MaxPending && !c.dead && !c.stopped {
+		c.room.Wait()
+	}
+	return !c.dead && !c.stopped
+}
+
+// stopReading stops the reader for Close: a Read returns at once, a wait for
+// room ends. The connection stays open for the answers still to come.
+func (c *clientConn) stopReading() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
+	c.nc.SetReadDeadline(aLongTimeAgo) // an error means it is closed already
+	c.room.Signal()
+}
+
+// lingerOnClose asks the writer to half-close and drain the connection
+// before closing it.
+func (c *clientConn) lingerOnClose() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.linger = true
+}
+
+// writeLoop is the connection's writer: it takes everything in the outbox
+// and writes it with one Write, outside the lock, with a write deadline, until
+// the last reference is gone and the outbox is empty, or a write fails. Then
+// it closes the connection.
+func (c *clientConn) writeLoop() {
+	// TODO(ex 3.4): loop: under c.mu, wait on c.ready while c.pending is
+	// empty, c.refs > 0 and !c.dead (a for loop around Wait); stop if c.dead
+	// or nothing is pending (the last reference is gone). Swap c.pending
+	// with a spare batch slice, set c.writing = len(batch), unlock; set a
+	// write deadline of c.srv.cfg.WriteTimeout from now and write the batch
+	// with one c.nc.Write, with no lock held; lock again: c.writing = 0; on
+	// error set c.dead, drop c.pending and log at Debug level;
+	// c.room.Signal() (the reader may be waiting for room); unlock; on error
+	// close c.nc (which stops the reader too). When the loop ends, c.close().
+	// Checked by TestEx3_4_Server.
+	c.close()
+}
+
+// close ends the connection once the writer is done, lingering first if the
+// reader asked for it and Close has not stopped reading.
+func (c *clientConn) close() {
+	c.mu.Lock()
+	linger := c.linger && !c.dead && !c.stopped
+	if linger {
+		c.nc.SetReadDeadline(time.Now().Add(lingerTimeout))
+	}
+	c.mu.Unlock()
+	if tc, ok := c.nc.(*net.TCPConn); linger && ok {
+		tc.CloseWrite() // the client sees the end of its answers
+		io.Copy(io.Discard, io.LimitReader(c.nc, lingerBytes))
+	}
+	c.srv.log.Debug("closing connection", "remote", c.nc.RemoteAddr())
+	c.nc.Close()
+	c.srv.forget(c)
 }

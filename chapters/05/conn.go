@@ -31,7 +31,8 @@ type Conn struct {
 	remote netip.AddrPort
 
 	in      []byte // unconsumed input: the start of a request that has not fully arrived
-	out     []byte // output the socket has not taken yet
+	out     []byte // output the socket has not taken yet: a slice of buf
+	buf     []byte // the output buffer out lives in, from its start (see room)
 	paused  bool   // reading stopped until out is sent (Options.HighWater)
 	closing bool   // close once out is sent (CloseWhenFlushed)
 	closed  bool
@@ -78,10 +79,11 @@ func (c *Conn) CloseWhenFlushed() {
 // past Options.MaxPending c is closed (ErrSlowConsumer).
 func (c *Conn) Write(p []byte) error {
 	// TODO(ex 5.4): return errClosed if c is closed or closing; apply
-	// c.loop.limit(c, len(p)) and return its error (ex 5.5); take a buffer
-	// from c.loop.buffer() if c.out is nil; append p to c.out (a copy: p is
-	// usually the handler's scratch buffer); c.loop.later(c), so that the
-	// loop flushes c after the batch. Checked by TestEx5_4_PartialWrites.
+	// c.loop.limit(c, len(p)) and return its error (ex 5.5); make room for p
+	// with the given c.loop.room(c, len(p)), then append p to c.out (a copy:
+	// p is usually the handler's scratch buffer); c.loop.later(c), so that
+	// the loop flushes c after the batch. Checked by TestEx5_4_PartialWrites
+	// and, for the memory room saves, TestEx5_5_BackPressure.
 	err := lab.NotImplemented("5.4", "Conn.Write")
 	c.loop.log.Error("reply not sent", "err", err)
 	return err
@@ -155,8 +157,8 @@ func (l *Loop) deliver(c *Conn, data []byte) {
 func (l *Loop) flush(c *Conn) {
 	// TODO(ex 5.4): n, err := write(c.fd, c.out) (close c on an error). If
 	// it took only part: keep the rest (c.out = c.out[n:]) and l.watch(c) to
-	// arm EPOLLOUT; return. If it took everything: l.recycle(c.out), c.out =
-	// nil; close c if it is closing; otherwise l.resume(c) (ex 5.5) and
+	// arm EPOLLOUT; return. If it took everything: l.recycle(c.buf), c.buf
+	// and c.out = nil; close c if it is closing; otherwise l.resume(c) (ex 5.5) and
 	// l.watch(c), which takes EPOLLOUT off. Checked by
 	// TestEx5_4_PartialWrites.
 }
@@ -226,6 +228,35 @@ func (l *Loop) recycle(b []byte) {
 	}
 }
 
+// room makes room in c's output buffer for n more bytes, so that appending
+// them does not reallocate. A connection's memory is its buffer, not just its
+// unsent bytes: c.out = c.out[n:] after a partial write leaves the sent bytes
+// in front of out, still held, and a plain append that outgrows the buffer
+// allocates a larger one, up to twice what is pending. So room reuses the
+// front first, moving the unsent bytes there (they are few, or the socket
+// would not have taken the rest), and only when that is not enough replaces
+// the buffer with one twice as large, but never larger than MaxPending: a
+// slow client costs the server at most MaxPending bytes (limit closes it
+// before it needs more), whatever it was sent before.
+func (l *Loop) room(c *Conn, n int) {
+	if c.buf == nil {
+		c.buf = l.buffer()
+		c.out = c.buf
+	}
+	if cap(c.out)-len(c.out) >= n {
+		return
+	}
+	need := len(c.out) + n
+	if cap(c.buf) >= need {
+		c.out = c.buf[:copy(c.buf[:cap(c.buf)], c.out)] // copy handles the overlap
+		return
+	}
+	b := make([]byte, len(c.out), max(need, min(2*cap(c.buf), l.opt.MaxPending)))
+	copy(b, c.out)
+	l.recycle(c.buf)
+	c.buf, c.out = b, b
+}
+
 // limit applies back-pressure before n more bytes are queued on c: past
 // MaxPending it closes c as a slow consumer and returns ErrSlowConsumer; at
 // HighWater it stops reading from c (watch takes EPOLLIN off).
@@ -270,7 +301,7 @@ func (l *Loop) close(c *Conn, err error) {
 	unix.Close(c.fd)
 	l.conns[c.fd] = nil
 	l.open--
-	c.in, c.out = nil, nil
+	c.in, c.out, c.buf = nil, nil, nil
 	l.h.Closed(c, err)
 	l.resumeAccept()
 }

@@ -1,6 +1,7 @@
 package jobserver_test
 
 import (
+	"cmp"
 	"io"
 	"testing"
 
@@ -23,7 +24,8 @@ var impl = jobtest.Impl{
 		return q, jobserver.NewPool(workers, q, work).Wait
 	},
 	NewServer: func(c jobtest.Config) (lab.Server, error) {
-		return jobserver.New(jobserver.Config{Workers: c.Workers, QueueCap: c.QueueCap, Logger: testkit.Logger(),
+		return jobserver.New(jobserver.Config{Workers: c.Workers, QueueCap: c.QueueCap,
+			WriteTimeout: c.WriteTimeout, MaxPending: c.MaxPending, Logger: cmp.Or(c.Logger, testkit.Logger()),
 			OnLineRead: c.OnLineRead, OnJobStart: c.OnJobStart})
 	},
 	Stats: func(s lab.Server) jobtest.Stats { return jobtest.Stats(s.(*jobserver.Server).Stats()) },
@@ -39,3 +41,6 @@ func TestEx3_5_BackPressure(t *testing.T) { jobtest.BackPressure(t, impl) }
 func TestEx3_6_Shutdown(t *testing.T)     { jobtest.Shutdown(t, impl) }
 func TestEx3_7_Statistics(t *testing.T)   { jobtest.Statistics(t, impl) }
 func BenchmarkServer(b *testing.B)        { jobtest.Benchmark(b, impl) }
+
+func FuzzParse(f *testing.F)      { jobtest.FuzzParse(f, impl) }
+func FuzzLineReader(f *testing.F) { jobtest.FuzzLineReader(f, impl) }

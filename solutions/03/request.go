@@ -2,7 +2,6 @@ package jobserver
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"io"
 	"math"
@@ -63,20 +62,25 @@ func maxArg(c Command) uint64 {
 }
 
 // Parse validates one request line (without its line ending) and returns the
-// request, or one of the protocol errors above:
+// request, or one of the protocol errors above. It reads a line as the
+// original does (`in >> cmd`, then the rest of the line):
 //
-//   - the command is the text before the first space and is case-sensitive;
-//     anything else, an empty line included, is ErrUnsupported;
-//   - the argument is everything after that one space; none, or an empty
-//     one, is ErrMissingArgument;
-//   - a number is plain decimal digits (no sign, no spaces: ErrInvalidInteger)
-//     between 1 and the command's limit (ErrOutOfRange, also for numbers that
-//     do not fit in a uint64);
-//   - HASH takes the rest of the line as it is, spaces included.
+//   - white space before the command (space, \t, \v, \f, \r) is skipped,
+//     and the command ends at the next white space; it is case-sensitive,
+//     and anything else, an empty line included, is ErrUnsupported;
+//   - the argument is the rest of the line, less one separating space (a
+//     tab after the command stays in the argument); none, or an empty one,
+//     is ErrMissingArgument;
+//   - a number is plain decimal digits between 1 and the command's limit:
+//     a run of digits too large for a uint64 is ErrOutOfRange (as the
+//     original's std::from_chars says, even with junk after it), anything
+//     else that is not all digits ErrInvalidInteger, and a value outside the
+//     limits ErrOutOfRange;
+//   - HASH takes the rest of the line as it is, white space included.
 //
 // Parse does not keep line: a HASH text is copied.
 func Parse(line []byte) (Request, error) {
-	name, arg, _ := bytes.Cut(line, []byte(" "))
+	name, arg := splitCommand(line)
 	cmd := lookup(name)
 	if cmd == 0 {
 		return Request{}, ErrUnsupported
@@ -97,6 +101,30 @@ func Parse(line []byte) (Request, error) {
 	return Request{Cmd: cmd, N: n}, nil
 }
 
+// isSpace is C's isspace in the "C" locale, what `in >> cmd` skips.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+// splitCommand splits a line into the command and its argument as the
+// original's `in >> cmd; getline(in, rest)` does, then drops one space from
+// the front of the argument.
+func splitCommand(line []byte) (name, arg []byte) {
+	start := 0
+	for start < len(line) && isSpace(line[start]) {
+		start++
+	}
+	end := start
+	for end < len(line) && !isSpace(line[end]) {
+		end++
+	}
+	arg = line[end:]
+	if len(arg) > 0 && arg[0] == ' ' {
+		arg = arg[1:]
+	}
+	return line[start:end], arg
+}
+
 // lookup returns the command spelled name, or 0. (A switch on string(name)
 // does not allocate.)
 func lookup(name []byte) Command {
@@ -113,35 +141,37 @@ func lookup(name []byte) Command {
 	return 0
 }
 
-// parseUint parses plain decimal digits. Any other byte is ErrInvalidInteger,
-// even after an overflow; a value over math.MaxUint64 is ErrOutOfRange.
-func parseUint(digits []byte) (uint64, error) {
+// parseUint parses plain decimal digits as the original's std::from_chars
+// and its "all consumed" check do: the leading run of digits is the number
+// (ErrOutOfRange if it does not fit in a uint64, whatever follows), and no
+// digit at all or anything after them is ErrInvalidInteger.
+func parseUint(s []byte) (uint64, error) {
 	var n uint64
-	overflow := false
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return 0, ErrInvalidInteger
-		}
-		d := uint64(c - '0')
+	i := 0
+	for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
+		d := uint64(s[i] - '0')
 		if n > (math.MaxUint64-d)/10 {
-			overflow = true
+			return 0, ErrOutOfRange
 		}
 		n = n*10 + d
 	}
-	if overflow {
-		return 0, ErrOutOfRange
+	if i == 0 || i < len(s) {
+		return 0, ErrInvalidInteger
 	}
 	return n, nil
 }
 
-// readBufferSize holds the longest request line with its "\r\n".
-const readBufferSize = jobs.MaxLine + 2
+// readBufferSize holds the longest request line and its '\n': a line is at
+// most jobs.MaxLine bytes before its '\n', a '\r' there included (the
+// original's rule).
+const readBufferSize = jobs.MaxLine + 1
 
-// LineReader frames request lines. Its buffer is fixed (a little over
-// jobs.MaxLine), so a client cannot make the server hold more than that per
+// LineReader frames request lines. Its buffer is fixed (jobs.MaxLine + 1
+// bytes), so a client cannot make the server hold more than that per
 // connection, however long its lines.
 type LineReader struct {
-	r *bufio.Reader
+	r   *bufio.Reader
+	err error // sticky: after ErrTooLarge the stream cannot be resynchronised
 }
 
 // NewLineReader returns a LineReader reading from r.
@@ -150,16 +180,23 @@ func NewLineReader(r io.Reader) *LineReader {
 }
 
 // Next returns the next line without its "\n" and without a "\r" before it.
-// The slice is valid only until the next call. A line longer than
-// jobs.MaxLine bytes is read to its end and discarded, and Next returns
-// ErrTooLarge: the next call reads the line after it. At the end of the
-// stream Next returns io.EOF (an unterminated last line is dropped) or the
-// read error.
+// The slice is valid only until the next call.
+//
+// A line may hold at most jobs.MaxLine bytes before its '\n'. As soon as
+// more have arrived without one, Next returns ErrTooLarge, without reading
+// the rest (a client cannot make the server read a gigabyte to skip it), and
+// so does every later call: the server answers "request too large" and
+// closes the connection. At the end of the stream Next returns io.EOF (an
+// unterminated last line is dropped) or the read error.
 func (lr *LineReader) Next() ([]byte, error) {
+	if lr.err != nil {
+		return nil, lr.err
+	}
 	line, err := lr.r.ReadSlice('\n')
 	switch {
 	case errors.Is(err, bufio.ErrBufferFull):
-		return nil, lr.skipLine()
+		lr.err = ErrTooLarge
+		return nil, ErrTooLarge
 	case err != nil:
 		return nil, err
 	}
@@ -167,22 +204,5 @@ func (lr *LineReader) Next() ([]byte, error) {
 	if n := len(line); n > 0 && line[n-1] == '\r' {
 		line = line[:n-1]
 	}
-	if len(line) > jobs.MaxLine {
-		return nil, ErrTooLarge
-	}
 	return line, nil
-}
-
-// skipLine discards the rest of a line that did not fit in the buffer and
-// returns ErrTooLarge, or the read error that ended the stream first.
-func (lr *LineReader) skipLine() error {
-	for {
-		_, err := lr.r.ReadSlice('\n')
-		switch {
-		case err == nil:
-			return ErrTooLarge
-		case !errors.Is(err, bufio.ErrBufferFull):
-			return err
-		}
-	}
 }

@@ -30,7 +30,8 @@ type Conn struct {
 	remote netip.AddrPort
 
 	in      []byte // unconsumed input: the start of a request that has not fully arrived
-	out     []byte // output the socket has not taken yet
+	out     []byte // output the socket has not taken yet: a slice of buf
+	buf     []byte // the output buffer out lives in, from its start (see room)
 	paused  bool   // reading stopped until out is sent (Options.HighWater)
 	closing bool   // close once out is sent (CloseWhenFlushed)
 	closed  bool
@@ -80,10 +81,8 @@ func (c *Conn) Write(p []byte) error {
 	if err := c.loop.limit(c, len(p)); err != nil {
 		return err
 	}
-	if c.out == nil {
-		c.out = c.loop.buffer()
-	}
-	c.out = append(c.out, p...)
+	c.loop.room(c, len(p))
+	c.out = append(c.out, p...) // room made sure this does not reallocate
 	c.loop.later(c)
 	return nil
 }
@@ -175,8 +174,8 @@ func (l *Loop) flush(c *Conn) {
 		l.watch(c)
 		return
 	}
-	l.recycle(c.out)
-	c.out = nil
+	l.recycle(c.buf)
+	c.buf, c.out = nil, nil
 	if c.closing {
 		l.close(c, nil)
 		return
@@ -250,6 +249,35 @@ func (l *Loop) recycle(b []byte) {
 	}
 }
 
+// room makes room in c's output buffer for n more bytes, so that appending
+// them does not reallocate. A connection's memory is its buffer, not just its
+// unsent bytes: c.out = c.out[n:] after a partial write leaves the sent bytes
+// in front of out, still held, and a plain append that outgrows the buffer
+// allocates a larger one, up to twice what is pending. So room reuses the
+// front first, moving the unsent bytes there (they are few, or the socket
+// would not have taken the rest), and only when that is not enough replaces
+// the buffer with one twice as large, but never larger than MaxPending: a
+// slow client costs the server at most MaxPending bytes (limit closes it
+// before it needs more), whatever it was sent before.
+func (l *Loop) room(c *Conn, n int) {
+	if c.buf == nil {
+		c.buf = l.buffer()
+		c.out = c.buf
+	}
+	if cap(c.out)-len(c.out) >= n {
+		return
+	}
+	need := len(c.out) + n
+	if cap(c.buf) >= need {
+		c.out = c.buf[:copy(c.buf[:cap(c.buf)], c.out)] // copy handles the overlap
+		return
+	}
+	b := make([]byte, len(c.out), max(need, min(2*cap(c.buf), l.opt.MaxPending)))
+	copy(b, c.out)
+	l.recycle(c.buf)
+	c.buf, c.out = b, b
+}
+
 // limit applies back-pressure before n more bytes are queued on c: past
 // MaxPending it closes c as a slow consumer and returns ErrSlowConsumer; at
 // HighWater it stops reading from c (watch takes EPOLLIN off).
@@ -311,7 +339,7 @@ func (l *Loop) close(c *Conn, err error) {
 	unix.Close(c.fd)
 	l.conns[c.fd] = nil
 	l.open--
-	c.in, c.out = nil, nil
+	c.in, c.out, c.buf = nil, nil, nil
 	l.h.Closed(c, err)
 	l.resumeAccept()
 }

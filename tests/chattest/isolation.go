@@ -155,7 +155,7 @@ func checkStalledReader(k *testkit.T, impl Impl) {
 	// Twice what can be buffered for the staller: MaxPending, a batch the
 	// server's writer may have taken, and the kernel's socket buffers.
 	const window, size = 8, 32 << 10
-	n := 2 * (2*limit + kernelBuffers()) / size
+	n := 2 * (2*limit + testkit.KernelBuffers()) / size
 	frames := numbered("sender", n, size)
 	why := fmt.Sprintf("staller logged in and never read; sender broadcast %d frames of %d KiB, %d at a time, "+
 		"and r1 and r2 read each batch (MaxPending = %d bytes). A client that stops reading must not delay the "+

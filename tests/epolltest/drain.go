@@ -190,9 +190,9 @@ func checkDrainErrors(k *testkit.T, impl Impl) {
 			k.Fatalf("a good frame, then a header with %s: want an error, got none (%d frames, %d bytes used)\n"+
 				"hint: wire.Decode validates the header; pass its error on", c.what, calls, used)
 		}
-		if calls != 1 {
-			k.Errorf("a good frame, then a header with %s: want the good frame handed over before the error, "+
-				"got %d calls", c.what, calls)
+		if calls != 1 || used != len(good) {
+			k.Errorf("a good frame, then a header with %s: want the good frame handed over before the error "+
+				"and its %d bytes reported used, got %d calls and %d bytes", c.what, len(good), calls, used)
 		}
 	}
 }
@@ -271,6 +271,21 @@ func DrainLines(t *testing.T, impl Impl) {
 	if used, err := impl.DrainLines(partial, collect); err != nil || used != 0 {
 		k.Fatalf("%d bytes without '\\n' (a line that may still end in time): want 0 bytes used and no error, got %d, %v",
 			len(partial), used, err)
+	}
+	if _, err := impl.DrainLines(bytes.Repeat([]byte("y"), MaxLine), collect); err == nil {
+		k.Fatalf("exactly %d bytes without '\\n': want an error (the line, with its '\\n', would be over %d bytes), "+
+			"got none (off by one at the limit?)", MaxLine, MaxLine)
+	}
+	exact := append(bytes.Repeat([]byte("z"), MaxLine-1), '\n')
+	got = got[:0]
+	if used, err := impl.DrainLines(exact, collect); err != nil || used != MaxLine || len(got) != 1 {
+		k.Fatalf("a line of exactly %d bytes with its '\\n': want it handed over, %d bytes used; got %d lines, "+
+			"%d bytes, error %v", MaxLine, MaxLine, len(got), used, err)
+	}
+	got = got[:0]
+	if _, err := impl.DrainLines([]byte("buy 1 1\r\r\n"), collect); err != nil || len(got) != 1 || got[0] != "buy 1 1\r" {
+		k.Fatalf("DrainLines(\"buy 1 1\\r\\r\\n\"): want the line \"buy 1 1\\r\" (one \\r is stripped, not all), "+
+			"got %q, error %v", got, err)
 	}
 	long := bytes.Repeat([]byte("y"), MaxLine+100)
 	if _, err := impl.DrainLines(long, collect); err == nil {

@@ -40,6 +40,17 @@ func newChat(k *testkit.T, impl Impl, limits Limits, names ...string) *testkit.S
 // newChatConfig is newChat with more settings.
 func newChatConfig(k *testkit.T, impl Impl, cfg ChatConfig, names ...string) *testkit.Server {
 	k.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen on 127.0.0.1:0: %v", err)
+	}
+	return newChatOn(k, impl, cfg, ln, names...)
+}
+
+// newChatOn is newChatConfig on a listener the check made.
+func newChatOn(k *testkit.T, impl Impl, cfg ChatConfig, ln net.Listener, names ...string) *testkit.Server {
+	k.Helper()
+	k.Cleanup(func() { ln.Close() })
 	path := filepath.Join(k.TempDir(), "users.txt")
 	var b strings.Builder
 	for i, n := range names {
@@ -56,13 +67,24 @@ func newChatConfig(k *testkit.T, impl Impl, cfg ChatConfig, names ...string) *te
 	if err != nil {
 		k.Fatalf("NewChat: %v", err)
 	}
-	return k.Serve(srv)
+	return k.ServeListener(srv, ln)
 }
 
 // newStock builds a stock server on a stock file with the given lines, and
 // serves it.
 func newStock(k *testkit.T, impl Impl, limits Limits, lines ...string) *testkit.Server {
 	k.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen on 127.0.0.1:0: %v", err)
+	}
+	return newStockOn(k, impl, limits, ln, lines...)
+}
+
+// newStockOn is newStock on a listener the check made.
+func newStockOn(k *testkit.T, impl Impl, limits Limits, ln net.Listener, lines ...string) *testkit.Server {
+	k.Helper()
+	k.Cleanup(func() { ln.Close() })
 	path := filepath.Join(k.TempDir(), "stock.txt")
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 		k.Fatalf("writing %s: %v", path, err)
@@ -74,7 +96,7 @@ func newStock(k *testkit.T, impl Impl, limits Limits, lines ...string) *testkit.
 	if err != nil {
 		k.Fatalf("NewStock: %v", err)
 	}
-	return k.Serve(srv)
+	return k.ServeListener(srv, ln)
 }
 
 // login logs name in on a new connection and checks the OK.
@@ -142,57 +164,6 @@ func countOf(k *testkit.T, c *testkit.Conn, id int) int {
 	}
 	k.Fatalf("the reply to show has no line for stock %d: %q%s", id, text, c.Context())
 	return 0
-}
-
-// absorption measures how many bytes the kernel takes on a loopback
-// connection whose reader does not read: the sender's socket buffer plus the
-// receiver's. Whatever a server writes beyond that stays in its own memory.
-// The checks that bound a server's buffering allow twice this much.
-func absorption(k *testkit.T) int {
-	k.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		k.Fatalf("listen: %v", err)
-	}
-	defer ln.Close()
-	most := 0
-	for range 2 {
-		client, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			k.Fatalf("dial: %v", err)
-		}
-		server, err := ln.Accept()
-		if err != nil {
-			client.Close()
-			k.Fatalf("accept: %v", err)
-		}
-		most = max(most, fill(k, server))
-		client.Close()
-		server.Close()
-	}
-	return most
-}
-
-// fill writes to conn without blocking until the kernel takes no more.
-func fill(k *testkit.T, conn net.Conn) int {
-	raw, err := conn.(syscall.Conn).SyscallConn()
-	if err != nil {
-		k.Fatalf("raw conn: %v", err)
-	}
-	chunk := make([]byte, 64<<10)
-	total := 0
-	raw.Write(func(fd uintptr) bool {
-		for {
-			n, err := syscall.Write(int(fd), chunk)
-			if n > 0 {
-				total += n
-			}
-			if err != nil || n <= 0 {
-				return true // EAGAIN: full
-			}
-		}
-	})
-	return total
 }
 
 // cpuTime is the CPU time, user and system, the test process has used: the

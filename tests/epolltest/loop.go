@@ -46,6 +46,14 @@ func barrier(k *testkit.T, c *testkit.Conn) []wire.Frame {
 func Leftovers(t *testing.T, impl Impl) {
 	k := testkit.New(t, "5.3")
 	linuxOnly(k)
+	k.Run("split-frames", func(t *testing.T) { checkSplitFrames(testkit.New(t, k.Exercise()), impl) })
+	k.Run("idle-holds-no-buffer", func(t *testing.T) { checkIdleHoldsNoBuffer(testkit.New(t, k.Exercise()), impl) })
+}
+
+// checkSplitFrames: a login and three broadcasts in 23 pieces, each read on
+// its own, with another client's request in the shared buffer in between.
+func checkSplitFrames(k *testkit.T, impl Impl) {
+	k.Helper()
 	srv := newChat(k, impl, Limits{}, "alice", "bob")
 	bob := login(k, srv, "bob")
 	alice := k.Dial(srv)
@@ -126,7 +134,10 @@ var stocks = []string{"5 10 500", "1 100000000 100", "8 30 800", "3 7 300"}
 func PartialWrites(t *testing.T, impl Impl) {
 	k := testkit.New(t, "5.4")
 	linuxOnly(k)
-	srv := newStock(k, impl, Limits{}, stocks...)
+	// Small socket buffers on the server's side: its socket fills after a
+	// few replies, in the first batch already, so that a loop that waits for
+	// the socket makes the other client wait.
+	srv := newStockOn(k, impl, Limits{}, listenSmall(k), stocks...)
 	probe := k.Dial(srv)
 	probe.WriteLine("show")
 	want, err := readRecord(probe)
@@ -134,7 +145,7 @@ func PartialWrites(t *testing.T, impl Impl) {
 		k.Fatalf("show on a fresh connection: %s%s", testkit.Describe(err), probe.Context())
 	}
 
-	n := 2*absorption(k)/recordSize + 64
+	n := 2*testkit.KernelBuffers()/recordSize + 64
 	c := k.Dial(srv)
 	c.Write([]byte(strings.Repeat("show\n", n)), fmt.Sprintf("%d × \"show\\n\" in one write (%d bytes of replies)", n, n*recordSize))
 	other := k.Dial(srv)
@@ -166,9 +177,10 @@ func PartialWrites(t *testing.T, impl Impl) {
 func BackPressure(t *testing.T, impl Impl) {
 	k := testkit.New(t, "5.5")
 	linuxOnly(k)
-	absorb := absorption(k)
-	checkStopsReading(k, impl, absorb)
-	checkSlowConsumer(k, impl, absorb)
+	absorb := testkit.KernelBuffers()
+	k.Run("stops-reading", func(t *testing.T) { checkStopsReading(testkit.New(t, k.Exercise()), impl, absorb) })
+	k.Run("slow-consumer", func(t *testing.T) { checkSlowConsumer(testkit.New(t, k.Exercise()), impl, absorb) })
+	k.Run("slow-consumers-memory", func(t *testing.T) { checkSlowConsumersMemory(testkit.New(t, k.Exercise()), impl) })
 }
 
 func checkStopsReading(k *testkit.T, impl Impl, absorb int) {
@@ -276,9 +288,65 @@ func checkSlowConsumer(k *testkit.T, impl Impl, absorb int) {
 func NoBusyLoop(t *testing.T, impl Impl) {
 	k := testkit.New(t, "5.6")
 	linuxOnly(k)
-	checkTimer(k, impl)
+	k.Run("login-timeout", func(t *testing.T) { checkTimer(testkit.New(t, k.Exercise()), impl) })
+	k.Run("timers-rounded-up", func(t *testing.T) { checkTimersRoundedUp(testkit.New(t, k.Exercise()), impl) })
+	k.Run("idle", func(t *testing.T) { checkIdle(testkit.New(t, k.Exercise()), impl) })
+}
+
+// checkTimersRoundedUp: many timers a fraction of a millisecond apart (the
+// login timeouts of clients that connected one after another). A loop that
+// rounds the time to its next timer down sleeps 0 ms for the last fraction
+// of a millisecond before each, and spins: with timers due a fraction of a
+// millisecond apart it spins all the time they take to fire. Rounded up, it wakes once per
+// millisecond at most.
+func checkTimersRoundedUp(k *testkit.T, impl Impl) {
+	k.Helper()
+	const clients, timeout = 1000, 500 * time.Millisecond
+	needFDs(k, 2*clients+100)
+	srv := newChatConfig(k, impl, ChatConfig{LoginTimeout: timeout}, "alice")
+	var conns []*testkit.Conn
+	for range clients {
+		conns = append(conns, k.Dial(srv)) // one after another: their timers a fraction of a millisecond apart
+	}
+	var start time.Time
+	var cpu0 time.Duration
+	for i, c := range conns {
+		c.NetConn().SetReadDeadline(time.Now().Add(testkit.IOTimeout + timeout))
+		if _, err := c.NetConn().Read(make([]byte, 1)); !testkit.IsClosed(err) {
+			k.Fatalf("client %d of %d connected and sent nothing, with the login timeout at %v: want the server to "+
+				"close the connection, got %s", i+1, clients, timeout, testkit.Describe(err))
+		}
+		if i == 0 { // the timers have begun to fire: measure until the last
+			start, cpu0 = time.Now(), cpuTime()
+		}
+	}
+	wall, cpu := time.Since(start), cpuTime()-cpu0
+	share := cpu.Seconds() / wall.Seconds()
+	k.Logf("%d login timeouts fired in %v, using %v of CPU (%.0f%% of a core)", clients,
+		wall.Round(time.Millisecond), cpu.Round(time.Millisecond), share*100)
+	// Closing a connection costs the correct loop (and the test reading its
+	// end) about a fifth of the time between two timers here; spinning, the
+	// loop takes all it can get.
+	const maxTimerCPU = 0.45
+	if share > maxTimerCPU {
+		k.Fatalf("%d login timeouts, due a fraction of a millisecond apart: while they fired, the test process used %.0f%% of a core "+
+			"(%v of CPU in %v)\nhint: round the time to the next timer up to a millisecond, never down: "+
+			"rounded down, the last fraction of a millisecond before each timer is a zero timeout, and the loop "+
+			"spins until it is due", clients, share*100, cpu.Round(time.Millisecond), wall.Round(time.Millisecond))
+	}
+}
+
+// checkIdle: 1000 idle clients, after output that needed EPOLLOUT, cost
+// next to no CPU.
+func checkIdle(k *testkit.T, impl Impl) {
+	k.Helper()
 	const clients = 1000
 	needFDs(k, 2*clients+100)
+	// A chat server with its only client logged in has no timer pending: its
+	// loop must sleep with timeout -1. (The stock server below always has
+	// its write-back timer while clients are connected.)
+	chat := newChat(k, impl, Limits{}, "alice")
+	login(k, chat, "alice")
 	srv := newStock(k, impl, Limits{}, stocks...)
 	var conns []*testkit.Conn
 	for range clients {
@@ -292,7 +360,7 @@ func NoBusyLoop(t *testing.T, impl Impl) {
 	}
 	// One client gets more output than the kernel takes at once, so that the
 	// loop arms EPOLLOUT, and then reads it all.
-	n := 2*absorption(k)/recordSize + 16
+	n := 2*testkit.KernelBuffers()/recordSize + 16
 	c := conns[0]
 	c.Write([]byte(strings.Repeat("show\n", n)), fmt.Sprintf("%d × \"show\\n\"", n))
 	for i := range n {
@@ -430,6 +498,43 @@ func warmUp(k *testkit.T) {
 func Close(t *testing.T, impl Impl) {
 	k := testkit.New(t, "5.8")
 	linuxOnly(k)
+	k.Run("every-fd", func(t *testing.T) { checkEveryFD(testkit.New(t, k.Exercise()), impl) })
+	k.Run("unread-output", func(t *testing.T) { checkUnreadOutputClosed(testkit.New(t, k.Exercise()), impl) })
+}
+
+// checkUnreadOutputClosed: a client with replies queued that it does not
+// read during the grace Close gives it is closed when the grace is over,
+// by teardown: its connection is not left open with the loop gone.
+func checkUnreadOutputClosed(k *testkit.T, impl Impl) {
+	k.Helper()
+	srv := newStockOn(k, impl, Limits{}, listenSmall(k), stocks...)
+	c := dialSmall(k, srv.Addr) // small buffers on both sides: most of the replies stay queued in the server
+	const n = 64
+	c.SetWriteDeadline(time.Now().Add(testkit.IOTimeout))
+	if _, err := c.Write([]byte(strings.Repeat("show\n", n))); err != nil {
+		k.Fatalf("writing %d × \"show\\n\": %v", n, err)
+	}
+	probe := k.Dial(srv)
+	probe.WriteLine("show")
+	if _, err := readRecord(probe); err != nil {
+		k.Fatalf("show: %s%s", testkit.Describe(err), probe.Context())
+	}
+	start := time.Now()
+	srv.Close() // waits for the grace period to pass
+	k.Logf("Close took %v", time.Since(start).Round(time.Millisecond))
+	c.SetReadDeadline(time.Now().Add(testkit.IOTimeout))
+	read, err := io.Copy(io.Discard, c)
+	if err != nil && !testkit.IsClosed(err) {
+		k.Fatalf("a client had replies queued and read none during Close's grace period; after Close returned it "+
+			"read %d bytes, then %s: want the connection closed\nhint: teardown must close every connection "+
+			"still open when the loop stops (through l.close)", read, testkit.Describe(err))
+	}
+}
+
+// checkEveryFD: Close closes every fd the server opened, and clients see
+// their connections closed.
+func checkEveryFD(k *testkit.T, impl Impl) {
+	k.Helper()
 	warmUp(k)
 	before := openFDs(k)
 

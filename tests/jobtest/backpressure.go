@@ -1,10 +1,12 @@
 package jobtest
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"net"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -18,25 +20,53 @@ import (
 // connection once the server stops reading.
 const smallBuffers = 4096
 
-// listenSmall listens on 127.0.0.1:0 with a small receive buffer, which the
+// smallSocket sets a socket's send and receive buffers to smallBuffers. With
+// sizes set, Linux turns autotuning off: the buffers stay this small.
+func smallSocket(_, _ string, rc syscall.RawConn) error {
+	var err error
+	if cerr := rc.Control(func(fd uintptr) {
+		for _, opt := range []int{syscall.SO_RCVBUF, syscall.SO_SNDBUF} {
+			if e := testkit.SetsockoptInt(fd, syscall.SOL_SOCKET, opt, smallBuffers); e != nil {
+				err = e
+			}
+		}
+	}); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+// listenSmall listens on 127.0.0.1:0 with small socket buffers, which the
 // accepted connections inherit.
 func listenSmall(k *testkit.T) net.Listener {
 	k.Helper()
-	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
-		var err error
-		if cerr := rc.Control(func(fd uintptr) {
-			err = testkit.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVBUF, smallBuffers)
-		}); cerr != nil {
-			return cerr
-		}
-		return err
-	}}
+	lc := net.ListenConfig{Control: smallSocket}
 	ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		k.Fatalf("listen on 127.0.0.1:0: %v", err)
 	}
 	return ln
 }
+
+// dialSmall dials addr with small socket buffers: a client that does not
+// read fills them fast. The connection is closed at cleanup.
+func dialSmall(k *testkit.T, addr string) net.Conn {
+	k.Helper()
+	d := net.Dialer{Timeout: testkit.IOTimeout, Control: smallSocket}
+	nc, err := d.Dial("tcp", addr)
+	if err != nil {
+		k.Fatalf("dial %s: %v", addr, err)
+	}
+	k.OnAbort(func() { nc.Close() })
+	k.Cleanup(func() { nc.Close() })
+	return nc
+}
+
+// smallAbsorption bounds what the kernel holds between a server and a
+// client that does not read, both with small buffers: each side's buffer at
+// twice the size asked (Linux doubles it for its bookkeeping), plus one
+// segment of up to 64 KiB that a send may queue past a full buffer.
+const smallAbsorption = 2*(2*smallBuffers) + 64<<10
 
 // lineCounter is an OnLineRead hook: it counts the lines the server has read
 // and reports when the count reaches a mark.
@@ -51,7 +81,7 @@ func newLineCounter(mark int64) *lineCounter {
 }
 
 func (c *lineCounter) onLineRead() {
-	if c.n.Add(1) == c.mark {
+	if c.n.Add(1) == c.mark && c.mark > 0 {
 		close(c.reached)
 	}
 }
@@ -69,9 +99,50 @@ func (c *lineCounter) wait(k *testkit.T, what string) {
 
 // BackPressure checks exercise 3.5: when the queue is full, a reader stops
 // reading, so a client that sends faster than the workers compute is held
-// back by TCP flow control instead of filling the server's memory.
+// back by TCP flow control instead of filling the server's memory; and when
+// a client's unsent answers reach MaxPending, its reader stops too.
 func BackPressure(t *testing.T, impl Impl) {
 	k := testkit.New(t, "3.5")
+	k.Run("full-queue", func(t *testing.T) { checkFullQueue(testkit.New(t, k.Exercise()), impl) })
+	k.Run("full-outbox", func(t *testing.T) { checkFullOutbox(testkit.New(t, k.Exercise()), impl) })
+}
+
+// checkFullOutbox: a client that pipelines cheap requests and never reads
+// the answers. The workers keep up, so the queue never fills: what must stop
+// the reader is the client's outbox reaching MaxPending. Otherwise the
+// answers pile up in the server's memory at the workers' speed.
+func checkFullOutbox(k *testkit.T, impl Impl) {
+	k.Helper()
+	const maxPending = 4096
+	const shortest = len("OK 1 prime\n")
+	lines := newLineCounter(-1)
+	_, srv := newServerOn(k, impl, Config{Workers: 2, QueueCap: 4, MaxPending: maxPending,
+		OnLineRead: lines.onLineRead, WriteTimeout: time.Minute}, listenSmall(k))
+	mute := dialSmall(k, srv.Addr)
+	sent, err := flood(mute, "PRIME 7\n", 4<<20, time.Second)
+	read := int(lines.n.Load())
+	bound := (maxPending+smallAbsorption)/shortest + 4 + 2 + 1 // answers in the outbox and the kernel, queued, running, in Put
+	if err == nil || read > bound {
+		k.Fatalf("a client sent %d \"PRIME 7\" lines and read no answer; the server read %d of them, want at most %d: "+
+			"with MaxPending %d bytes of answers waiting for it, the reader must stop reading until the writer has "+
+			"sent them (the workers never wait, so only this keeps the answers from piling up in memory)",
+			sent, read, bound, maxPending)
+	}
+	// The client reads at last: every line it got in is answered.
+	c := bufio.NewReader(mute)
+	for i := range sent {
+		mute.SetReadDeadline(time.Now().Add(testkit.IOTimeout))
+		line, err := c.ReadString('\n')
+		if err != nil || !strings.HasSuffix(line, " prime\n") {
+			k.Fatalf("the client that had not read, reading at last: answer %d of %d: %q, %s", i+1, sent, line, testkit.Describe(err))
+		}
+	}
+}
+
+// checkFullQueue: with the only worker held and the queue full, the reader
+// waits in Put and reads no further.
+func checkFullQueue(k *testkit.T, impl Impl) {
+	k.Helper()
 	const workers, queueCap = 1, 2
 	const bound = workers + queueCap + 1 // running, queued, and one waiting in Put
 	h := newHolder(1)

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -78,8 +80,28 @@ var parseCases = []parseCase{
 	{line: "prime 7", err: msgUnsupported},
 	{line: "Prime 7", err: msgUnsupported},
 	{line: "PRIMES 7", err: msgUnsupported},
-	{line: " PRIME 7", err: msgUnsupported},
-	{line: "PRIME\t7", err: msgUnsupported},
+	{line: " \t", err: msgUnsupported},
+
+	// The original reads the command with `in >> cmd` (PROTOCOLS §2):
+	// white space before it is skipped, and it ends at any white space; the
+	// argument is the rest, less one space.
+	{line: "  PRIME 7", want: Request{Command: "PRIME", N: 7}},
+	{line: "\tPRIME 7", want: Request{Command: "PRIME", N: 7}},
+	{line: "\vPRIME 7", want: Request{Command: "PRIME", N: 7}},
+	{line: "\fPRIME 7", want: Request{Command: "PRIME", N: 7}},
+	{line: "\rPRIME 7", want: Request{Command: "PRIME", N: 7}},
+	{line: "PRIME\t7", err: msgInvalidInteger},
+	{line: "PRIME\v7", err: msgInvalidInteger},
+	{line: "PRIME\t", err: msgInvalidInteger},
+	{line: "HASH\thello", want: Request{Command: "HASH", Text: "\thello"}},
+	{line: " HASH  x ", want: Request{Command: "HASH", Text: " x "}},
+	{line: "PRIME ", err: msgMissingArgument},
+	{line: "HASH ", err: msgMissingArgument},
+	{line: "\tSORT ", err: msgMissingArgument},
+	// std::from_chars: a run of digits too large is out of range, whatever
+	// follows it.
+	{line: "PRIME 99999999999999999999x", err: msgOutOfRange},
+	{line: "SORT 18446744073709551616 ", err: msgOutOfRange},
 }
 
 // Parse checks exercise 3.1: request parsing and validation, and the line
@@ -103,8 +125,53 @@ func Parse(t *testing.T, impl Impl) {
 		}
 	}
 	checkParseCopies(k, impl)
-	checkLineReader(k, impl)
-	checkLineReaderMemory(k, impl)
+	k.Run("seeded-lines", func(t *testing.T) { checkParseSeeded(testkit.New(t, k.Exercise()), impl) })
+	k.Run("line-reader", func(t *testing.T) { checkLineReader(testkit.New(t, k.Exercise()), impl) })
+	k.Run("line-reader-memory", func(t *testing.T) { checkLineReaderMemory(testkit.New(t, k.Exercise()), impl) })
+}
+
+// checkParseSeeded compares Parse with the protocol's reference rule
+// (jobs.Reference) on lines drawn afresh each run from the pieces that
+// matter: white space of every kind, the commands and near misses, numbers
+// at and around their limits, junk.
+func checkParseSeeded(k *testkit.T, impl Impl) {
+	k.Helper()
+	rng := k.Rand()
+	for range 3000 {
+		line := randomLine(rng)
+		got, err := impl.Parse([]byte(line))
+		cmd, n, text, msg := jobs.Reference(line)
+		switch {
+		case msg != "" && (err == nil || err.Error() != msg):
+			k.Fatalf("Parse(%q)\n  want error: %q\n         got: %+v, %v", line, msg, got, err)
+		case msg == "" && err != nil:
+			k.Fatalf("Parse(%q)\n  want: %+v\n   got error: %q", line, Request{cmd, n, text}, err)
+		case msg == "" && got != (Request{cmd, n, text}):
+			k.Fatalf("Parse(%q)\n  want: %+v\n   got: %+v", line, Request{cmd, n, text}, got)
+		}
+	}
+}
+
+// randomLine joins 1–4 random pieces of request lines.
+func randomLine(rng *rand.Rand) string {
+	pieces := []func() string{
+		func() string {
+			return []string{"PRIME", "SORT", "MATMUL", "HASH", "prime", "PRIM", "HASHX", "X"}[rng.IntN(8)]
+		},
+		func() string { return []string{" ", "  ", "\t", "\v", "\f", "\r", "\x00", "\u00a0"}[rng.IntN(8)] },
+		func() string { return strconv.FormatUint(rng.Uint64(), 10) },
+		func() string { return strconv.FormatUint(rng.Uint64N(600), 10) },
+		func() string {
+			return []string{"0", "1", "512", "513", "2000000", "2000001", "18446744073709551615",
+				"18446744073709551616", "99999999999999999999999", "-5", "+5", "007"}[rng.IntN(12)]
+		},
+		func() string { return []string{"x", "1x", "hello", ".", "é"}[rng.IntN(5)] },
+	}
+	var b strings.Builder
+	for range 1 + rng.IntN(4) {
+		b.WriteString(pieces[rng.IntN(len(pieces))]())
+	}
+	return b.String()
 }
 
 // checkParseCopies: a HASH request must not share the line's bytes, which the
@@ -136,8 +203,7 @@ func (r lineResult) String() string {
 	return fmt.Sprintf("line %q", r.line)
 }
 
-// readLines calls next until it fails with something other than ErrTooLarge,
-// at most max times.
+// readLines calls next until it fails, at most max times.
 func readLines(next func() ([]byte, error), max int) []lineResult {
 	var out []lineResult
 	for range max {
@@ -146,7 +212,7 @@ func readLines(next func() ([]byte, error), max int) []lineResult {
 		case err == nil:
 			out = append(out, lineResult{line: string(line)})
 		case err.Error() == msgTooLarge:
-			out = append(out, lineResult{err: msgTooLarge})
+			return append(out, lineResult{err: msgTooLarge})
 		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 			return append(out, lineResult{err: "EOF"})
 		default:
@@ -156,10 +222,13 @@ func readLines(next func() ([]byte, error), max int) []lineResult {
 	return out
 }
 
+// checkLineReader: lines are at most jobs.MaxLine bytes before their '\n'
+// (a '\r' included, as in the original); as soon as more have arrived
+// without a '\n' the reader reports ErrTooLarge, without reading the rest,
+// and keeps reporting it.
 func checkLineReader(k *testkit.T, impl Impl) {
 	k.Helper()
 	exact := "HASH " + strings.Repeat("a", jobs.MaxLine-5)
-	over := exact + "b"
 	cases := []struct {
 		what  string
 		input string
@@ -172,17 +241,23 @@ func checkLineReader(k *testkit.T, impl Impl) {
 			"PRIME 7\nPRIME 11",
 			[]lineResult{{line: "PRIME 7"}, {err: "EOF"}}},
 		{fmt.Sprintf("a line of exactly %d bytes, then one of %d", jobs.MaxLine, jobs.MaxLine+1),
-			exact + "\n" + over + "\nPRIME 7\n",
-			[]lineResult{{line: exact}, {err: msgTooLarge}, {line: "PRIME 7"}, {err: "EOF"}}},
-		{fmt.Sprintf("a line of exactly %d bytes ending in \\r\\n", jobs.MaxLine),
+			exact + "\n" + exact + "b\nPRIME 7\n",
+			[]lineResult{{line: exact}, {err: msgTooLarge}}},
+		{fmt.Sprintf("a line of %d bytes and a \\r (the \\r counts, as in the original)", jobs.MaxLine),
 			exact + "\r\nPRIME 7\r\n",
-			[]lineResult{{line: exact}, {line: "PRIME 7"}, {err: "EOF"}}},
-		{"a 20000-byte line between two requests",
+			[]lineResult{{err: msgTooLarge}}},
+		{fmt.Sprintf("a line of %d bytes with its \\r", jobs.MaxLine),
+			exact[1:] + "\r\nPRIME 7\r\n",
+			[]lineResult{{line: exact[1:]}, {line: "PRIME 7"}, {err: "EOF"}}},
+		{"a 20000-byte line between two requests: too large, and nothing after it",
 			"PRIME 3\n" + strings.Repeat("x", 20000) + "\nPRIME 7\n",
-			[]lineResult{{line: "PRIME 3"}, {err: msgTooLarge}, {line: "PRIME 7"}, {err: "EOF"}}},
-		{"two long lines in a row",
-			strings.Repeat("x", 5000) + "\n" + strings.Repeat("y", 9000) + "\r\nHASH z\n",
-			[]lineResult{{err: msgTooLarge}, {err: msgTooLarge}, {line: "HASH z"}, {err: "EOF"}}},
+			[]lineResult{{line: "PRIME 3"}, {err: msgTooLarge}}},
+		{fmt.Sprintf("%d bytes and no newline yet: too large at once", jobs.MaxLine+1),
+			strings.Repeat("y", jobs.MaxLine+1),
+			[]lineResult{{err: msgTooLarge}}},
+		{fmt.Sprintf("%d bytes and no newline: the end of the stream", jobs.MaxLine),
+			strings.Repeat("y", jobs.MaxLine),
+			[]lineResult{{err: "EOF"}}},
 	}
 	for _, c := range cases {
 		for _, slow := range []bool{false, true} {
@@ -191,32 +266,45 @@ func checkLineReader(k *testkit.T, impl Impl) {
 			if slow {
 				r, how = iotest.OneByteReader(r), "one byte per Read"
 			}
-			got := readLines(impl.NewLineReader(r), len(c.want)+2)
+			next := impl.NewLineReader(r)
+			got := readLines(next, len(c.want)+2)
 			if fmt.Sprint(got) != fmt.Sprint(c.want) {
 				k.Fatalf("line reader on %s (%s)\n  input: %s\n   want: %v\n    got: %v",
 					c.what, how, abbreviate(c.input), c.want, got)
+			}
+			if got[len(got)-1].err == msgTooLarge {
+				if _, err := next(); err == nil || err.Error() != msgTooLarge {
+					k.Fatalf("line reader on %s (%s): after ErrTooLarge the next call returned %v, want ErrTooLarge "+
+						"again: the rest of a too-large line cannot be told from the next request", c.what, how, err)
+				}
 			}
 		}
 	}
 }
 
 // checkLineReaderMemory: a client sending a 32 MB line must not make the
-// server hold it; the reader's buffer is bounded.
+// server hold it, nor even read it: the reader's buffer is bounded, and it
+// gives up as soon as the line is known to be too large.
 func checkLineReaderMemory(k *testkit.T, impl Impl) {
 	k.Helper()
 	const size = 32 << 20
-	r := io.MultiReader(&repeatReader{b: 'x', n: size}, strings.NewReader("\nPRIME 7\n"))
+	src := &repeatReader{b: 'x', n: size}
+	r := io.MultiReader(src, strings.NewReader("\nPRIME 7\n"))
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	got := readLines(impl.NewLineReader(r), 4)
 	runtime.ReadMemStats(&after)
-	want := []lineResult{{err: msgTooLarge}, {line: "PRIME 7"}, {err: "EOF"}}
+	want := []lineResult{{err: msgTooLarge}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		k.Fatalf("line reader on a %d-byte line then \"PRIME 7\\n\"\n  want: %v\n   got: %v", size, want, got)
 	}
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4<<20 {
-		k.Fatalf("reading a %d-byte line allocated %d bytes: the reader must discard a long line as it goes, "+
-			"in a fixed buffer (bufio.Reader.ReadSlice and bufio.ErrBufferFull), not collect it", size, alloc)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+		k.Fatalf("reading a %d-byte line allocated %d bytes: the reader must keep lines in a fixed buffer "+
+			"(bufio.Reader.ReadSlice and bufio.ErrBufferFull), not collect them", size, alloc)
+	}
+	if read := size - src.n; read > 64<<10 {
+		k.Fatalf("to find that a %d-byte line is too large the reader read %d bytes of it; %d are enough: "+
+			"answer at once, the server then closes the connection", size, read, jobs.MaxLine+1)
 	}
 }
 

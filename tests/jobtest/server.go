@@ -1,14 +1,17 @@
 package jobtest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"serverlab/tests/testkit"
 	"serverlab/tools/jobs"
@@ -91,6 +94,11 @@ var protocolExamples = []exchange{
 	ok("HASH a", "4993892634952068459"),
 	ok("HASH ThreadForge", "2756856608899862579"),
 	ok("HASH x y  z", "13417157620362267345"),
+	ok("  PRIME 7", "prime"),
+	ok("\tPRIME 7", "prime"),
+	ok("\vPRIME 7", "prime"),
+	ok("HASH\thello", "5073465729955206604"),
+	fail("PRIME\t7", msgInvalidInteger),
 	fail("PRIME -5", msgInvalidInteger),
 	fail("PRIME +5", msgInvalidInteger),
 	fail("PRIME 1x", msgInvalidInteger),
@@ -100,7 +108,11 @@ var protocolExamples = []exchange{
 	fail("SORT 2000001", msgOutOfRange),
 	fail("MATMUL 513", msgOutOfRange),
 	fail("PRIME 18446744073709551616", msgOutOfRange),
+	// The largest prime below 2^64: past the CPU budget of
+	// jobs.MaxPrimeDivisions (the original spends 8–28 s on it).
+	fail("PRIME 18446744073709551557", msgOutOfRange),
 	fail("PRIME", msgMissingArgument),
+	fail("PRIME ", msgMissingArgument),
 	fail("HASH", msgMissingArgument),
 	fail("", msgUnsupported),
 	fail("prime 7", msgUnsupported),
@@ -113,19 +125,30 @@ func roundTrip(c *testkit.Conn, e exchange, id uint64) {
 	c.ExpectLine(e.answer(id))
 }
 
-// Server checks exercise 3.4: the reader goroutines, the shared job counter,
-// answers out of order, and whole lines on every connection.
+// Server checks exercise 3.4: the reader and writer goroutines, the shared
+// job counter, answers out of order, whole lines on every connection, and
+// the defences against hostile clients: a line that is too large, a PRIME
+// that would cost seconds, a client that never reads its answers.
 func Server(t *testing.T, impl Impl) {
 	k := testkit.New(t, "3.4")
-	_, srv := newServer(k, impl, Config{Workers: 2, QueueCap: 8})
-	checkExamples(k, srv)
-
-	_, srv = newServer(k, impl, Config{Workers: 2, QueueCap: 8})
-	checkSharedCounter(k, srv)
-	checkReaderPerClient(k, srv)
-
-	checkOutOfOrder(k, impl)
-	checkWholeLines(k, impl)
+	run := func(name string, check func(k *testkit.T)) {
+		k.Run(name, func(t *testing.T) { check(testkit.New(t, k.Exercise())) })
+	}
+	run("examples", func(k *testkit.T) {
+		_, srv := newServer(k, impl, Config{Workers: 2, QueueCap: 8})
+		checkExamples(k, srv)
+	})
+	run("too-large", func(k *testkit.T) { checkTooLarge(k, impl) })
+	run("seeded-requests", func(k *testkit.T) { checkSeededRequests(k, impl) })
+	run("shared-counter", func(k *testkit.T) {
+		_, srv := newServer(k, impl, Config{Workers: 2, QueueCap: 8})
+		checkSharedCounter(k, srv)
+		checkReaderPerClient(k, srv)
+	})
+	run("out-of-order", func(k *testkit.T) { checkOutOfOrder(k, impl) })
+	run("whole-lines", func(k *testkit.T) { checkWholeLines(k, impl) })
+	run("non-reader-stalls-no-one", func(k *testkit.T) { checkNonReaderStallsNoOne(k, impl) })
+	run("non-reader-dropped", func(k *testkit.T) { checkNonReaderDropped(k, impl) })
 }
 
 // checkExamples: every example of the protocol, answered byte for byte, and
@@ -139,6 +162,10 @@ func checkExamples(k *testkit.T, srv *testkit.Server) {
 		roundTrip(c, e, id)
 	}
 	if !raceEnabled {
+		// The largest jobs take seconds under -race on a loaded machine;
+		// checkSeededRequests runs smaller ones of each kind there.
+		id++
+		roundTrip(c, ok("SORT 2000000", "sorted 2000000 checksum -4304"), id)
 		id++
 		roundTrip(c, ok("MATMUL 512", "matmul 512 checksum 1536.000000"), id)
 	}
@@ -146,19 +173,89 @@ func checkExamples(k *testkit.T, srv *testkit.Server) {
 	id++
 	c.Write([]byte("PRIME 7\r\n"), `"PRIME 7\r\n"`)
 	c.ExpectLine(ok("", "prime").answer(id))
-	// The longest line is served; one byte more is too large, and the
-	// connection stays usable.
+	// The longest line is served.
 	text := strings.Repeat("t", jobs.MaxLine-len("HASH "))
 	id++
 	roundTrip(c, ok("HASH "+text, jobs.HashResult(jobs.Hash(text))), id)
-	id++
-	c.Write([]byte("HASH "+text+"u\n"), fmt.Sprintf("a %d-byte HASH line", jobs.MaxLine+1))
-	c.ExpectLine(fail("", msgTooLarge).answer(id))
-	id++
-	c.Write([]byte(strings.Repeat("z", 100_000)+"\n"), "a 100000-byte line")
-	c.ExpectLine(fail("", msgTooLarge).answer(id))
-	id++
-	roundTrip(c, ok("HASH still here", jobs.HashResult(jobs.Hash("still here"))), id)
+}
+
+// checkTooLarge: a line of more than jobs.MaxLine bytes before its '\n' is
+// answered "request too large" as soon as its first MaxLine+1 bytes are in,
+// without waiting for the rest, and then the server closes the connection
+// (the rest of the line cannot be told from the next request). The answer
+// arrives before the end of the stream: the server must not reset the
+// connection under it.
+func checkTooLarge(k *testkit.T, impl Impl) {
+	k.Helper()
+	_, srv := newServer(k, impl, Config{Workers: 2, QueueCap: 8})
+	text := strings.Repeat("t", jobs.MaxLine-len("HASH "))
+	cases := []struct {
+		what  string
+		bytes string
+	}{
+		{fmt.Sprintf("a %d-byte HASH line, then HASH still here", jobs.MaxLine+1), "HASH " + text + "u\nHASH still here\n"},
+		{fmt.Sprintf("a %d-byte line ending in \\r\\n (the \\r counts)", jobs.MaxLine+1), "HASH " + text + "\r\n"},
+		{"a 100000-byte line, then PRIME 7", strings.Repeat("z", 100_000) + "\nPRIME 7\n"},
+		{fmt.Sprintf("%d bytes and no newline (yet)", jobs.MaxLine+1), strings.Repeat("w", jobs.MaxLine+1)},
+	}
+	for _, tc := range cases {
+		c := k.Dial(srv)
+		expectAnyID(k, c, "HASH first", ok("", jobs.HashResult(jobs.Hash("first"))))
+		c.Write([]byte(tc.bytes), tc.what)
+		got, err := c.TryReadLine()
+		if err != nil || !strings.HasPrefix(got, "ERROR ") || !strings.HasSuffix(got, " "+msgTooLarge) {
+			k.Fatalf("%s\n  want: \"ERROR <id> %s\" at once, then the connection closed\n   got: %q, %s%s",
+				tc.what, msgTooLarge, got, testkit.Describe(err), c.Context())
+		}
+		c.ExpectClosed()
+	}
+}
+
+// expectAnyID sends line and expects the answer e with whatever id it took.
+func expectAnyID(k *testkit.T, c *testkit.Conn, line string, e exchange) string {
+	k.Helper()
+	c.WriteLine(line)
+	got := c.ReadLine()
+	prefix, result := "OK ", e.result
+	if e.err {
+		prefix = "ERROR "
+	}
+	num, rest, found := strings.Cut(strings.TrimPrefix(got, prefix), " ")
+	if _, err := strconv.ParseUint(num, 10, 64); !strings.HasPrefix(got, prefix) || !found || err != nil || rest != result {
+		k.Fatalf("sent %q\n  want: %q\n   got: %q", line, prefix+"<id> "+result, got)
+	}
+	return got
+}
+
+// checkSeededRequests: requests drawn afresh each run (seeded, so a failure
+// can be replayed), answered as the given code in tools/jobs computes them.
+func checkSeededRequests(k *testkit.T, impl Impl) {
+	k.Helper()
+	_, srv := newServer(k, impl, Config{Workers: 2, QueueCap: 8})
+	rng := k.Rand()
+	c := k.Dial(srv)
+	var s jobs.Scratch
+	for range 40 {
+		var line, result string
+		switch rng.IntN(4) {
+		case 0:
+			n := 1 + rng.Uint64N(1<<40)
+			line, result = fmt.Sprintf("PRIME %d", n), jobs.PrimeResult(jobs.Prime(n))
+		case 1:
+			n := 1 + rng.IntN(50_000)
+			line, result = fmt.Sprintf("SORT %d", n), jobs.SortResult(n, s.Sort(n))
+		case 2:
+			n := 1 + rng.IntN(48)
+			line, result = fmt.Sprintf("MATMUL %d", n), jobs.MatMulResult(n, s.MatMul(n))
+		default:
+			b := make([]byte, 1+rng.IntN(64))
+			for i := range b {
+				b[i] = byte(' ' + rng.IntN(95))
+			}
+			line, result = "HASH "+string(b), jobs.HashResult(jobs.Hash(string(b)))
+		}
+		expectAnyID(k, c, line, ok("", result))
+	}
 }
 
 // checkSharedCounter: ids come from one counter for the whole server, not one
@@ -210,7 +307,10 @@ func newHolder(ids ...uint64) *holder {
 }
 
 func (h *holder) onJobStart(id uint64) {
-	h.started <- id
+	select {
+	case h.started <- id:
+	default: // never block a worker on the check's bookkeeping
+	}
 	h.mu.Lock()
 	ch := h.hold[id]
 	h.mu.Unlock()
@@ -317,4 +417,72 @@ func parseOK(line string) (id uint64, result string, ok bool) {
 	num, result, found := strings.Cut(rest, " ")
 	id, err := strconv.ParseUint(num, 10, 64)
 	return id, result, found && err == nil && result != ""
+}
+
+// newServerOn is newServer on a listener the check made (listenSmall).
+func newServerOn(k *testkit.T, impl Impl, cfg Config, ln net.Listener) (lab.Server, *testkit.Server) {
+	k.Helper()
+	requireQueueAndPool(k, impl)
+	raw, err := impl.NewServer(cfg)
+	if err != nil {
+		ln.Close()
+		k.Fatalf("NewServer(%+v): %v", cfg, err)
+	}
+	return raw, k.ServeListener(raw, ln)
+}
+
+// flood writes copies of line to nc for up to d, or until the write fails,
+// and returns how many whole lines went out and the write's error. A server
+// that stops reading makes it end with a timeout.
+func flood(nc net.Conn, line string, size int, d time.Duration) (lines int, err error) {
+	nc.SetWriteDeadline(time.Now().Add(d))
+	n, err := nc.Write(bytes.Repeat([]byte(line), size/len(line)))
+	return n / len(line), err
+}
+
+// checkNonReaderStallsNoOne: a client that pipelines requests and never
+// reads its answers fills its socket; the server must go on answering
+// everyone else at once. A worker that writes to the socket itself (and
+// waits there, holding the connection's lock, while other workers wait for
+// that lock) would leave no worker for anyone: the write timeout is set to a
+// minute, so such a server fails here.
+func checkNonReaderStallsNoOne(k *testkit.T, impl Impl) {
+	k.Helper()
+	_, srv := newServerOn(k, impl, Config{Workers: 2, QueueCap: 8, WriteTimeout: time.Minute}, listenSmall(k))
+	mute := dialSmall(k, srv.Addr)
+	// SORT 1000 takes the workers longer than the reader takes to queue it:
+	// the queue is full of this client's jobs when its socket fills.
+	sent, err := flood(mute, "SORT 1000\n", 4<<20, time.Second)
+	if err == nil {
+		k.Fatalf("a client that never reads sent %d requests and the server read them all: it must stop reading "+
+			"from a client whose answers pile up (exercise 3.5)", sent)
+	}
+	other := k.Dial(srv)
+	other.WriteLine("PRIME 7")
+	got, err := other.TryReadLine()
+	if err != nil || !strings.HasPrefix(got, "OK ") || !strings.HasSuffix(got, " prime") {
+		k.Fatalf("a client sent %d \"SORT 1000\" lines and read none of the answers; then another client sent \"PRIME 7\"\n"+
+			"  want: \"OK <id> prime\" at once\n   got: %q, %s\n"+
+			"hint: a worker must never wait for a client: it hands the answer to the connection's writer "+
+			"goroutine (an outbox) and goes back to the queue; and never hold a lock across a blocking Write",
+			sent, got, testkit.Describe(err))
+	}
+}
+
+// checkNonReaderDropped: a client whose answers cannot be written within
+// WriteTimeout is disconnected, so that it cannot hold its goroutines, its
+// jobs' answers and Close forever.
+func checkNonReaderDropped(k *testkit.T, impl Impl) {
+	k.Helper()
+	const timeout = 300 * time.Millisecond
+	_, srv := newServerOn(k, impl, Config{Workers: 2, QueueCap: 8, WriteTimeout: timeout}, listenSmall(k))
+	mute := dialSmall(k, srv.Addr)
+	start := time.Now()
+	sent, err := flood(mute, "HASH a\n", 64<<20, testkit.IOTimeout)
+	if !testkit.IsClosed(err) {
+		k.Fatalf("a client sent %d HASH lines and read no answer, with WriteTimeout %v: want the server to close "+
+			"the connection once a write has made no progress for WriteTimeout; the client's write ended with %s "+
+			"after %v\nhint: set a write deadline before every Write (SetWriteDeadline), and close the "+
+			"connection when it expires", sent, timeout, testkit.Describe(err), time.Since(start).Round(time.Millisecond))
+	}
 }

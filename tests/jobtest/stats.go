@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"serverlab/tests/testkit"
 	"serverlab/tools/lab"
@@ -14,6 +15,47 @@ import (
 // a snapshot never shows more requests answered than submitted.
 func Statistics(t *testing.T, impl Impl) {
 	k := testkit.New(t, "3.7")
+	k.Run("exact-counts", func(t *testing.T) { checkExactCounts(testkit.New(t, k.Exercise()), impl) })
+	k.Run("counted-before-written", func(t *testing.T) { checkCountedBeforeWritten(testkit.New(t, k.Exercise()), impl) })
+}
+
+// checkCountedBeforeWritten: an answer is counted when it is made, before it
+// is written. A client that does not read leaves answers unwritten in its
+// outbox; once the server has stopped reading from it and the workers are
+// idle, every line it read must be counted answered.
+func checkCountedBeforeWritten(k *testkit.T, impl Impl) {
+	k.Helper()
+	raw, srv := newServerOn(k, impl, Config{Workers: 2, QueueCap: 4, MaxPending: 4096, WriteTimeout: time.Minute}, listenSmall(k))
+	mute := dialSmall(k, srv.Addr)
+	// Valid and invalid lines: PRIME 0 is answered by the reader itself.
+	sent, err := flood(mute, "PRIME 7\nPRIME 0\n", 4<<20, time.Second)
+	if err == nil {
+		k.Fatalf("a client that never reads sent %d lines and the server read them all (exercise 3.5 first)", sent)
+	}
+	deadline := time.Now().Add(testkit.IOTimeout)
+	for {
+		st := impl.Stats(raw)
+		if st.Submitted == 0 {
+			k.Fatalf("the server read %d lines or more, and Stats says %+v: count every line in Submitted when it "+
+				"takes its id", sent, st)
+		}
+		if st.Completed+st.Failed == st.Submitted {
+			return
+		}
+		if time.Now().After(deadline) {
+			k.Fatalf("a client sent requests and read no answer; the server stopped reading from it, and %v later "+
+				"its counts are still %+v: %d lines were answered but not counted. Count an answer when it is "+
+				"made (before send), not after the write: a client that is slow to read must not make the "+
+				"counts lag", testkit.IOTimeout, st, st.Submitted-st.Completed-st.Failed)
+		}
+		time.Sleep(time.Millisecond) // polling a counter; not synchronisation
+	}
+}
+
+// checkExactCounts: clients send valid and invalid lines concurrently; every
+// snapshot is possible and the final counts are exact.
+func checkExactCounts(k *testkit.T, impl Impl) {
+	k.Helper()
 	raw, srv := newServer(k, impl, Config{Workers: 2, QueueCap: 4})
 	if got := impl.Stats(raw); got != (Stats{}) {
 		k.Fatalf("Stats of a new server: %+v, want all zero", got)
@@ -22,12 +64,18 @@ func Statistics(t *testing.T, impl Impl) {
 	// Each client sends valid and invalid lines; a poller checks every
 	// snapshot while they run.
 	const clients, rounds = 4, 60
-	round := []string{"HASH a", "PRIME 7", "PRIME 0", "", "SORT 100", strings.Repeat("L", 5000), "MATMUL 2", "FOO"}
+	round := []string{"HASH a", "PRIME 7", "PRIME 0", "", "SORT 100", "PRIME  5", "MATMUL 2", "FOO"}
 	const validPerRound, invalidPerRound = 4, 4
+	// Last, per client, a line that a worker fails (past the PRIME budget)
+	// and a line that is too large, which ends the connection.
+	const budgetLine = "PRIME 18446744073709551557"
+	lastLines := budgetLine + "\n" + strings.Repeat("L", 5000) + "\n"
 	stop := make(chan struct{})
 	pollErr := make(chan string, 1)
 	var pollWG sync.WaitGroup
 	pollWG.Go(func() { pollStats(impl, raw, stop, pollErr) })
+	stopPolling := sync.OnceFunc(func() { close(stop); pollWG.Wait() })
+	defer stopPolling() // also when a check below fails
 
 	var wg sync.WaitGroup
 	errs := make(chan string, clients)
@@ -39,13 +87,14 @@ func Statistics(t *testing.T, impl Impl) {
 				req.WriteString(line + "\n")
 			}
 		}
+		req.WriteString(lastLines)
 		wg.Go(func() {
 			if err := c.TryWrite([]byte(req.String()), "requests"); err != nil {
 				errs <- fmt.Sprintf("client %d: write: %v", i, err)
 			}
 		})
 		wg.Go(func() {
-			for n := range rounds * len(round) {
+			for n := range rounds*len(round) + 2 {
 				if _, err := c.TryReadLine(); err != nil {
 					errs <- fmt.Sprintf("client %d: answer %d: %s", i, n+1, testkit.Describe(err))
 					return
@@ -54,8 +103,7 @@ func Statistics(t *testing.T, impl Impl) {
 		})
 	}
 	wg.Wait()
-	close(stop)
-	pollWG.Wait()
+	stopPolling()
 	close(errs)
 	for err := range errs {
 		k.Fatalf("%s", err)
@@ -66,14 +114,16 @@ func Statistics(t *testing.T, impl Impl) {
 	default:
 	}
 	want := Stats{
-		Submitted: clients * rounds * uint64(len(round)),
+		Submitted: clients * (rounds*uint64(len(round)) + 2),
 		Completed: clients * rounds * validPerRound,
-		Failed:    clients * rounds * invalidPerRound,
+		Failed:    clients * (rounds*invalidPerRound + 2),
 	}
 	if got := impl.Stats(raw); got != want {
-		k.Fatalf("%d clients each sent %d lines (%d valid, %d invalid) and got every answer\n  want stats: %+v\n   got stats: %+v\n"+
-			"(count every line when it takes its id, and each answer before it is written; atomic counters)",
-			clients, rounds*len(round), rounds*validPerRound, rounds*invalidPerRound, want, got)
+		k.Fatalf("%d clients each sent %d lines (%d valid, %d invalid, then %q, which a worker fails, and a "+
+			"5000-byte line) and got every answer\n  want stats: %+v\n   got stats: %+v\n"+
+			"(count every line when it takes its id, too-large ones included, and each answer before it is sent, "+
+			"OK or ERROR, by whoever makes it; atomic counters)",
+			clients, rounds*len(round)+2, rounds*validPerRound, rounds*invalidPerRound, budgetLine, want, got)
 	}
 }
 

@@ -15,6 +15,8 @@ package jobtest
 
 import (
 	"io"
+	"log/slog"
+	"time"
 
 	"serverlab/tools/lab"
 )
@@ -58,6 +60,14 @@ type Queue interface {
 type Config struct {
 	Workers  int
 	QueueCap int
+	// WriteTimeout bounds each write to a client; 0 means the server's
+	// default.
+	WriteTimeout time.Duration
+	// MaxPending is how many bytes of answers may wait for a client before
+	// its reader stops reading; 0 means the server's default.
+	MaxPending int
+	// Logger is the server's logger; nil means testkit.Logger().
+	Logger *slog.Logger
 	// OnLineRead must be called by a connection's reader each time it has
 	// read a line (valid or not, too large included), before the line takes
 	// its job id.

@@ -12,12 +12,6 @@ import (
 	"serverlab/tests/testkit"
 )
 
-// quietWindow is how long WorkerPool listens for a reply that must not come.
-// A server that serves every connection at once answers in microseconds, so
-// the window catches it; a correct server never answers, so the check cannot
-// fail spuriously however slow the machine.
-const quietWindow = 200 * time.Millisecond
-
 // WorkerPool checks exercise 4.5: a pre-threaded server. With the default of
 // 4 workers, 4 clients are served at once; a fifth is accepted but waits,
 // unanswered, until one of the four leaves, and is then served. The same with
@@ -145,7 +139,7 @@ func checkPool(k *testkit.T, impl Impl, setting, workers int) {
 	for _, c := range busy {
 		exchange(k, c, "buy 5 1", m.apply(mustParse("buy 5 1")))
 	}
-	extra.NetConn().SetReadDeadline(time.Now().Add(quietWindow))
+	extra.NetConn().SetReadDeadline(time.Now().Add(testkit.QuietWindow))
 	var b [1]byte
 	if n, _ := extra.NetConn().Read(b[:]); n > 0 {
 		k.Fatalf("%s all serving a client, one more client got an answer: a worker pool serves each "+

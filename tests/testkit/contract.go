@@ -95,7 +95,7 @@ func checkCloseWaits(k *T, c Contract) {
 	for range 2 {
 		go func() {
 			err := srv.Close()
-			results <- result{err, stillRunning(before)} // looked at the moment Close returns
+			results <- result{err, serverGoroutines(before)} // looked at the moment Close returns
 		}()
 	}
 	for i := range 2 {
@@ -199,31 +199,6 @@ func closeWithin(srv lab.Server) error {
 	case <-time.After(IOTimeout):
 		return fmt.Errorf("Close did not return within %v", IOTimeout)
 	}
-}
-
-// exitGrace is how long a goroutine seen at the moment Close returns may take
-// to be gone. A server goroutine's last act is wg.Done(), after which it
-// still has to return: a goroutine preempted in that instant is on its way
-// out, not left running. The grace is a fifth of slowLog, so a goroutine that
-// Close did not wait for (busy logging, slowly) is still there after it.
-const exitGrace = slowLog / 5
-
-// stillRunning is serverGoroutines, less the goroutines that are gone within
-// exitGrace: only those seen at once and still there are reported.
-func stillRunning(before map[int]bool) string {
-	first := serverGoroutines(before)
-	if first == "" {
-		return ""
-	}
-	time.Sleep(exitGrace) // a bounded second look, not synchronisation
-	var both []string
-	later := "\n" + serverGoroutines(before) + "\n"
-	for _, line := range strings.Split(first, "\n") {
-		if strings.Contains(later, "\n"+line+"\n") {
-			both = append(both, line)
-		}
-	}
-	return strings.Join(both, "\n")
 }
 
 // slowLog is how long each log line takes once the slow logger is armed: long

@@ -15,12 +15,6 @@ import (
 	"serverlab/tools/lab"
 )
 
-// quietWindow is how long a structural check gives a wrong server to do what
-// it must not (start a request that should wait). A correct server can never
-// fail such a check, however slow the machine; a wrong one shows itself in
-// microseconds.
-const quietWindow = 200 * time.Millisecond
-
 // held is a server whose workers can be held at gates, with a record of
 // what was queued and started.
 type held struct {
@@ -167,7 +161,7 @@ func checkWorkersBusy(k *testkit.T, impl Impl, s *site) {
 	})
 	h.fetch("/small.txt")
 	h.queued.waitCount(k, h.base+3, "the third connection to be queued")
-	if ev, ok := h.started.quiet(quietWindow); !ok {
+	if ev, ok := h.started.quiet(testkit.QuietWindow); !ok {
 		k.Fatalf("-t 2 with both workers busy: a third request must wait in the buffer until a worker is free\n"+
 			"  started: %q", ev)
 	}
@@ -189,7 +183,7 @@ func checkBufferFull(k *testkit.T, impl Impl, s *site, sff bool) {
 	h.fetch("/medium.txt")
 	h.queued.waitCount(k, h.base+2, "the second connection to fill the one slot (-b 1)")
 	h.fetch("/small.txt")
-	if ev, ok := h.queued.quiet(quietWindow); !ok {
+	if ev, ok := h.queued.quiet(testkit.QuietWindow); !ok {
 		k.Fatalf("%s -t 1 -b 1, the worker busy and the one slot taken: the master must block until a slot is free, "+
 			"not queue a third connection\n  queued: %d events %q", policy, len(ev), ev)
 	}

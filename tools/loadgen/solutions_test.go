@@ -67,5 +67,9 @@ func correct(line string, n int) string {
 		return fmt.Sprintf("ERROR %d %v", n, err)
 	}
 	var s jobs.Scratch
-	return string(jobserver.Execute(req, &s, jobserver.AppendOK(nil, uint64(n))))
+	answer, err := jobserver.Execute(req, &s, jobserver.AppendOK(nil, uint64(n)))
+	if err != nil {
+		return fmt.Sprintf("ERROR %d %v", n, err)
+	}
+	return string(answer)
 }

@@ -1,0 +1,176 @@
+package lab
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// drainingServer serves until Close; its Close takes as long as release
+// keeps it waiting: a graceful shutdown that drains slowly.
+type drainingServer struct {
+	closing  chan struct{}
+	once     sync.Once
+	release  chan struct{}
+	onServe  func() // called when Serve starts
+	onClosed func() // called when Close starts
+}
+
+func newDrainingServer() *drainingServer {
+	return &drainingServer{closing: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (s *drainingServer) Serve(ln net.Listener) error {
+	if s.onServe != nil {
+		s.onServe()
+	}
+	<-s.closing
+	return ErrServerClosed
+}
+
+func (s *drainingServer) Close() error {
+	s.once.Do(func() {
+		close(s.closing)
+		if s.onClosed != nil {
+			s.onClosed()
+		}
+	})
+	<-s.release
+	return nil
+}
+
+// TestServeUntilForcedExit: the first signal starts Close; a second one, while
+// Close still drains, forces the exit at once.
+func TestServeUntilForcedExit(t *testing.T) {
+	srv := newDrainingServer()
+	sigs := make(chan os.Signal, 2)
+	started := make(chan struct{})
+	srv.onClosed = func() { close(started) }
+	forced := make(chan os.Signal, 1)
+	result := make(chan error, 1)
+	go func() {
+		result <- serveUntil(srv, nil, sigs, func(sig os.Signal) {
+			forced <- sig
+			close(srv.release) // what os.Exit would end: let the test finish
+		})
+	}()
+	sigs <- syscall.SIGTERM
+	select {
+	case <-started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a SIGTERM did not start Close within 5s")
+	}
+	sigs <- os.Interrupt
+	select {
+	case sig := <-forced:
+		if sig != os.Interrupt {
+			t.Errorf("forced exit for %v, want the second signal, interrupt", sig)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a second signal while Close was draining did not force the exit within 5s")
+	}
+	if err := <-result; err != nil {
+		t.Errorf("serveUntil returned %v after Close returned nil", err)
+	}
+}
+
+// TestServeUntilCleanShutdown: one signal, a Close that finishes: nil, and
+// no forced exit.
+func TestServeUntilCleanShutdown(t *testing.T) {
+	srv := newDrainingServer()
+	close(srv.release)
+	sigs := make(chan os.Signal, 2)
+	sigs <- syscall.SIGTERM
+	err := serveUntil(srv, nil, sigs, func(sig os.Signal) { t.Errorf("forced exit for %v after one signal", sig) })
+	if err != nil {
+		t.Errorf("serveUntil = %v, want nil", err)
+	}
+}
+
+// TestServeUntilServeFails: Serve failing by itself still closes the server,
+// and its error is returned.
+func TestServeUntilServeFails(t *testing.T) {
+	boom := errors.New("boom")
+	srv := &failingServer{err: boom}
+	err := serveUntil(srv, nil, make(chan os.Signal), func(os.Signal) {})
+	if !errors.Is(err, boom) || !srv.closed {
+		t.Errorf("serveUntil = %v (closed %v), want boom and Close called", err, srv.closed)
+	}
+}
+
+type failingServer struct {
+	err    error
+	closed bool
+}
+
+func (s *failingServer) Serve(net.Listener) error { return s.err }
+func (s *failingServer) Close() error             { s.closed = true; return nil }
+
+// childEnv makes the test binary run ServeUntilSignal as a program would.
+const childEnv = "LAB_SERVE_UNTIL_SIGNAL_CHILD"
+
+// TestServeUntilSignalProcess sends real signals to a real process: SIGTERM
+// starts a shutdown that never ends; SIGINT then exits the process at once,
+// with status 1 and a message.
+func TestServeUntilSignalProcess(t *testing.T) {
+	if os.Getenv(childEnv) == "1" {
+		srv := newDrainingServer() // Close never returns
+		srv.onServe = func() { fmt.Println("serving") }
+		srv.onClosed = func() { fmt.Println("closing") }
+		ServeUntilSignal(srv, nil)
+		os.Exit(0) // not reached: Close never returns
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestServeUntilSignalProcess$")
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := bufio.NewScanner(stdout)
+	expect := func(want string) {
+		t.Helper()
+		got := make(chan bool, 1)
+		go func() { got <- lines.Scan() && lines.Text() == want }()
+		select {
+		case ok := <-got:
+			if !ok {
+				t.Fatalf("the child did not print %q (stderr: %s)", want, stderr.String())
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the child did not print %q within 10s", want)
+		}
+	}
+	expect("serving")
+	// Notify runs before Serve prints "serving"; the signal is handled.
+	cmd.Process.Signal(syscall.SIGTERM)
+	expect("closing")
+	cmd.Process.Signal(os.Interrupt)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Errorf("after a second signal the process exited with %v, want status 1", err)
+		}
+		if !strings.Contains(stderr.String(), "again during shutdown") {
+			t.Errorf("stderr %q does not say why the process exited", stderr.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a second signal during a shutdown that does not end: the process did not exit within 5s")
+	}
+}
