@@ -29,6 +29,8 @@ var impl = chatcoretest.Impl{
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-func TestEx7_1_Frames(t *testing.T) { chatcoretest.Frames(t, impl) }
-func TestEx7_2_Users(t *testing.T)  { chatcoretest.Users(t, impl) }
-func TestEx7_3_Channels(t *testing.T)  { chatcoretest.Channels(t, impl) }
+func TestEx7_1_Frames(t *testing.T)       { chatcoretest.Frames(t, impl) }
+func TestEx7_2_Users(t *testing.T)        { chatcoretest.Users(t, impl) }
+func TestEx7_3_Channels(t *testing.T)     { chatcoretest.Channels(t, impl) }
+func TestEx7_4_History(t *testing.T)      { chatcoretest.History(t, impl) }
+func TestEx7_5_BackPressure(t *testing.T) { chatcoretest.BackPressure(t, impl) }

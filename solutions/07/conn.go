@@ -28,8 +28,11 @@ type conn struct {
 	heartbeat bool      // it has sent a heartbeat: it is held to IdleTimeout
 }
 
-// errShutdown ends a reader when Close interrupts it.
-var errShutdown = errors.New("server shutting down")
+// Why a reader ended, besides a read error.
+var (
+	errShutdown = errors.New("server shutting down")
+	errGone     = errors.New("the connection's writer has stopped")
+)
 
 // readLoop reads frames and handles them, one at a time and in order, until
 // the connection ends. A frame that cannot be handled gets an error answer
@@ -49,6 +52,9 @@ func (s *Server) readLoop(c *conn) error {
 		}
 		if cap(body) <= 64<<10 {
 			buf = body // reuse small buffers; let a large one go
+		}
+		if c.out.stopped() {
+			return errGone // its writer failed: nobody reads the answers
 		}
 		m, err := proto.Decode(body)
 		if err != nil {

@@ -102,6 +102,14 @@ func (o *outbox) close() bool {
 	return true
 }
 
+// stopped reports whether the outbox was closed (by a failed write or a
+// drop): the connection is as good as gone.
+func (o *outbox) stopped() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.closed
+}
+
 // finish refuses further pushes and lets the writer send what is queued,
 // then stop.
 func (o *outbox) finish() {

@@ -480,3 +480,13 @@ func (e *env) on(k *testkit.T) *env {
 }
 
 func fmtAny(v any) string { return fmt.Sprint(v) }
+
+// holds reports whether want has arrived and waits in the backlog.
+func (c *client) holds(want proto.Message) bool {
+	for _, m := range c.backlog {
+		if same(m, want) {
+			return true
+		}
+	}
+	return false
+}
