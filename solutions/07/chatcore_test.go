@@ -22,7 +22,7 @@ var impl = chatcoretest.Impl{
 			TLS:          c.TLS,
 			OnCommit:     c.OnCommit,
 			Hash:         chatcore.HashParams{Time: 1, MemoryKiB: 64, Threads: 1}, // cheap: tests log in often
-			Logger:       testkit.Logger(),
+			Logger:       c.Logger,
 		})
 	},
 }
@@ -34,3 +34,5 @@ func TestEx7_2_Users(t *testing.T)        { chatcoretest.Users(t, impl) }
 func TestEx7_3_Channels(t *testing.T)     { chatcoretest.Channels(t, impl) }
 func TestEx7_4_History(t *testing.T)      { chatcoretest.History(t, impl) }
 func TestEx7_5_BackPressure(t *testing.T) { chatcoretest.BackPressure(t, impl) }
+func TestEx7_6_Liveness(t *testing.T)     { chatcoretest.Liveness(t, impl) }
+func TestEx7_7_Shutdown(t *testing.T)     { chatcoretest.Shutdown(t, impl) }

@@ -37,6 +37,9 @@ func start(k *testkit.T, impl Impl, cfg Config) *env {
 	if cfg.DBPath == "" {
 		cfg.DBPath = filepath.Join(k.TempDir(), "chat.db")
 	}
+	if cfg.Logger == nil {
+		cfg.Logger = testkit.Logger()
+	}
 	e := &env{k: k, impl: impl, cfg: cfg}
 	if cfg.TLS != nil {
 		e.tls = &tls.Config{InsecureSkipVerify: true} // the check's own self-signed certificate
@@ -132,6 +135,9 @@ func (c *client) context() string {
 		s += "(nothing)"
 	} else {
 		s += strings.Join(c.sent, "\n      ")
+	}
+	if c.e == nil {
+		return s
 	}
 	if err, stopped := c.e.srv.Stopped(); stopped {
 		s += fmt.Sprintf("\n(the server is not running: Serve returned %v)", err)

@@ -20,6 +20,7 @@ package chatcoretest
 
 import (
 	"crypto/tls"
+	"log/slog"
 	"time"
 
 	"serverlab/tools/lab"
@@ -56,4 +57,7 @@ type Config struct {
 	// OnCommit, if set, must be called after each committed batch of chat
 	// messages with the number of messages in it.
 	OnCommit func(messages int)
+	// Logger is the server's log. The suite sets it; the contract check
+	// slows it down to see that Close waits for the goroutine that logs.
+	Logger *slog.Logger
 }
