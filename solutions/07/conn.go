@@ -66,7 +66,7 @@ func (s *Server) readLoop(c *conn) error {
 }
 
 // readFrame waits for the next frame until the connection's deadline (see
-// readDeadline), then gives the rest of the frame IdleTimeout to arrive.
+// readDeadline), then gives the rest of the frame until frameDeadline.
 func (s *Server) readFrame(c *conn, r *bufio.Reader, buf []byte) ([]byte, error) {
 	c.nc.SetReadDeadline(s.readDeadline(c))
 	if s.closing.Load() { // after setting the deadline: Close sets its own after closing
@@ -75,7 +75,7 @@ func (s *Server) readFrame(c *conn, r *bufio.Reader, buf []byte) ([]byte, error)
 	if _, err := r.Peek(1); err != nil {
 		return nil, s.whyEnded(err)
 	}
-	c.nc.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
+	c.nc.SetReadDeadline(s.frameDeadline())
 	if s.closing.Load() {
 		return nil, errShutdown
 	}

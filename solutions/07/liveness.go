@@ -39,6 +39,13 @@ func (s *Server) readDeadline(c *conn) time.Time {
 	return time.Time{}
 }
 
+// frameDeadline is when a frame whose first byte has arrived must be
+// complete: IdleTimeout from now, for everyone. A client that sends one byte
+// and stops (a slowloris) cannot hold a connection for ever.
+func (s *Server) frameDeadline() time.Time {
+	return time.Now().Add(s.cfg.IdleTimeout)
+}
+
 // heartbeat answers 130 with 131, and holds the connection to IdleTimeout
 // from now on. It needs no session: a client may start its heartbeat before
 // it logs in.

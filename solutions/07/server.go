@@ -269,9 +269,7 @@ func (s *Server) start(ln net.Listener) bool {
 func (s *Server) handle(nc net.Conn) {
 	defer s.readers.Done()
 	s.keepAlive(nc)
-	if s.cfg.TLS != nil {
-		nc = tls.Server(nc, s.cfg.TLS) // the handshake runs on the first read, under its deadline
-	}
+	nc = s.wrapTLS(nc)
 	c := s.track(nc)
 	if c == nil {
 		nc.Close() // accepted while Close was running
@@ -285,6 +283,18 @@ func (s *Server) handle(nc net.Conn) {
 	err := s.readLoop(c)
 	s.disconnect(c)
 	c.log.Debug("connection ended", "why", err)
+}
+
+// wrapTLS makes nc a TLS server connection if the server speaks TLS. The
+// handshake runs on the first read, in the connection's own goroutine and
+// under its read deadline: a client that never completes it delays nobody.
+// (tls.NewListener would do the same; wrapping here lets keepAlive see the
+// *net.TCPConn first.)
+func (s *Server) wrapTLS(nc net.Conn) net.Conn {
+	if s.cfg.TLS == nil {
+		return nc
+	}
+	return tls.Server(nc, s.cfg.TLS)
 }
 
 // track registers a new connection, or returns nil if the server is closed.
@@ -329,11 +339,19 @@ var errSlow = errors.New("outbox full: the client does not read fast enough")
 // discarded and its socket closed, which ends its reader.
 func (s *Server) send(c *conn, b []byte) {
 	if err := c.out.push(b); errors.Is(err, errFull) {
-		if c.out.close() {
-			c.log.Warn("dropping slow client", "why", errSlow, "limit", s.cfg.MaxPending)
-		}
-		c.nc.Close()
+		s.drop(c)
 	}
+}
+
+// drop disconnects a client that does not read fast enough: it closes the
+// outbox, which discards what is queued and stops the writer, and the socket,
+// which ends the reader (and so the session: everyone gets a 125). It may be
+// called with s.mu held, and more than once; it logs once.
+func (s *Server) drop(c *conn) {
+	if c.out.close() {
+		c.log.Warn("dropping slow client", "why", errSlow, "limit", s.cfg.MaxPending)
+	}
+	c.nc.Close()
 }
 
 // reply encodes m and sends it to c.
