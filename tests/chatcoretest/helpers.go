@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -263,8 +264,28 @@ func (c *client) waitFor(why string, want proto.Message) {
 			c.backlog = skipped
 			return
 		}
+		if why := notImplemented(m); why != "" {
+			c.k.Fatalf("%s: %s should receive\n  want: %s\n   got: %s%s", why, c.who, show(want), why, c.context())
+		}
 		skipped = append(skipped, m)
 	}
+}
+
+// notImplemented returns the error text of m if it is an error answer that
+// says a stub was called ("… not implemented"), so that a check fails at
+// once instead of waiting for what cannot come.
+func notImplemented(m proto.Message) string {
+	var v string
+	switch m := m.(type) {
+	case proto.Error:
+		v = m.Value
+	case proto.ErrorResponse:
+		v = m.Value
+	}
+	if strings.HasSuffix(v, lab.ErrNotImplemented.Error()) {
+		return "the server answered " + strconv.Quote(v)
+	}
+	return ""
 }
 
 func lastOf(ms []proto.Message) string {
