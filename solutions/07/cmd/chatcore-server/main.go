@@ -45,6 +45,8 @@ func run(args []string) error {
 	certFile := fs.String("tls-cert", "", "TLS certificate (PEM); with -tls-key, serve TLS only")
 	keyFile := fs.String("tls-key", "", "TLS private key (PEM)")
 	maxPending := fs.Int("max-pending", chatcore.DefaultMaxPending, "bytes queued for one client before it is dropped as too slow")
+	hashTime := fs.Uint("hash-time", uint(chatcore.DefaultHash.Time), "argon2id passes per password hash")
+	hashMemory := fs.Uint("hash-memory", uint(chatcore.DefaultHash.MemoryKiB), "argon2id memory per password hash, in KiB")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -53,7 +55,8 @@ func run(args []string) error {
 		return err
 	}
 	slog.SetDefault(log)
-	cfg := chatcore.Config{DBPath: *db, MaxPending: *maxPending, Logger: log}
+	cfg := chatcore.Config{DBPath: *db, MaxPending: *maxPending, Logger: log,
+		Hash: chatcore.HashParams{Time: uint32(*hashTime), MemoryKiB: uint32(*hashMemory), Threads: 1}}
 	if *admins != "" {
 		cfg.Admins = strings.Split(*admins, ",")
 	}
