@@ -30,18 +30,29 @@ func BackPressure(t *testing.T, impl Impl) {
 		slow.nc.(*net.TCPConn).SetReadBuffer(16 << 10) // keep the kernel from buffering much for it
 		b.settle()
 
+		// What may be in flight to bp-slow when the bound is reached: the
+		// outbox, the kernel's buffers (loopback send buffers grow to 4 MiB),
+		// and a frame or two. Past that, the bound was not what dropped it
+		// (a write timeout, perhaps, which takes seconds).
+		const inFlight = limit + 7<<20
 		// Up to 12 MiB: more than the limit plus what the kernel buffers.
-		const n, size = 200, 60 << 10
+		const n, size = 48, 256 << 10
 		got := make(chan error, 1)
 		sent := 0
 		go func() { got <- b.readChats(ch.ID, a.user.ID, size) }()
 		dropped := proto.UserLogoutEvent{UserID: slow.user.ID}
-		for ; sent < n && !a.holds(dropped); sent++ {
+		for ; sent < n && !a.holds(dropped) && sent*size <= inFlight; sent++ {
 			a.say(ch.ID, chatContent(sent, size))
 		}
 		a.say(ch.ID, endOfFlood)
 		if err := <-got; err != nil {
 			k.Fatalf("while bp-slow did not read, bp-reader should get every message in order: %v%s", err, b.context())
+		}
+		if a.holds(dropped) && sent*size > inFlight {
+			k.Fatalf("bp-slow was disconnected only after %d messages of %d KiB (%d MiB): want it dropped once its "+
+				"outbox would pass MaxPending (%d bytes), i.e. before %d MiB were sent (outbox plus kernel buffers); "+
+				"bound the outbox in bytes, and drop the client when a push does not fit", sent, size>>10,
+				sent*size>>20, limit, inFlight>>20)
 		}
 		if !a.holds(dropped) {
 			k.Fatalf("bp-slow, which stopped reading, was not disconnected (no 125 for it) after %d messages of %d KiB "+
