@@ -17,8 +17,10 @@ import (
 // original kept every silent connection for ever.
 func Liveness(t *testing.T, impl Impl) {
 	k := testkit.New(t, "7.6")
-	const timeout = 400 * time.Millisecond
-	e := start(k, impl, Config{LoginTimeout: timeout, IdleTimeout: timeout})
+	// Short, to keep the check fast, but with room for a busy machine: a
+	// login (two requests) must fit in loginTimeout.
+	const loginTimeout, timeout = time.Second, 600 * time.Millisecond
+	e := start(k, impl, Config{LoginTimeout: loginTimeout, IdleTimeout: timeout})
 
 	check(k, e, "heartbeat-answered", func(k *testkit.T, e *env) {
 		c := e.dial("client")
@@ -28,12 +30,12 @@ func Liveness(t *testing.T, impl Impl) {
 	check(k, e, "login-timeout", func(k *testkit.T, e *env) {
 		quiet := e.dial("a connection that says nothing")
 		pinger := e.dial("a connection that only sends heartbeats")
-		stop := time.Now().Add(3 * timeout)
+		stop := time.Now().Add(3 * loginTimeout)
 		for time.Now().Before(stop) && !pinger.closedNow() {
 			pinger.send(proto.HeartbeatRequest{RequestID: pinger.id()})
 			pause(timeout / 4)
 		}
-		quiet.expectClosed("a connection that does not log in within LoginTimeout (400ms) is closed, "+
+		quiet.expectClosed("a connection that does not log in within LoginTimeout (1s) is closed, "+
 			"so that idle connections cannot hold file descriptors for ever", testkit.IOTimeout)
 		pinger.expectClosed("heartbeats do not extend the login timeout", testkit.IOTimeout, proto.TypeHeartbeatResponse)
 	})
@@ -42,7 +44,7 @@ func Liveness(t *testing.T, impl Impl) {
 		watcher := e.login("lv-watcher")
 		a := e.login("lv-silent")
 		a.callExpect("a heartbeat", proto.HeartbeatRequest{RequestID: 1}, proto.HeartbeatResponse{RequestID: 1})
-		watcher.waitFor("a client that promised heartbeats and fell silent for IdleTimeout (400ms) is logged out "+
+		watcher.waitFor("a client that promised heartbeats and fell silent for IdleTimeout (600ms) is logged out "+
 			"(the original kept it logged in until it restarted)", proto.UserLogoutEvent{UserID: a.user.ID})
 		a.expectClosed("and its connection is closed", testkit.IOTimeout, proto.TypeUserLoginEvent)
 	})
@@ -51,7 +53,7 @@ func Liveness(t *testing.T, impl Impl) {
 		a := e.login("lv-beating")
 		stop := time.Now().Add(3 * timeout)
 		for time.Now().Before(stop) {
-			a.callExpect("a client that sends a heartbeat every 100ms stays connected",
+			a.callExpect("a client that sends a heartbeat every 150ms stays connected",
 				proto.HeartbeatRequest{RequestID: 5}, proto.HeartbeatResponse{RequestID: 5})
 			pause(timeout / 4)
 		}
@@ -68,7 +70,7 @@ func Liveness(t *testing.T, impl Impl) {
 		a := e.login("lv-partial")
 		f, _ := proto.Encode(proto.GetChannelsRequest{RequestID: 1})
 		a.write(f[:6], "the first 6 bytes of a frame")
-		a.expectClosed("a frame that does not arrive whole within IdleTimeout (400ms) closes the connection "+
+		a.expectClosed("a frame that does not arrive whole within IdleTimeout (600ms) closes the connection "+
 			"(the original waited for ever: a slowloris holds a connection with one byte)", testkit.IOTimeout)
 	})
 }
