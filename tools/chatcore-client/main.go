@@ -13,9 +13,12 @@
 //	/logout
 //	/exit
 //
-// It reads commands line by line from standard input and prints what
-// happens, one line each: chat messages as "[You] …" or "[User::<name>] …",
-// events as "* …". -connect host:port connects at start.
+// On a terminal it is a full-screen UI (bubbletea): what happens above, the
+// prompt — "chat> ", or "chat::<channel>> " once joined — below. With -line,
+// or when standard input is not a terminal, it reads commands line by line
+// and prints what happens, one line each. Either way chat messages show as
+// "[You] …" or "[User::<name>] …", events as "* …", and joining a channel
+// shows its latest 20 messages. -connect host:port connects at start.
 package main
 
 import (
@@ -30,8 +33,15 @@ import (
 
 func main() {
 	connect := flag.String("connect", "", "connect to `host:port` at start (otherwise use /connect)")
+	lineMode := flag.Bool("line", false, "plain line mode, also on a terminal")
 	flag.Parse()
-	if err := run(os.Stdin, os.Stdout, *connect); err != nil {
+	var err error
+	if *lineMode || !isTerminal(os.Stdin) {
+		err = run(os.Stdin, os.Stdout, *connect)
+	} else {
+		err = runTUI(*connect)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "chatcore-client:", err)
 		os.Exit(1)
 	}
@@ -61,4 +71,9 @@ func run(in io.Reader, out io.Writer, connect string) error {
 		}
 	}
 	return sc.Err()
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -203,6 +203,11 @@ func (s *session) readLoop(nc net.Conn, done chan struct{}) {
 		}
 		if rq, ok := m.(proto.Requester); ok {
 			s.mu.Lock()
+			if a, ok := m.(proto.AuthenticateResponse); ok {
+				// Before the 126 that follows it is shown: that one is ours.
+				s.me = a.User
+				s.users[a.User.ID] = a.User.Name
+			}
 			ch := s.waiting[rq.Request()]
 			delete(s.waiting, rq.Request())
 			s.mu.Unlock()
