@@ -2,7 +2,8 @@ package chatcoretest
 
 import (
 	"fmt"
-	"net"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,19 +23,21 @@ func BackPressure(t *testing.T, impl Impl) {
 	e := start(k, impl, Config{MaxPending: limit})
 
 	check(k, e, "slow-consumer-dropped", func(k *testkit.T, e *env) {
-		a, b, slow := e.login("bp-sender"), e.login("bp-reader"), e.login("bp-slow")
+		a, b := e.login("bp-sender"), e.login("bp-reader")
+		slow := e.dialSmallWindow("bp-slow")
+		slow.register("bp-slow")
+		slow.authenticate("bp-slow")
 		ch := a.createChannel("bp")
 		a.join(ch.ID)
 		b.join(ch.ID)
 		slow.join(ch.ID)
-		slow.nc.(*net.TCPConn).SetReadBuffer(16 << 10) // keep the kernel from buffering much for it
 		b.settle()
 
 		// What may be in flight to bp-slow when the bound is reached: the
-		// outbox, the kernel's buffers (loopback send buffers grow to 4 MiB),
-		// and a frame or two. Past that, the bound was not what dropped it
-		// (a write timeout, perhaps, which takes seconds).
-		const inFlight = limit + 7<<20
+		// outbox, the server's socket send buffer (which the kernel grows up
+		// to tcp_wmem's maximum), and a frame or two. Past that, the bound was
+		// not what dropped it (a write timeout, perhaps, which takes seconds).
+		inFlight := limit + kernelSendBuffer() + 1<<20
 		// Up to 12 MiB: more than the limit plus what the kernel buffers.
 		const n, size = 48, 256 << 10
 		got := make(chan error, 1)
@@ -99,6 +102,18 @@ func BackPressure(t *testing.T, impl Impl) {
 			}
 		}
 	})
+}
+
+// kernelSendBuffer is the most a socket's send buffer may hold here: the
+// maximum of Linux's tcp_wmem, or 4 MiB (its default) where it cannot be read.
+func kernelSendBuffer() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_wmem")
+	if f := strings.Fields(string(b)); err == nil && len(f) == 3 {
+		if n, err := strconv.Atoi(f[2]); err == nil {
+			return n
+		}
+	}
+	return 4 << 20
 }
 
 // chatContent is the i-th message of a flood: its number, padded to size.

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -105,6 +106,22 @@ type client struct {
 func (e *env) dial(who string) *client {
 	e.k.Helper()
 	return e.dialTLS(who, e.tls)
+}
+
+// dialSmallWindow opens a plain connection whose receive buffer is small
+// from before it connects (see smallReceiveBuffer).
+func (e *env) dialSmallWindow(who string) *client {
+	e.k.Helper()
+	d := net.Dialer{Timeout: testkit.IOTimeout, Control: func(_, _ string, c syscall.RawConn) error {
+		return smallReceiveBuffer(c)
+	}}
+	nc, err := d.Dial("tcp", e.srv.Addr)
+	if err != nil {
+		e.k.Fatalf("dial %s: %v", e.srv.Addr, err)
+	}
+	e.k.OnAbort(func() { nc.Close() })
+	e.k.Cleanup(func() { nc.Close() })
+	return &client{k: e.k, e: e, who: who, nc: nc, r: bufio.NewReader(nc)}
 }
 
 // dialTLS opens a connection, with TLS if tc is not nil.
