@@ -166,3 +166,24 @@ func FuzzReadFrame(f *testing.F) {
 		}
 	})
 }
+
+// The codec's cost per message, to judge whether encoding/json is fast
+// enough: the server decodes each request once and encodes each broadcast
+// once, however many receive it.
+func BenchmarkEncodeReceiveChat(b *testing.B) {
+	m := ReceiveChat{ChannelID: 1, Content: "a chat message of a typical length, say sixty bytes", UserID: 42}
+	var buf []byte
+	for b.Loop() {
+		buf, _ = AppendFrame(buf[:0], m)
+	}
+}
+
+func BenchmarkDecodeWriteChat(b *testing.B) {
+	f, _ := Encode(WriteChat{Content: "a chat message of a typical length, say sixty bytes"})
+	body := f[HeaderSize:]
+	for b.Loop() {
+		if _, err := Decode(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
