@@ -1,0 +1,89 @@
+// Command chatcore-server runs the chapter 07 chatcore server, with the
+// original's flags:
+//
+//	go run ./solutions/07/cmd/chatcore-server --ip 127.0.0.1 --port 1338 --db sqlite.db --log info
+//
+// Talk to it with the course's client, go run ./tools/chatcore-client, or
+// with the original's client and load tester. Stop it with Ctrl-C (or
+// SIGTERM): it commits what it holds, tells every client, and exits. With
+// -tls-cert and -tls-key it speaks TLS only.
+package main
+
+import (
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+
+	chatcore "serverlab/solutions/07"
+	"serverlab/tools/lab"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "chatcore-server:", err)
+		os.Exit(1)
+	}
+}
+
+// run parses args, opens the database and the listener, and serves until a
+// signal or an administrator's Shutdown. A port that cannot be bound is an
+// error here, at start-up: the original logged "Accepting clients" and
+// listened nowhere.
+func run(args []string) error {
+	fs := flag.NewFlagSet("chatcore-server", flag.ContinueOnError)
+	ip := fs.String("ip", "0.0.0.0", "address to listen on")
+	port := fs.Int("port", 1338, "port to listen on")
+	db := fs.String("db", "sqlite.db", "SQLite database file (created if missing)")
+	level := fs.String("log", "info", "log level: debug, info, warn or error")
+	admins := fs.String("admins", "", "comma-separated user names that may stop the server with Shutdown (102)")
+	certFile := fs.String("tls-cert", "", "TLS certificate (PEM); with -tls-key, serve TLS only")
+	keyFile := fs.String("tls-key", "", "TLS private key (PEM)")
+	maxPending := fs.Int("max-pending", chatcore.DefaultMaxPending, "bytes queued for one client before it is dropped as too slow")
+	hashTime := fs.Uint("hash-time", uint(chatcore.DefaultHash.Time), "argon2id passes per password hash")
+	hashMemory := fs.Uint("hash-memory", uint(chatcore.DefaultHash.MemoryKiB), "argon2id memory per password hash, in KiB")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log, err := logger(*level)
+	if err != nil {
+		return err
+	}
+	slog.SetDefault(log)
+	cfg := chatcore.Config{DBPath: *db, MaxPending: *maxPending, Logger: log,
+		Hash: chatcore.HashParams{Time: uint32(*hashTime), MemoryKiB: uint32(*hashMemory), Threads: 1}}
+	if *admins != "" {
+		cfg.Admins = strings.Split(*admins, ",")
+	}
+	if *certFile != "" || *keyFile != "" {
+		cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
+		if err != nil {
+			return fmt.Errorf("TLS: %w", err)
+		}
+		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(*ip, strconv.Itoa(*port)))
+	if err != nil {
+		return err
+	}
+	srv, err := chatcore.New(cfg)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	log.Info("accepting clients", "addr", ln.Addr(), "db", *db)
+	return lab.ServeUntilSignal(srv, ln)
+}
+
+func logger(level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, errors.New("-log: want debug, info, warn or error")
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+}

@@ -1,0 +1,190 @@
+package chatcore
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"time"
+
+	"serverlab/tools/chatcore/proto"
+)
+
+// conn is one client connection.
+type conn struct {
+	id  uint64
+	nc  net.Conn
+	out *outbox
+	log *slog.Logger
+
+	// Guarded by Server.mu.
+	user    *user  // nil until authenticated
+	channel uint32 // the joined channel; 0 = none (ids start at 1)
+
+	// Owned by the reader goroutine.
+	loginBy   time.Time // an unauthenticated connection is closed at this time
+	heartbeat bool      // it has sent a heartbeat: it is held to IdleTimeout
+}
+
+// Why a reader ended, besides a read error.
+var (
+	errShutdown = errors.New("server shutting down")
+	errGone     = errors.New("the connection's writer has stopped")
+)
+
+// readLoop reads frames and handles them, one at a time and in order, until
+// the connection ends. A frame that cannot be handled gets an error answer
+// (see answerBadFrame) and the loop goes on; only a frame over 1 MiB, which
+// cannot be skipped without reading it, ends the connection, after a notice.
+func (s *Server) readLoop(c *conn) error {
+	r := bufio.NewReaderSize(c.nc, 64<<10)
+	var buf []byte
+	for {
+		body, err := s.readFrame(c, r, buf)
+		if errors.Is(err, proto.ErrTooLarge) {
+			s.reply(c, proto.Error{Value: proto.MsgFrameTooLarge})
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		if cap(body) <= 64<<10 {
+			buf = body // reuse small buffers; let a large one go
+		}
+		if c.out.stopped() {
+			return errGone // its writer failed: nobody reads the answers
+		}
+		m, err := proto.Decode(body)
+		if err != nil {
+			s.answerBadFrame(c, err)
+			continue
+		}
+		s.dispatch(c, m)
+	}
+}
+
+// readFrame waits for the next frame until the connection's deadline (see
+// readDeadline), then gives the rest of the frame until frameDeadline.
+func (s *Server) readFrame(c *conn, r *bufio.Reader, buf []byte) ([]byte, error) {
+	c.nc.SetReadDeadline(s.readDeadline(c))
+	if s.closing.Load() { // after setting the deadline: Close sets its own after closing
+		return nil, errShutdown
+	}
+	if _, err := r.Peek(1); err != nil {
+		return nil, s.whyEnded(err)
+	}
+	c.nc.SetReadDeadline(s.frameDeadline())
+	if s.closing.Load() {
+		return nil, errShutdown
+	}
+	body, err := proto.ReadFrame(r, buf)
+	if err != nil && !errors.Is(err, proto.ErrTooLarge) {
+		return nil, s.whyEnded(err)
+	}
+	return body, err
+}
+
+// whyEnded turns a read error into the reason the connection ended.
+func (s *Server) whyEnded(err error) error {
+	var ne net.Error
+	switch {
+	case s.closing.Load():
+		return errShutdown
+	case errors.Is(err, io.EOF):
+		return io.EOF
+	case errors.As(err, &ne) && ne.Timeout():
+		return fmt.Errorf("timed out: %w", err)
+	}
+	return err
+}
+
+// answerBadFrame answers a frame that did not decode, and the connection
+// stays usable (the frame was read whole, so the next one starts in the
+// right place):
+//   - a payload that is not what its type needs: 100 Malformed message. to
+//     its request_id, if it had one, else 101;
+//   - a type id the protocol does not have: 101 Unknown message type.;
+//   - anything else (not JSON, no type_id, an empty frame): 101 Malformed
+//     message.
+//
+// The original dropped all of these in silence, so a client waited for an
+// answer that never came.
+func (s *Server) answerBadFrame(c *conn, err error) {
+	var de *proto.DecodeError
+	switch {
+	case errors.As(err, &de) && de.HasRequestID:
+		s.reply(c, proto.ErrorResponse{RequestID: de.RequestID, Value: proto.MsgMalformed})
+	case errors.Is(err, proto.ErrUnknownType):
+		s.reply(c, proto.Error{Value: proto.MsgUnknownType})
+	default:
+		s.reply(c, proto.Error{Value: proto.MsgMalformed})
+	}
+	c.log.Debug("bad frame", "err", err)
+}
+
+// dispatch runs the handler of m's type. A handler's error (a stub's "not
+// implemented") is answered like any other failure of the request.
+func (s *Server) dispatch(c *conn, m proto.Message) {
+	var err error
+	switch m := m.(type) {
+	case proto.CreateUserRequest:
+		err = s.createUser(c, m)
+	case proto.AuthenticateRequest:
+		err = s.authenticate(c, m)
+	case proto.LogoutRequest:
+		err = s.logout(c, m)
+	case proto.GetUserRequest:
+		err = s.getUser(c, m)
+	case proto.GetUsersRequest:
+		err = s.getUsers(c, m)
+	case proto.CreateChannelRequest:
+		err = s.createChannel(c, m)
+	case proto.GetChannelsRequest:
+		err = s.getChannels(c, m)
+	case proto.GetChannelRequest:
+		err = s.getChannel(c, m)
+	case proto.JoinChannelRequest:
+		err = s.joinChannel(c, m)
+	case proto.WriteChat:
+		err = s.writeChat(c, m)
+	case proto.GetChatsRequest:
+		err = s.getChats(c, m)
+	case proto.HeartbeatRequest:
+		err = s.heartbeat(c, m)
+	case proto.Shutdown:
+		err = s.shutdown(c)
+	default:
+		// A server-to-client type: a client has no business sending it.
+		s.reply(c, proto.Error{Value: proto.MsgUnexpectedType})
+		return
+	}
+	if err != nil {
+		s.answerFailure(c, m, err)
+	}
+}
+
+// answerFailure tells the client that its request failed for a reason that
+// is not one of the protocol's own answers (a database error, or an exercise
+// not written yet): 100 with the error text to a request, 101 otherwise.
+func (s *Server) answerFailure(c *conn, m proto.Message, err error) {
+	c.log.Warn("request failed", "type", m.Type(), "err", err)
+	if r, ok := m.(proto.Requester); ok {
+		s.reply(c, proto.ErrorResponse{RequestID: r.Request(), Value: err.Error()})
+		return
+	}
+	s.reply(c, proto.Error{Value: err.Error()})
+}
+
+// session returns c's user, under s.mu; nil if c is not authenticated.
+func (s *Server) session(c *conn) *user {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return c.user
+}
+
+// notAuthorized answers a request of a connection without a session.
+func (s *Server) notAuthorized(c *conn, requestID uint64) {
+	s.reply(c, proto.ErrorResponse{RequestID: requestID, Value: proto.MsgNotAuthorized})
+}

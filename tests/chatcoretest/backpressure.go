@@ -1,0 +1,150 @@
+package chatcoretest
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"serverlab/tests/testkit"
+	"serverlab/tools/chatcore/proto"
+)
+
+// BackPressure checks exercise 7.5: the bounded outbox and fairness. A
+// client that stops reading is disconnected once Config.MaxPending bytes are
+// queued for it, and nobody waits for it meanwhile (the original queued
+// without bound); a client that floods the server with chat messages cannot
+// push the others' messages back behind its flood.
+func BackPressure(t *testing.T, impl Impl) {
+	k := testkit.New(t, "7.5")
+	const limit = proto.HeaderSize + proto.MaxFrame + 64<<10
+	e := start(k, impl, Config{MaxPending: limit})
+
+	check(k, e, "slow-consumer-dropped", func(k *testkit.T, e *env) {
+		a, b := e.login("bp-sender"), e.login("bp-reader")
+		slow := e.dialSmallWindow("bp-slow")
+		slow.register("bp-slow")
+		slow.authenticate("bp-slow")
+		ch := a.createChannel("bp")
+		a.join(ch.ID)
+		b.join(ch.ID)
+		slow.join(ch.ID)
+		b.settle()
+
+		// What may be in flight to bp-slow when the bound is reached: the
+		// outbox, the server's socket send buffer (which the kernel grows up
+		// to tcp_wmem's maximum), and a frame or two. Past that, the bound was
+		// not what dropped it (a write timeout, perhaps, which takes seconds).
+		inFlight := limit + kernelSendBuffer() + 1<<20
+		// Up to 12 MiB: more than the limit plus what the kernel buffers.
+		const n, size = 48, 256 << 10
+		got := make(chan error, 1)
+		sent := 0
+		go func() { got <- b.readChats(ch.ID, a.user.ID, size) }()
+		dropped := proto.UserLogoutEvent{UserID: slow.user.ID}
+		for ; sent < n && !a.holds(dropped) && sent*size <= inFlight; sent++ {
+			a.say(ch.ID, chatContent(sent, size))
+		}
+		a.say(ch.ID, endOfFlood)
+		if err := <-got; err != nil {
+			k.Fatalf("while bp-slow did not read, bp-reader should get every message in order: %v%s", err, b.context())
+		}
+		if a.holds(dropped) && sent*size > inFlight {
+			k.Fatalf("bp-slow was disconnected only after %d messages of %d KiB (%d MiB): want it dropped once its "+
+				"outbox would pass MaxPending (%d bytes), i.e. before %d MiB were sent (outbox plus kernel buffers); "+
+				"bound the outbox in bytes, and drop the client when a push does not fit", sent, size>>10,
+				sent*size>>20, limit, inFlight>>20)
+		}
+		if !a.holds(dropped) {
+			k.Fatalf("bp-slow, which stopped reading, was not disconnected (no 125 for it) after %d messages of %d KiB "+
+				"(MaxPending is %d bytes): bound the outbox in bytes and disconnect a client that would pass it "+
+				"(the original queued without bound, so one client that stopped reading could exhaust the "+
+				"server's memory)%s", sent, size>>10, limit, a.context())
+		}
+	})
+
+	check(k, e, "flood-is-fair", func(k *testkit.T, e *env) {
+		f, g, h := e.login("fl-flooder"), e.login("fl-other"), e.login("fl-watcher")
+		ch := f.createChannel("fl")
+		f.join(ch.ID)
+		g.join(ch.ID)
+		h.join(ch.ID)
+		h.settle()
+		const flood = 300
+		var frames []byte
+		for i := range flood {
+			b, _ := proto.Encode(proto.WriteChat{Content: fmt.Sprintf("flood %d", i)})
+			frames = append(frames, b...)
+		}
+		f.write(frames, fmt.Sprintf("%d chat messages in one write", flood))
+		seen, sent := 0, false
+		for {
+			m := h.next("the watcher reads the channel")
+			rc, ok := m.(proto.ReceiveChat)
+			switch {
+			case !ok:
+			case rc.UserID == f.user.ID:
+				seen++
+				if seen == 10 {
+					g.send(proto.WriteChat{Content: "me too"})
+					sent = true
+				}
+			case rc.UserID == g.user.ID && sent:
+				if late := seen - 10; late > 60 {
+					k.Fatalf("fl-other's message, sent when the flood was at message 10, came after %d more flood "+
+						"messages: one client's flood must not push the others back (take one message of each "+
+						"connection at a time: let a reader wait for its message's commit before it reads the next)", late)
+				}
+				h.waitFor("and the whole flood is delivered", proto.ReceiveChat{ChannelID: ch.ID, Content: fmt.Sprintf("flood %d", flood-1), UserID: f.user.ID})
+				return
+			}
+		}
+	})
+}
+
+// kernelSendBuffer is the most a socket's send buffer may hold here: the
+// maximum of Linux's tcp_wmem, or 4 MiB (its default) where it cannot be read.
+func kernelSendBuffer() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_wmem")
+	if f := strings.Fields(string(b)); err == nil && len(f) == 3 {
+		if n, err := strconv.Atoi(f[2]); err == nil {
+			return n
+		}
+	}
+	return 4 << 20
+}
+
+// chatContent is the i-th message of a flood: its number, padded to size.
+func chatContent(i, size int) string {
+	s := fmt.Sprintf("%06d:", i)
+	return s + strings.Repeat("x", size-len(s))
+}
+
+// endOfFlood ends a flood of chatContent messages.
+const endOfFlood = "end of flood"
+
+// readChats reads the chat messages of user in ch, which must be those of
+// chatContent in order, until endOfFlood. It runs on its own goroutine: it
+// reports instead of failing.
+func (c *client) readChats(ch, user uint32, size int) error {
+	for i := 0; ; {
+		c.nc.SetReadDeadline(time.Now().Add(testkit.IOTimeout))
+		m, err := proto.Read(c.r)
+		if err != nil {
+			return fmt.Errorf("after %d messages: %s", i, describe(err))
+		}
+		rc, ok := m.(proto.ReceiveChat)
+		if !ok || rc.UserID != user {
+			continue
+		}
+		if rc.Content == endOfFlood {
+			return nil
+		}
+		if want := chatContent(i, size); rc.ChannelID != ch || rc.Content != want {
+			return fmt.Errorf("message %d: want %q…, got channel %d, %q…", i, want[:7], rc.ChannelID, rc.Content[:min(7, len(rc.Content))])
+		}
+		i++
+	}
+}

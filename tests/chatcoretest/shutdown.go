@@ -1,0 +1,128 @@
+package chatcoretest
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"testing"
+
+	"serverlab/tests/testkit"
+	"serverlab/tools/chatcore/proto"
+	"serverlab/tools/lab"
+)
+
+// Shutdown checks exercise 7.7: who may stop the server, and how it stops.
+// Shutdown (102) is refused to everyone but Config.Admins (the original let
+// any logged-in user stop it); an administrator's Shutdown, like Close,
+// commits and delivers the messages in flight, tells every client "Server
+// shutting down." (101), closes every connection and makes Serve return
+// lab.ErrServerClosed. And the contract every server of the course keeps.
+func Shutdown(t *testing.T, impl Impl) {
+	k := testkit.New(t, "7.7")
+	e := start(k, impl, Config{Admins: []string{"boss"}})
+
+	check(k, e, "refused", func(k *testkit.T, e *env) {
+		anon := e.dial("anon")
+		anon.send(proto.Shutdown{})
+		anon.expect("Shutdown without a session", proto.Error{Value: proto.MsgNotAuthorized})
+		u := e.login("sd-user")
+		u.settle()
+		u.send(proto.Shutdown{})
+		u.expect("Shutdown from a user who is not an administrator is refused (the original stopped for anyone)",
+			proto.Error{Value: proto.MsgNotAllowed})
+		u.expectAnswer("and the server goes on", u.sendGetChannels())
+	})
+
+	check(k, e, "admin-shutdown", func(k *testkit.T, _ *env) {
+		e := start(k, impl, Config{Admins: []string{"boss"}})
+		boss, other, anon := e.login("boss"), e.login("sd-other"), e.dial("sd-anon")
+		boss.send(proto.Shutdown{})
+		notice := proto.Error{Value: proto.MsgShuttingDown}
+		events := []proto.Type{proto.TypeUserLoginEvent, proto.TypeUserLogoutEvent}
+		for _, c := range []*client{boss, other, anon} {
+			c.waitFor("an administrator's Shutdown: every client is told", notice)
+			c.expectClosed("then its connection is closed", testkit.IOTimeout, events...)
+		}
+		err, stopped := e.srv.Wait()
+		if !stopped || !errors.Is(err, lab.ErrServerClosed) {
+			k.Fatalf("after an administrator's Shutdown, Serve must return lab.ErrServerClosed; stopped %v, returned %v", stopped, err)
+		}
+	})
+
+	check(k, e, "close-delivers-what-is-in-flight", func(k *testkit.T, _ *env) {
+		e := start(k, impl, Config{})
+		a := e.login("sd-writer")
+		ch := a.createChannel("sd")
+		a.join(ch.ID)
+		const n = 30
+		var frames []byte
+		for i := range n {
+			b, _ := proto.Encode(proto.WriteChat{Content: fmt.Sprintf("in flight %d", i)})
+			frames = append(frames, b...)
+		}
+		a.write(frames, fmt.Sprintf("%d chat messages in one write", n))
+		a.waitFor("the first message", proto.ReceiveChat{ChannelID: ch.ID, Content: "in flight 0", UserID: a.user.ID})
+		closed := make(chan error, 1)
+		go func() { closed <- e.raw.Close() }()
+		echoed := []string{"in flight 0"}
+		for {
+			m, err := a.tryNext()
+			if err != nil {
+				k.Fatalf("during Close, the writer should get the echoes of what was committed, then %q, then end "+
+					"of stream; got %s after %d echoes%s", proto.MsgShuttingDown, describe(err), len(echoed), a.context())
+			}
+			if rc, ok := m.(proto.ReceiveChat); ok {
+				echoed = append(echoed, rc.Content)
+				continue
+			}
+			if same(m, proto.Error{Value: proto.MsgShuttingDown}) {
+				break
+			}
+		}
+		a.expectClosed("after the notice, the connection is closed", testkit.IOTimeout)
+		if err := <-closed; err != nil {
+			k.Fatalf("Close: %v", err)
+		}
+		db := e.openDB()
+		for _, content := range echoed {
+			var count int
+			if err := db.QueryRow(`SELECT count(*) FROM chat_messages WHERE content = ?`, content).Scan(&count); err != nil || count != 1 {
+				k.Fatalf("%q was echoed before Close returned, but the database holds it %d times (err %v): "+
+					"what was acknowledged must be stored", content, count, err)
+			}
+		}
+	})
+
+	check(k, e, "contract", func(k *testkit.T, _ *env) {
+		dir := k.TempDir()
+		n := 0
+		k.CheckContract(testkit.Contract{
+			New: func(log *slog.Logger) lab.Server {
+				n++
+				srv, err := impl.NewServer(Config{DBPath: filepath.Join(dir, fmt.Sprintf("c%d.db", n)), Logger: log})
+				if err != nil {
+					k.Fatalf("NewServer: %v", err)
+				}
+				return srv
+			},
+			Probe: func(k *testkit.T, addr string) {
+				c := dialAddr(k, addr)
+				c.expectAnswer("the probe", c.sendGetChannels())
+			},
+			Hold: func(k *testkit.T, addr string) {
+				c := dialAddr(k, addr)
+				c.register("holder")
+				c.authenticate("holder")
+			},
+		})
+	})
+}
+
+// dialAddr connects to addr for checks that have no env (the contract's).
+func dialAddr(k *testkit.T, addr string) *client {
+	k.Helper()
+	nc := k.DialAddr(addr).NetConn()
+	return &client{k: k, who: "client of " + addr, nc: nc, r: bufio.NewReader(nc)}
+}

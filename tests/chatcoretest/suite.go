@@ -1,0 +1,63 @@
+// Package chatcoretest is the conformance suite of chapter 07's chatcore
+// server: black-box checks, over real sockets, of the protocol in
+// docs/chatcore.md (the original's, github.com/ebroschin/chatcore, byte for
+// byte) and of the defences the course adds. A chapter wires its server in
+// with a few lines:
+//
+//	var impl = chatcoretest.Impl{NewServer: func(c chatcoretest.Config) (lab.Server, error) { … }}
+//	func TestEx7_1_Frames(t *testing.T) { chatcoretest.Frames(t, impl) }
+//
+// Each exported check grades one exercise and runs alone. The checks know
+// only the protocol, the database schema (the original's three tables) and
+// Config.
+//
+// Every check that the original server would fail says so: the original
+// drops malformed frames in silence, stores passwords in plain text, keeps
+// chat messages in memory for up to a second before writing them (and reuses
+// their ids after a crash), queues without bound for a client that does not
+// read, never logs out a client that went silent, and lets any user stop it.
+package chatcoretest
+
+import (
+	"crypto/tls"
+	"log/slog"
+	"time"
+
+	"serverlab/tools/lab"
+)
+
+// Impl is what a chapter hands to the suite.
+type Impl struct {
+	// NewServer builds a server from the suite's configuration.
+	NewServer func(Config) (lab.Server, error)
+}
+
+// Config is what the suite sets when it builds a server. Zero values mean
+// the server's defaults.
+type Config struct {
+	// DBPath is the SQLite database (the suite makes a fresh one in a temp
+	// dir, and reopens it to check what is stored).
+	DBPath string
+	// MaxPending is the most bytes of frames the server may queue for one
+	// connection; one that would need more is disconnected. The suite never
+	// sets it below one largest frame (4 + 1 MiB).
+	MaxPending int
+	// LoginTimeout: how long a connection may stay unauthenticated.
+	LoginTimeout time.Duration
+	// IdleTimeout: how long a connection that has sent a heartbeat may stay
+	// silent, and how long a started frame may take to arrive.
+	IdleTimeout time.Duration
+	// CommitWindow: how long the committer waits for more messages to join
+	// a batch.
+	CommitWindow time.Duration
+	// Admins may stop the server with Shutdown (102).
+	Admins []string
+	// TLS, if set, makes the server speak TLS.
+	TLS *tls.Config
+	// OnCommit, if set, must be called after each committed batch of chat
+	// messages with the number of messages in it.
+	OnCommit func(messages int)
+	// Logger is the server's log. The suite sets it; the contract check
+	// slows it down to see that Close waits for the goroutine that logs.
+	Logger *slog.Logger
+}

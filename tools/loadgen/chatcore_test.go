@@ -1,0 +1,62 @@
+package main
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	chatcore "serverlab/solutions/07"
+	"serverlab/tools/chatcore/proto"
+)
+
+func startChatcore(t *testing.T) string {
+	t.Helper()
+	srv, err := chatcore.New(chatcore.Config{
+		DBPath: filepath.Join(t.TempDir(), "chat.db"),
+		Hash:   chatcore.HashParams{Time: 1, MemoryKiB: 64, Threads: 1},
+	})
+	return serve(t, srv, err)
+}
+
+// TestChatcoreTable runs the original's method, shortened (3 testers, 50 ms
+// between messages, 0.5 s), twice on one server — the second run reuses the
+// users and the channel, as a rerun of the original's tester does — and checks
+// the table it prints.
+func TestChatcoreTable(t *testing.T) {
+	addr := startChatcore(t)
+	code, stdout, stderr := runLoadgen(t, "chatcore", "-addr", addr, "-steps", "3,3",
+		"-interval", "50ms", "-duration", "500ms", "-quiet")
+	if code != 0 {
+		t.Fatalf("chatcore: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 4 || lines[0] != "| Clients | Sent | Failed | p50 (µs) | p95 (µs) | p99 (µs) | max (µs) |" {
+		t.Fatalf("want the original README's table header and two rows, got:\n%s", stdout)
+	}
+	row := regexp.MustCompile(`^\| 3 \| (\d+) \| (\d+) \| \d+ \| \d+ \| \d+ \| \d+ \|$`)
+	for _, l := range lines[2:] {
+		m := row.FindStringSubmatch(l)
+		if m == nil || m[1] == "0" {
+			t.Fatalf("want a row for 3 clients with messages sent, got %q", l)
+		}
+	}
+}
+
+func TestChatcoreOthersEcho(t *testing.T) {
+	c := &ccClient{}
+	c.user.Store(7)
+	for _, tc := range []struct {
+		m    proto.Message
+		want bool
+	}{
+		{proto.ReceiveChat{ChannelID: 1, Content: `"user_id":7}`, UserID: 8}, true},
+		{proto.ReceiveChat{ChannelID: 1, Content: "x", UserID: 7}, false},
+		{proto.UserLoginEvent{UserID: 8}, false},
+	} {
+		b, _ := proto.Encode(tc.m)
+		if got := c.othersEcho(b[proto.HeaderSize:]); got != tc.want {
+			t.Errorf("othersEcho(%s) = %v, want %v", b[proto.HeaderSize:], got, tc.want)
+		}
+	}
+}
