@@ -90,11 +90,18 @@ student-release: ## dist/serverlab-student.tar.gz: the course without solutions/
 ifneq ($(HAVE_SOLUTIONS),)
 ## ---- maintainers (only where solutions/ exists) ---------------------------
 
-.PHONY: test unit release-check bench-ch05 interop soak course-sum
+.PHONY: test unit release-check bench-ch05 interop soak course-sum mutants ladder stress crash
 
-test: vet unit #M prove the course: vet, every suite on the solutions (-race), the grader both ways
-	$(GO) run ./tools/grade -q -target solutions -require all
-	$(GO) run ./tools/grade -q -target chapters -require none
+# The ladder and the mutants are sampled here (one chapter's ladder by day of
+# the year, a few mutants drawn from a seed of the date), so that every part of
+# the course is exercised over a week within make test's five minutes; `make
+# ladder` and `make mutants` run all of them.
+test: vet vet-portable unit #M prove the course: vet, every suite on the solutions (-race), the grader both ways, samples of the ladder and mutants, the student release
+	$(GO) run ./tools/grade -q -budget 0 -target solutions -require all
+	$(GO) run ./tools/grade -q -budget 0 -target chapters -require none
+	$(GO) run ./tools/grade -q -budget 0 -ladder -rotate -rungs 2
+	$(GO) run ./tools/grade -q -budget 0 -mutants -sample 6
+	@$(MAKE) --no-print-directory release-check
 
 # The solutions' tests are the graded exercises: `make test` runs every one of
 # them through the grader (under -race, each in its own process), so unit does
@@ -127,12 +134,20 @@ bench-ch05: #M chapter 05's C10K experiment: ch02 vs ch05 chat servers, 2 to 10,
 interop: #M chapter 06 against curl, wrk and httperf (optional tools; each missing one is reported)
 	sh tools/interop/interop.sh
 
-# Other maintainers' targets go here, each with a `#M` description so that
-# `make help` lists it: mutants (every mutant loses its exercise), ladder
-# (solved prefixes score exactly those), stress, soak, and the interop runs.
-# mutants:
-# ladder:
-# stress:
+mutants: #M every plausible wrong solution in tests/mutants must lose its exercise (CH=03 for one chapter)
+	$(GO) run ./tools/grade -q -budget 0 -mutants -min 4 $(if $(CH),-ch $(CH))
+
+ladder: #M with exercises 1..k solved, exactly those score, every other one "failed" (CH=03 for one chapter)
+	$(GO) run ./tools/grade -q -budget 0 -ladder $(if $(CH),-ch $(CH))
+
+# make stress: N whole grades of the solutions, J exercises at once beside J busy loops.
+N ?= 20
+J ?= 4
+stress: #M the solutions' grade N times, J exercises at once beside J busy loops (N=20 J=4)
+	$(GO) run ./tools/grade -q -budget 0 -target solutions -repeat $(N) -j $(J) -busy $(J)
+
+crash: #M chapter 07: kill -9 the server after each acknowledged message, 100 times; nothing acknowledged may be lost
+	$(GO) test -tags crash -count=1 -run Kill9 ./tests/chatcoretest
 
 # The grader builds with the course's own copies of its files (tools/grade/course.sum
 # lists them by git blob id): after committing a change to tests/, tools/, a wiring
