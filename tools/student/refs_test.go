@@ -27,8 +27,7 @@ var repoPath = regexp.MustCompile(`(?:^|[^A-Za-z0-9_./"-])((?:chapters|solutions
 
 // pendingAtMerge are files that another branch of the same change adds;
 // delete an entry once the file is on main (the test then checks it).
-var pendingAtMerge = map[string]string{
-}
+var pendingAtMerge = map[string]string{}
 
 // pending says whether ref is, or is inside, a path of pendingAtMerge.
 func pending(ref string) bool {
