@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"sync"
-	"syscall"
 )
 
 // Cache is the users file as a chat server needs it: in memory, read once,
@@ -118,13 +117,6 @@ func (c *Cache) unchanged(fh *os.File) bool {
 	b := make([]byte, len(c.last))
 	n, _ := fh.ReadAt(b, c.off-int64(len(b)))
 	return n == len(b) && string(b) == string(c.last)
-}
-
-func idOf(st os.FileInfo) fileID {
-	if s, ok := st.Sys().(*syscall.Stat_t); ok {
-		return fileID{uint64(s.Dev), uint64(s.Ino)}
-	}
-	return fileID{}
 }
 
 // reset starts reading the file id from its start, into a map of its own.
