@@ -82,7 +82,7 @@ var parseCases = []parseCase{
 	{line: "PRIMES 7", err: msgUnsupported},
 	{line: " \t", err: msgUnsupported},
 
-	// The original reads the command with `in >> cmd` (PROTOCOLS §2):
+	// The original reads the command with `in >> cmd` (docs/protocols.md §2):
 	// white space before it is skipped, and it ends at any white space; the
 	// argument is the rest, less one space.
 	{line: "  PRIME 7", want: Request{Command: "PRIME", N: 7}},
