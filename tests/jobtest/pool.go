@@ -46,8 +46,12 @@ func (g *gate) counts() (started, done int) {
 // exactly Workers jobs running at once.
 func Pool(t *testing.T, impl Impl) {
 	k := testkit.New(t, "3.3")
-	inBubble(k, func(b bubble) { checkPoolConcurrency(b, impl) })
-	inBubble(k, func(b bubble) { checkPoolDrainsOnClose(b, impl) })
+	k.Run("concurrency", func(t *testing.T) {
+		inBubble(testkit.New(t, k.Exercise()), func(b bubble) { checkPoolConcurrency(b, impl) })
+	})
+	k.Run("drains-on-close", func(t *testing.T) {
+		inBubble(testkit.New(t, k.Exercise()), func(b bubble) { checkPoolDrainsOnClose(b, impl) })
+	})
 }
 
 func checkPoolConcurrency(b bubble, impl Impl) {

@@ -73,12 +73,16 @@ func mustGet(b bubble, q Queue, want int, what string) {
 // sync.Cond.
 func BoundedQueue(t *testing.T, impl Impl) {
 	k := testkit.New(t, "3.2")
-	inBubble(k, func(b bubble) { checkFIFO(b, impl) })
-	inBubble(k, func(b bubble) { checkPutBlocks(b, impl) })
-	inBubble(k, func(b bubble) { checkGetBlocks(b, impl) })
-	inBubble(k, func(b bubble) { checkCloseWakes(b, impl) })
-	inBubble(k, func(b bubble) { checkCloseDrains(b, impl) })
-	checkManyProducersConsumers(k, impl)
+	for _, c := range []struct {
+		name  string
+		check func(bubble, Impl)
+	}{
+		{"fifo", checkFIFO}, {"put-blocks", checkPutBlocks}, {"get-blocks", checkGetBlocks},
+		{"close-wakes", checkCloseWakes}, {"close-drains", checkCloseDrains},
+	} {
+		k.Run(c.name, func(t *testing.T) { inBubble(testkit.New(t, k.Exercise()), func(b bubble) { c.check(b, impl) }) })
+	}
+	k.Run("many-producers-consumers", func(t *testing.T) { checkManyProducersConsumers(testkit.New(t, k.Exercise()), impl) })
 }
 
 func checkFIFO(b bubble, impl Impl) {
@@ -241,7 +245,9 @@ func checkManyProducersConsumers(k *testkit.T, impl Impl) {
 	done := make(chan struct{})
 	go func() {
 		prodWG.Wait()
-		q.Close()
+		for range consumers { // once per consumer: close-wakes checks Broadcast; here a Signal must not hang
+			q.Close()
+		}
 		consWG.Wait()
 		close(done)
 	}()
