@@ -30,9 +30,9 @@ const pipelinedShows = 1600
 // lab.ErrServerClosed, can be called twice, and leaves no goroutine behind.
 func Close(t *testing.T, impl Impl) {
 	k := testkit.New(t, "4.7")
-	checkContract(k, impl)
 	checkCloseSyncs(k, impl)
 	checkCloseInFlight(k, impl)
+	checkContract(k, impl)
 }
 
 // checkCloseInFlight: Close while a reply is being written. With a lingering
