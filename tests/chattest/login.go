@@ -102,8 +102,10 @@ func readBytes() (int64, error) {
 // checkOriginalsUsersFile: a users file as the original discovery server
 // writes it, which records whatever it is sent: a name with a space (a line
 // of five fields), the names "server" and "ALL", a name with a zero-width
-// space, a password over the limit. Each bad line costs that line only: the
-// users on the other lines log in; nobody logs in as a bad line's name.
+// space, a password over the limit, and a last line without its newline.
+// Each bad line costs that line only: the users on the other lines log in
+// (the unterminated last one too, as in every reader); nobody logs in as a
+// bad line's name.
 func checkOriginalsUsersFile(k *testkit.T, impl Impl) {
 	k.Helper()
 	e := start(k, impl, Config{})
@@ -116,12 +118,14 @@ func checkOriginalsUsersFile(k *testkit.T, impl Impl) {
 	}
 	content := users.User{Name: "alice", Password: password("alice"), IP: "127.0.0.1", Port: 1}.Line() +
 		strings.Join(bad, "\n") + "\n" +
-		users.User{Name: "bob", Password: password("bob"), IP: "127.0.0.1", Port: 7}.Line()
+		users.User{Name: "bob", Password: password("bob"), IP: "127.0.0.1", Port: 7}.Line() +
+		"tess " + password("tess") + " 127.0.0.1 8" // a valid last line without its '\n': kept
 	if err := os.WriteFile(e.users, []byte(content), 0o600); err != nil {
 		k.Fatalf("test bug: %v", err)
 	}
 	e.loginAs("alice")
 	e.loginAs("bob")
+	e.loginAs("tess")
 	for _, name := range []string{"mary", wire.ServerName, wire.Everyone, "ali\u200bce"} {
 		checkFail(k, e, name, password(name), fmt.Sprintf("%q, whose line in the users file is not a valid user "+
 			"(the file: %q)", name, content))

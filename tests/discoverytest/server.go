@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -334,6 +335,7 @@ func Close(t *testing.T, impl Impl) {
 	k.CheckServeAfterClose(fresh)
 	checkCloseWaitsForServe(k, impl)
 	checkCloseDuringBackoff(k, impl)
+	checkAcceptedDuringClose(k, impl)
 
 	k.CheckContract(testkit.Contract{
 		New: func(log *slog.Logger) lab.Server {
@@ -470,4 +472,53 @@ func checkCloseDuringBackoff(k *testkit.T, impl Impl) {
 		k.Fatalf("Close did not return within %v while Serve was retrying an Accept that failed with EMFILE: "+
 			"close s.done, which lab.Accept watches", testkit.IOTimeout)
 	}
+}
+
+// heldListener hands out its next connection only once Close has been called
+// on it: the connection arrives between Accept and handle just as the
+// server is being closed, the moment a handle that records the connection
+// without checking closed gets wrong.
+type heldListener struct {
+	net.Listener
+	release chan struct{}
+	once    sync.Once
+}
+
+func (l *heldListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		<-l.release
+	}
+	return c, err
+}
+
+func (l *heldListener) Close() error {
+	l.once.Do(func() { close(l.release) })
+	return l.Listener.Close()
+}
+
+// checkAcceptedDuringClose: a connection accepted while Close runs is closed
+// at once, not served: Close has already closed what it knew of, so a
+// handle that went on would keep Close waiting for its whole deadline.
+func checkAcceptedDuringClose(k *testkit.T, impl Impl) {
+	k.Helper()
+	raw, _ := newServer(k, impl, Config{Timeout: time.Minute})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen: %v", err)
+	}
+	held := &heldListener{Listener: ln, release: make(chan struct{})}
+	k.ServeListener(raw, held)
+	c := k.DialAddr(ln.Addr().String()) // accepted by the kernel; Accept holds it until Close
+	closed := make(chan struct{})
+	go func() { raw.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(2 * time.Second):
+		c.Close()
+		<-closed
+		k.Fatalf("a connection was accepted while Close was running; Close did not return within 2s: handle served " +
+			"it. Check closed when you record the connection (under s.mu), and close it at once if the server is closed")
+	}
+	c.ExpectClosed()
 }
