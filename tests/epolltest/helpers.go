@@ -180,9 +180,41 @@ func cpuTime() time.Duration {
 // window is a measurement, not a synchronisation: a loop that waits in
 // epoll_wait uses next to nothing, a busy loop a whole core.
 func idleCPU(window time.Duration) float64 {
-	start, t0 := cpuTime(), time.Now()
+	start, t0 := cpuDemand(), time.Now()
 	<-time.After(window)
-	return float64(cpuTime()-start) / float64(time.Since(t0))
+	return max(0, float64(cpuDemand()-start)/float64(time.Since(t0)))
+}
+
+// cpuDemand is the CPU time the test process's threads have used plus the
+// time they have spent runnable, waiting for a CPU (the first two fields of
+// each thread's /proc schedstat). A loop that spins wants a whole core
+// however busy the machine is: on a loaded machine it gets less CPU but waits
+// for the rest, so its demand stays near 100% where its CPU time alone would
+// drop. A loop that sleeps in epoll_wait has neither. Without schedstat it is
+// cpuTime.
+func cpuDemand() time.Duration {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return cpuTime()
+	}
+	var total time.Duration
+	for _, t := range tasks {
+		b, err := os.ReadFile(filepath.Join("/proc/self/task", t.Name(), "schedstat"))
+		if err != nil {
+			continue // the thread has just exited
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 2 {
+			return cpuTime()
+		}
+		run, err1 := strconv.ParseInt(f[0], 10, 64)
+		wait, err2 := strconv.ParseInt(f[1], 10, 64)
+		if err1 != nil || err2 != nil {
+			return cpuTime()
+		}
+		total += time.Duration(run + wait)
+	}
+	return total
 }
 
 // maxIdleCPU is the share of a core above which an idle server is busy

@@ -369,7 +369,7 @@ func checkIdle(k *testkit.T, impl Impl) {
 		}
 	}
 	if cpu := idleCPU(500 * time.Millisecond); cpu > maxIdleCPU {
-		k.Fatalf("with %d clients connected and idle, the test process used %.0f%% of a core over 500ms; an "+
+		k.Fatalf("with %d clients connected and idle, the test process kept %.0f%% of a core busy over 500ms (CPU used, or waited for); an "+
 			"idle event loop uses next to nothing\nhint: epoll_wait's timeout must be -1 (or the time to the "+
 			"next timer), never 0; and EPOLLOUT must be taken off once the output is sent, or the "+
 			"level-triggered socket reports 'writable' on every wait", clients, cpu*100)
@@ -431,7 +431,7 @@ func EMFILE(t *testing.T, impl Impl) {
 		f.Close()
 	}
 	if cpu > maxIdleCPU {
-		k.Fatalf("out of fds, after refusing a client, the test process used %.0f%% of a core over 300ms: the "+
+		k.Fatalf("out of fds, after refusing a client, the test process kept %.0f%% of a core busy over 300ms: the "+
 			"server spins\nhint: on EMFILE, close the reserved fd, accept and close the client, and open the "+
 			"reserve again", cpu*100)
 	}
