@@ -1,0 +1,546 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// diffCases are the byte-level comparisons (-diff): the same bytes go to an
+// original and to the course's server, each freshly started, and the replies
+// are compared after a protocol's normalisation (see compare.go).
+func diffCases() []kase {
+	return []kase{
+		{name: "diff jobs: ThreadForge vs ch03", group: groupHost, needs: []string{tfServer}, run: diffJobs},
+		{name: "diff stock: event_driven vs ch05", group: groupHost, needs: []string{stockEvent}, run: diffStock(stockEvent, "05")},
+		{name: "diff stock: thread_based vs ch04", group: groupHost, needs: []string{stockThread}, run: diffStock(stockThread, "04")},
+		{name: "diff chat: discovery_server+chat_server vs ch01+ch02", group: groupNetns, needs: []string{chatDiscovery, chatThreaded}, run: diffChat(chatThreaded, "02")},
+		{name: "diff chat: discovery_server+chat_server_select vs ch01+ch05", group: groupNetns, needs: []string{chatDiscovery, chatSelect}, run: diffChat(chatSelect, "05")},
+		{name: "diff http: OSTEP wserver vs ch06", group: groupHost, needs: []string{ostepServer, ostepSpin}, run: diffHTTP},
+	}
+}
+
+// probe is one request of a line protocol: the bytes sent, and how many
+// reply units (lines, records) complete the answer.
+type probe struct {
+	name  string
+	send  string
+	units int
+}
+
+// exchange sends p on a new connection to addr and reads the reply: until
+// the expected units have arrived (then 100 ms more, to see a close or extra
+// bytes), the server closes, or nothing arrives for 400 ms.
+func exchange(addr string, send []byte, complete func([]byte) bool) (reply, error) {
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return reply{}, err
+	}
+	defer c.Close()
+	_ = c.SetWriteDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write(send); err != nil {
+		return reply{}, err
+	}
+	var r reply
+	buf := make([]byte, 64<<10)
+	hardStop := time.Now().Add(5 * time.Second)
+	for {
+		wait := 400 * time.Millisecond
+		if complete(r.data) {
+			wait = 100 * time.Millisecond
+		}
+		_ = c.SetReadDeadline(minTime(time.Now().Add(wait), hardStop))
+		n, err := c.Read(buf)
+		r.data = append(r.data, buf[:n]...)
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				return r, nil
+			}
+			r.closed = true // EOF or reset: the server ended the connection
+			return r, nil
+		}
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func linesComplete(n int) func([]byte) bool {
+	return func(b []byte) bool { return strings.Count(string(b), "\n") >= n }
+}
+
+func recordsComplete(n int) func([]byte) bool {
+	return func(b []byte) bool { return len(b) >= n*8192 }
+}
+
+// diffLine runs every probe against a fresh original and a fresh course
+// server (start returns a stop function and the address) and judges them.
+func (h *harness) diffLine(ctx context.Context, proto string, probes []probe,
+	startOrig, startOurs func(context.Context) (func(), string, error),
+	complete func(int) func([]byte) bool, norm func(reply) reply, rules []rule) (string, error) {
+	var vs []verdict
+	for _, p := range probes {
+		var got [2]reply
+		for i, start := range []func(context.Context) (func(), string, error){startOrig, startOurs} {
+			stop, addr, err := start(ctx)
+			if err != nil {
+				return "", err
+			}
+			got[i], err = exchange(addr, []byte(p.send), complete(p.units))
+			stop()
+			if err != nil {
+				return "", fmt.Errorf("probe %s: %v", p.name, err)
+			}
+		}
+		vs = append(vs, judge(proto, p.name, p.send, got[0], got[1], norm, rules))
+	}
+	ev, details, ok := summarise(vs)
+	if details != "" {
+		h.record("differences outside the allow-list", []byte(details))
+		fmt.Fprint(h.log, details)
+	}
+	if !ok {
+		return "", errors.New(ev)
+	}
+	return ev, nil
+}
+
+// ---- jobs ----
+
+var jobProbes = []probe{
+	{"prime", "PRIME 7\n", 1}, {"composite", "PRIME 8\n", 1}, {"one", "PRIME 1\n", 1},
+	{"big-prime", "PRIME 18446744073709551557\n", 1},
+	{"sort", "SORT 1000\n", 1}, {"sort-1", "SORT 1\n", 1}, {"matmul", "MATMUL 3\n", 1},
+	{"hash", "HASH hello world\n", 1}, {"hash-spaces", "HASH x y  z\n", 1},
+	{"negative", "PRIME -5\n", 1}, {"plus", "PRIME +5\n", 1}, {"suffix", "PRIME 1x\n", 1},
+	{"double-space", "PRIME  7\n", 1}, {"trailing-space", "PRIME 7 \n", 1},
+	{"zero", "PRIME 0\n", 1}, {"overflow", "PRIME 18446744073709551616\n", 1},
+	{"sort-limit", "SORT 2000001\n", 1}, {"matmul-limit", "MATMUL 513\n", 1},
+	{"missing", "PRIME\n", 1}, {"missing-space", "PRIME \n", 1}, {"hash-empty", "HASH \n", 1},
+	{"empty-line", "\n", 1}, {"lower-case", "prime 7\n", 1}, {"unknown", "FOO 1\n", 1},
+	{"crlf", "PRIME 7\r\n", 1},
+	{"leading-spaces", "  PRIME 7\n", 1}, {"leading-tab", "\tPRIME 7\n", 1},
+	{"leading-vt", "\x0bPRIME 7\n", 1}, {"leading-cr", "\rPRIME 7\n", 1},
+	{"tab-separator", "PRIME\t7\n", 1}, {"hash-tab", "HASH\thello\n", 1},
+	{"pipelined", "PRIME 7\nSORT 1\nHASH a\n", 3},
+	{"4097-no-newline", strings.Repeat("A", 4097), 1},
+}
+
+func diffJobs(ctx context.Context, h *harness) (string, error) {
+	orig := func(ctx context.Context) (func(), string, error) {
+		p, port, err := h.startThreadForge(ctx)
+		if err != nil {
+			return nil, "", err
+		}
+		return p.stop, "127.0.0.1:" + port, nil
+	}
+	ours := func(ctx context.Context) (func(), string, error) {
+		p, port, err := h.startOurJobserver(ctx)
+		if err != nil {
+			return nil, "", err
+		}
+		return p.stop, "127.0.0.1:" + port, nil
+	}
+	return h.diffLine(ctx, "jobs", jobProbes, orig, ours, linesComplete, normJobs, jobRules)
+}
+
+// jobRules: chapter 03 keeps ThreadForge's bytes; no difference is allowed.
+var jobRules []rule
+
+// ---- stock ----
+
+var stockProbes = []probe{
+	{"show", "show\n", 1}, {"buy", "buy 1 5\n", 1}, {"sell", "sell 1 5\n", 1},
+	{"buy-then-show", "buy 2 7\nshow\n", 2},
+	{"buy-unknown", "buy 99 1\n", 1}, {"sell-unknown", "sell 99 1\n", 1},
+	{"buy-too-many", "buy 1 2000000\n", 1},
+	{"empty-line", "\n", 1}, {"unknown", "foo\n", 1},
+	{"buy-missing", "buy 1\n", 1}, {"buy-suffix", "buy 1 2x\n", 1},
+	{"buy-negative", "buy 1 -5\n", 1}, {"sell-negative", "sell 1 -500\n", 1},
+	{"prefix", "sh\n", 1}, {"tabs", "buy\t1\t1\n", 1}, {"crlf", "show\r\n", 1},
+	{"exit", "exit\n", 0}, {"pipelined", "show\nbuy 1 1\nsell 1 1\n", 3},
+}
+
+// stockRules are the differences the write-up decides (the course follows
+// the assignment's replies; the originals colour theirs and read numbers with
+// atoi). Each names the exact reply the course sends.
+var stockRules = []rule{
+	{proto: "stock", why: "ANSI colour codes (the course sends the write-up's plain text)", ok: sameWithoutColour},
+	{proto: "stock", probes: []string{"buy-unknown", "sell-unknown"}, why: "unknown id: write-up's NO SUCH STOCK (original: [buy] failed)",
+		ok: oursSays("NO SUCH STOCK\n")},
+	{proto: "stock", probes: []string{"buy-too-many"}, why: "write-up's NOT ENOUGH LEFT STOCK", ok: oursSays("NOT ENOUGH LEFT STOCK\n")},
+	{proto: "stock", probes: []string{"empty-line"}, why: "empty line: write-up's Please Type Command (the original crashed)", ok: oursSays("Please Type Command\n")},
+	{proto: "stock", probes: []string{"unknown", "prefix"}, why: "commands are exact: No Such Command (the original matches by prefix)", ok: oursSays("No Such Command\n")},
+	{proto: "stock", probes: []string{"buy-missing", "buy-suffix", "buy-negative", "sell-negative"},
+		why: "numbers are checked: Invalid Argument (the original uses atoi)", ok: oursSays("Invalid Argument\n")},
+}
+
+func diffStock(srv, ch string) func(context.Context, *harness) (string, error) {
+	return func(ctx context.Context, h *harness) (string, error) {
+		orig := func(ctx context.Context) (func(), string, error) {
+			p, port, err := h.startOrigStock(ctx, srv)
+			if err != nil {
+				return nil, "", err
+			}
+			return p.stop, "127.0.0.1:" + port, nil
+		}
+		ours := func(ctx context.Context) (func(), string, error) {
+			p, port, err := h.startOurStock(ctx, ch)
+			if err != nil {
+				return nil, "", err
+			}
+			return p.stop, "127.0.0.1:" + port, nil
+		}
+		return h.diffLine(ctx, "stock", stockProbes, orig, ours, recordsComplete, normStock, stockRules)
+	}
+}
+
+// ---- HTTP ----
+
+var httpProbes = []probe{
+	{"index", "GET / HTTP/1.0\r\n\r\n", 0}, {"html", "GET /index.html HTTP/1.0\r\n\r\n", 0},
+	{"text", "GET /f1k.txt HTTP/1.0\r\n\r\n", 0}, {"headers", "GET /index.html HTTP/1.0\r\nHost: x\r\nUser-Agent: t\r\n\r\n", 0},
+	{"bare-lf", "GET /index.html HTTP/1.0\nHost: x\n\n", 0}, {"lower-get", "get /index.html HTTP/1.0\r\n\r\n", 0},
+	{"missing", "GET /nope.html HTTP/1.0\r\n\r\n", 0}, {"post", "POST / HTTP/1.0\r\n\r\n", 0},
+	{"cgi", "GET /spin.cgi?0 HTTP/1.0\r\n\r\n", 0},
+	{"traversal", "GET /../../../etc/hostname HTTP/1.0\r\n\r\n", 0},
+}
+
+var httpRules = []rule{
+	{proto: "http", probes: []string{"missing", "post"}, why: "error page wording", ok: sameErrorButWording},
+	{proto: "http", probes: []string{"traversal"}, why: "path leaving -d: 403 (the original served it)", ok: oursStatus("HTTP/1.0 403 Forbidden")},
+}
+
+func diffHTTP(ctx context.Context, h *harness) (string, error) {
+	www, err := h.tempDir("diffwww")
+	if err != nil {
+		return "", err
+	}
+	for name, body := range map[string]string{"index.html": "<h1>diff</h1>\n", "f1k.txt": strings.Repeat("x", 1024)} {
+		if err := os.WriteFile(filepath.Join(www, name), []byte(body), 0o644); err != nil {
+			return "", err
+		}
+	}
+	// The original's own spin.cgi in both roots: the comparison is of the servers.
+	spin, err := os.ReadFile(h.peer(ostepSpin))
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(www, "spin.cgi"), spin, 0o755); err != nil {
+		return "", err
+	}
+	start := func(bin string) func(context.Context) (func(), string, error) {
+		return func(ctx context.Context) (func(), string, error) {
+			port, err := freePort()
+			if err != nil {
+				return nil, "", err
+			}
+			p, err := h.start(ctx, www, "127.0.0.1:"+port, bin, "-d", www, "-p", port)
+			if err != nil {
+				return nil, "", err
+			}
+			return p.stop, "127.0.0.1:" + port, nil
+		}
+	}
+	never := func(int) func([]byte) bool { return func([]byte) bool { return false } }
+	// The CGI's "I spun for 0.00 seconds" may read 0.01 on a busy machine.
+	norm := func(r reply) reply {
+		r = normHTTP(r)
+		r.data = []byte(spunFor.ReplaceAllString(string(r.data), "I spun for N seconds"))
+		return r
+	}
+	return h.diffLine(ctx, "http", httpProbes, start(h.peer(ostepServer)), start(h.ours("wserver")), never, norm, httpRules)
+}
+
+// ---- chat ----
+
+// A chatStep is one action of a chat scenario: who sends what to which
+// server (a new connection is made the first time a name is used).
+type chatStep struct {
+	who    string // connection name, e.g. "alice", "alice-reg"
+	server string // "discovery" or "chat"
+	frame  []byte
+}
+
+type chatScenario struct {
+	name  string
+	steps []chatStep
+}
+
+// frame encodes a chat v1 frame byte for byte as the C struct would be
+// sent: no validation, so hostile frames can be built.
+func frame(typ int32, sender, target, payload string) []byte {
+	return frameLen(typ, int32(len(payload)), sender, target, payload)
+}
+
+func frameLen(typ, n int32, sender, target, payload string) []byte {
+	b := make([]byte, 72, 72+len(payload))
+	binary.LittleEndian.PutUint32(b[0:], uint32(typ))
+	binary.LittleEndian.PutUint32(b[4:], uint32(n))
+	copy(b[8:39], sender)
+	copy(b[40:71], target)
+	return append(b, payload...)
+}
+
+const (
+	tReg, tLogin, tBroadcast, tPrivate, tQuery, tStatus = 1, 2, 3, 4, 5, 6
+)
+
+func reg(who, user, pw string) chatStep {
+	return chatStep{who, "discovery", frame(tReg, user, "", pw)}
+}
+
+func login(user, pw string) chatStep { return chatStep{user, "chat", frame(tLogin, user, "", pw)} }
+
+// loggedIn registers and logs in each user.
+func loggedIn(users ...string) []chatStep {
+	var s []chatStep
+	for _, u := range users {
+		s = append(s, reg(u+"-reg", u, "pw"))
+	}
+	for _, u := range users {
+		s = append(s, login(u, "pw"))
+	}
+	return s
+}
+
+func with(pre []chatStep, more ...chatStep) []chatStep {
+	return append(append([]chatStep{}, pre...), more...)
+}
+
+var chatScenarios = []chatScenario{
+	{"register", []chatStep{reg("a", "alice", "pw")}},
+	{"register-again", []chatStep{reg("a1", "alice", "pw"), reg("a2", "alice", "pw")}},
+	{"register-other-password", []chatStep{reg("a1", "alice", "pw"), reg("a2", "alice", "stolen")}},
+	{"login", loggedIn("alice")},
+	{"login-bad-password", []chatStep{reg("a", "alice", "pw"), login("alice", "wrong")}},
+	{"login-unknown", []chatStep{login("nobody", "pw")}},
+	{"frame-before-login", []chatStep{{"x", "chat", frame(tBroadcast, "x", "all", "hi")}}},
+	{"broadcast-all", with(loggedIn("alice", "bob", "carol"), chatStep{"alice", "chat", frame(tBroadcast, "alice", "all", "hi all")})},
+	{"broadcast-spoofed", with(loggedIn("alice", "bob"), chatStep{"alice", "chat", frame(tBroadcast, "mallory", "all", "it was me")})},
+	{"private", with(loggedIn("alice", "bob", "carol"), chatStep{"alice", "chat", frame(tPrivate, "alice", "bob", "psst")})},
+	{"private-offline", with(loggedIn("alice"), chatStep{"alice", "chat", frame(tPrivate, "alice", "carol", "hello?")})},
+	{"query-users", with(loggedIn("alice", "bob"), chatStep{"alice", "chat", frame(tQuery, "alice", "", "")})},
+	{"status-update", with(loggedIn("alice", "bob"), chatStep{"alice", "chat", frame(tStatus, "alice", "", "away")})},
+	{"payload-over-64KiB", with(loggedIn("alice", "bob"), chatStep{"alice", "chat", frame(tBroadcast, "alice", "all", strings.Repeat("x", 70000))})},
+}
+
+// chatRules are the chat protocol's deliberate differences.
+var chatRules = []rule{
+	{proto: "chat", probes: []string{"register-other-password"}, why: "duplicate-name refusal (another password gets FAIL)",
+		ok: transcriptIs([]string{`a2 <- type=1 sender="server" target="alice" payload="OK"`},
+			[]string{`a2 <- type=1 sender="server" target="alice" payload="FAIL"`})},
+	{proto: "chat", probes: []string{"broadcast-spoofed"}, why: "sender fix (the authenticated name)",
+		ok: transcriptIs([]string{`bob <- type=3 sender="mallory" target="all" payload="it was me"`},
+			[]string{`bob <- type=3 sender="alice" target="all" payload="it was me"`})},
+	{proto: "chat", probes: []string{"payload-over-64KiB"}, why: "64 KiB payload cap (the sender is disconnected)",
+		ok: func(orig, ours reply) bool {
+			a, b := transcriptDiff(lines(orig.data), lines(ours.data))
+			return len(a) == 1 && strings.HasPrefix(a[0], `bob <- type=3 sender="alice" target="all" payload=<70000 bytes>`) &&
+				equalLists(b, []string{"alice: closed"})
+		}},
+}
+
+// diffChat plays each scenario against the original pair (discovery_server +
+// srv) and against chapter 01 + chapter ch, on the fixed ports, and compares
+// the transcripts.
+func diffChat(srv, ch string) func(context.Context, *harness) (string, error) {
+	return func(ctx context.Context, h *harness) (string, error) {
+		var vs []verdict
+		for _, sc := range chatScenarios {
+			var got [2]reply
+			for i := range got {
+				var c *chatPair
+				var err error
+				if i == 0 {
+					c, err = h.startOrigChat(ctx, srv)
+				} else {
+					c, err = h.startOurChat(ctx, ch)
+				}
+				if err != nil {
+					return "", err
+				}
+				got[i] = reply{data: []byte(strings.Join(playChat(sc), "\n") + "\n")}
+				c.stop()
+			}
+			vs = append(vs, judge("chat", sc.name, describeSteps(sc), got[0], got[1], identity, chatRules))
+		}
+		ev, details, ok := summarise(vs)
+		if details != "" {
+			h.record("differences outside the allow-list", []byte(details))
+			fmt.Fprint(h.log, details)
+		}
+		if !ok {
+			return "", errors.New(ev)
+		}
+		return ev, nil
+	}
+}
+
+func describeSteps(sc chatScenario) string {
+	var parts []string
+	for _, s := range sc.steps {
+		n := int32(binary.LittleEndian.Uint32(s.frame[4:]))
+		parts = append(parts, fmt.Sprintf("%s→%s type=%d sender=%q target=%q len=%d", s.who, s.server,
+			binary.LittleEndian.Uint32(s.frame[0:]), cstr(s.frame[8:40]), cstr(s.frame[40:72]), n))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// playChat runs a scenario and returns its transcript: after each step,
+// everything every connection received (or its close) until the servers
+// have been quiet for 150 ms, sorted within the step.
+func playChat(sc chatScenario) []string {
+	conns := map[string]*chatConn{}
+	var transcript []string
+	for i, st := range sc.steps {
+		c, ok := conns[st.who]
+		if !ok {
+			addr := chatAddr
+			if st.server == "discovery" {
+				addr = discoveryAddr
+			}
+			nc, err := net.DialTimeout("tcp", addr, 2*time.Second)
+			if err != nil {
+				transcript = append(transcript, fmt.Sprintf("step %d: %s cannot connect: %v", i+1, st.who, err))
+				continue
+			}
+			c = newChatConn(st.who, nc)
+			conns[st.who] = c
+		}
+		_ = c.nc.SetWriteDeadline(time.Now().Add(2 * time.Second))
+		if _, err := c.nc.Write(st.frame); err != nil {
+			transcript = append(transcript, st.who+": write failed")
+		}
+		transcript = append(transcript, quiet(conns)...)
+	}
+	for _, c := range conns {
+		c.nc.Close()
+		<-c.done
+	}
+	return transcript
+}
+
+// chatConn reads frames from one connection into an event list.
+type chatConn struct {
+	who    string
+	nc     net.Conn
+	mu     sync.Mutex
+	events []string
+	last   time.Time
+	done   chan struct{}
+}
+
+func newChatConn(who string, nc net.Conn) *chatConn {
+	c := &chatConn{who: who, nc: nc, done: make(chan struct{}), last: time.Now()}
+	go c.read()
+	return c
+}
+
+func (c *chatConn) read() {
+	defer close(c.done)
+	var buf []byte
+	tmp := make([]byte, 32<<10)
+	for {
+		n, err := c.nc.Read(tmp)
+		buf = append(buf, tmp[:n]...)
+		for {
+			ev, rest, ok := decodeEvent(buf)
+			if !ok {
+				break
+			}
+			buf = rest
+			c.add(c.who + " <- " + ev)
+		}
+		if err != nil {
+			if len(buf) > 0 {
+				c.add(fmt.Sprintf("%s <- %d bytes that are not a whole frame", c.who, len(buf)))
+			}
+			if !errors.Is(err, net.ErrClosed) {
+				c.add(c.who + ": closed")
+			}
+			return
+		}
+	}
+}
+
+func (c *chatConn) add(ev string) {
+	c.mu.Lock()
+	c.events = append(c.events, ev)
+	c.last = time.Now()
+	c.mu.Unlock()
+}
+
+func (c *chatConn) take() (evs []string, last time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	evs, c.events = c.events, nil
+	return evs, c.last
+}
+
+// quiet waits until no connection has received anything for 150 ms (at
+// most 3 s) and returns what arrived, sorted.
+func quiet(conns map[string]*chatConn) []string {
+	start := time.Now()
+	var evs []string
+	for {
+		latest := start
+		for _, c := range conns {
+			e, last := c.take()
+			evs = append(evs, e...)
+			if last.After(latest) {
+				latest = last
+			}
+		}
+		if time.Since(latest) > 150*time.Millisecond || time.Since(start) > 3*time.Second {
+			sort.Strings(evs)
+			return evs
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// decodeEvent decodes one frame from b as an event line; ok is false if b
+// does not hold a whole frame yet.
+func decodeEvent(b []byte) (ev string, rest []byte, ok bool) {
+	if len(b) < 72 {
+		return "", b, false
+	}
+	typ := int32(binary.LittleEndian.Uint32(b[0:]))
+	n := int32(binary.LittleEndian.Uint32(b[4:]))
+	if n < 0 || n > 1<<24 {
+		return fmt.Sprintf("type=%d bad payload_length %d", typ, n), nil, true
+	}
+	if len(b) < 72+int(n) {
+		return "", b, false
+	}
+	payload := string(b[72 : 72+n])
+	p := fmt.Sprintf("%q", payload)
+	if len(payload) > 200 {
+		p = fmt.Sprintf("<%d bytes>", len(payload))
+	}
+	return fmt.Sprintf("type=%d sender=%q target=%q payload=%s", typ, cstr(b[8:40]), cstr(b[40:72]), p), b[72+n:], true
+}
+
+// cstr is a NUL-terminated name field.
+func cstr(b []byte) string {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}
