@@ -851,7 +851,7 @@ func cgiSpinCase(ctx context.Context, h *harness) (string, error) {
 	h.record("GET /spin.cgi?0.1", []byte(reply))
 	resp, perr := parseHTTP([]byte(reply))
 	if perr != nil || resp.status != "HTTP/1.0 200 OK" || !strings.Contains(string(resp.body), "I spun for") {
-		return "", fmt.Errorf("GET /spin.cgi?0.1 answered %q", tail(reply, 200))
+		return "", fmt.Errorf("GET /spin.cgi?0.1 answered %q; server log: %q", tail(reply, 200), tail(p.out.String(), 120))
 	}
 	return serverAlive(p, "GET /spin.cgi?0.1: 200 and \"I spun for 0.10 seconds\"", nil)
 }
@@ -872,7 +872,7 @@ func cgiEnvCase(ctx context.Context, h *harness) (string, error) {
 	h.record("GET /env.cgi?x=1", []byte(reply))
 	resp, perr := parseHTTP([]byte(reply))
 	if perr != nil || !strings.Contains(string(resp.body), "QUERY_STRING=x=1") {
-		return "", fmt.Errorf("GET /env.cgi?x=1 answered %q", tail(reply, 200))
+		return "", fmt.Errorf("GET /env.cgi?x=1 answered %q; server log: %q", tail(reply, 200), tail(p.out.String(), 120))
 	}
 	cl := resp.header("Content-Length")
 	if cl == "" || cl != strconv.Itoa(len(resp.body)) {

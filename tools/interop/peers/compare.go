@@ -24,7 +24,7 @@ type reply struct {
 func (r reply) String() string {
 	s := strconv.Quote(string(r.data))
 	if len(s) > 400 {
-		s = s[:400] + `…"`
+		s = s[:400] + fmt.Sprintf("…\" (%d bytes)", len(r.data))
 	}
 	if r.closed {
 		return s + " then close"
@@ -52,6 +52,7 @@ type verdict struct {
 	ours  reply
 	same  bool
 	rule  string // the allow-list rule that covers the difference, if any
+	shown string // the difference as printed: sent / original / ours, normalised
 }
 
 func (v verdict) allowed() bool { return v.same || v.rule != "" }
@@ -65,6 +66,7 @@ func judge(proto, probe, sent string, orig, ours reply, norm func(reply) reply, 
 		v.same = true
 		return v
 	}
+	v.shown = showDiff(proto, probe, sent, no, nu)
 	for _, r := range rules {
 		if r.proto == proto && (len(r.probes) == 0 || contains(r.probes, probe)) && r.ok(orig, ours) {
 			v.rule = r.why
@@ -83,6 +85,36 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// showDiff prints one difference. Chat transcripts print only the event
+// lines that differ; other protocols print both normalised replies.
+func showDiff(proto, probe, sent string, no, nu reply) string {
+	var b strings.Builder
+	if proto == "chat" { // the scenario, already readable
+		fmt.Fprintf(&b, "  %s probe %s\n    sent:     %s\n", proto, probe, sent)
+		a, u := transcriptDiff(lines(no.data), lines(nu.data))
+		fmt.Fprintf(&b, "    original: %s\n    ours:     %s\n", orNone(a), orNone(u))
+		return b.String()
+	}
+	fmt.Fprintf(&b, "  %s probe %s\n    sent:     %s\n", proto, probe, clip(strconv.Quote(sent)))
+	fmt.Fprintf(&b, "    original: %s\n    ours:     %s\n", no, nu)
+	return b.String()
+}
+
+func orNone(ls []string) string {
+	if len(ls) == 0 {
+		return "(nothing)"
+	}
+	return strings.Join(ls, " | ")
+}
+
+// clip shortens a long quoted string for printing.
+func clip(s string) string {
+	if len(s) > 160 {
+		return fmt.Sprintf("%s… (%d bytes)", s[:150], len(s))
+	}
+	return s
+}
+
 // summarise makes a diff case's evidence line and the printout of every
 // difference outside the allow-list (sent / original / ours).
 func summarise(vs []verdict) (evidence, details string, ok bool) {
@@ -98,7 +130,7 @@ func summarise(vs []verdict) (evidence, details string, ok bool) {
 			why[v.rule]++
 		default:
 			differ++
-			fmt.Fprintf(&b, "  probe %s\n    sent:     %q\n    original: %s\n    ours:     %s\n", v.probe, v.sent, v.orig, v.ours)
+			b.WriteString(v.shown)
 		}
 	}
 	evidence = fmt.Sprintf("%d probes: %d identical, %d allow-listed, %d differ", len(vs), same, allowed, differ)
@@ -165,7 +197,11 @@ func stockRecords(data []byte) []string {
 // normStock keeps each record's text (framing included: one record per
 // text, a partial record marked).
 func normStock(r reply) reply {
-	return reply{data: []byte(strings.Join(stockRecords(r.data), "\x00")), closed: r.closed}
+	var b strings.Builder
+	for _, t := range stockRecords(r.data) {
+		b.WriteString("<record>" + t)
+	}
+	return reply{data: []byte(b.String()), closed: r.closed}
 }
 
 // stockTexts is the records' texts with the colour codes removed.
@@ -207,6 +243,30 @@ func sameWithoutColour(orig, ours reply) bool {
 		}
 	}
 	return true
+}
+
+// oursAnswersAll: pipelined lines. The course answers every line in order;
+// the original event server answered only the first. The original's
+// records (colours removed) must be the start of the course's.
+func oursAnswersAll(n int) func(orig, ours reply) bool {
+	return func(orig, ours reply) bool {
+		o, u := stockTexts(orig), stockRecords(ours.data)
+		if len(u) != n || len(o) >= n {
+			return false
+		}
+		for i := range o {
+			if o[i] != u[i] {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// oursShows: the course's single record is a show reply.
+func oursShows(_, ours reply) bool {
+	u := stockRecords(ours.data)
+	return len(u) == 1 && strings.HasPrefix(u[0], "[show]success\n")
 }
 
 // ---- HTTP (chapter 06) ----
@@ -276,6 +336,14 @@ func sameErrorButWording(orig, ours reply) bool {
 		}
 	}
 	return u.header("Content-Length") == strconv.Itoa(len(u.body))
+}
+
+// unansweredVsComplete: the original never answered (it kept waiting) and
+// the course sent a complete 200 reply.
+func unansweredVsComplete(orig, ours reply) bool {
+	u, err := parseHTTP(ours.data)
+	return len(orig.data) == 0 && !orig.closed && err == nil && u.status == "HTTP/1.0 200 OK" &&
+		u.header("Content-Length") == strconv.Itoa(len(u.body))
 }
 
 func isHeader(line, name string) bool {

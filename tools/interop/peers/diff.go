@@ -137,6 +137,7 @@ var jobProbes = []probe{
 	{"tab-separator", "PRIME\t7\n", 1}, {"hash-tab", "HASH\thello\n", 1},
 	{"pipelined", "PRIME 7\nSORT 1\nHASH a\n", 3},
 	{"4097-no-newline", strings.Repeat("A", 4097), 1},
+	{"5000-with-newline", strings.Repeat("A", 5000) + "\n", 1},
 }
 
 func diffJobs(ctx context.Context, h *harness) (string, error) {
@@ -184,6 +185,9 @@ var stockRules = []rule{
 	{proto: "stock", probes: []string{"buy-too-many"}, why: "write-up's NOT ENOUGH LEFT STOCK", ok: oursSays("NOT ENOUGH LEFT STOCK\n")},
 	{proto: "stock", probes: []string{"empty-line"}, why: "empty line: write-up's Please Type Command (the original crashed)", ok: oursSays("Please Type Command\n")},
 	{proto: "stock", probes: []string{"unknown", "prefix"}, why: "commands are exact: No Such Command (the original matches by prefix)", ok: oursSays("No Such Command\n")},
+	{proto: "stock", probes: []string{"buy-then-show"}, why: "pipelined lines all answered (the original event server answered the first)", ok: oursAnswersAll(2)},
+	{proto: "stock", probes: []string{"pipelined"}, why: "pipelined lines all answered (the original event server answered the first)", ok: oursAnswersAll(3)},
+	{proto: "stock", probes: []string{"crlf"}, why: "a trailing \\r is stripped (show\\r\\n is show)", ok: oursShows},
 	{proto: "stock", probes: []string{"buy-missing", "buy-suffix", "buy-negative", "sell-negative"},
 		why: "numbers are checked: Invalid Argument (the original uses atoi)", ok: oursSays("Invalid Argument\n")},
 }
@@ -215,12 +219,14 @@ var httpProbes = []probe{
 	{"text", "GET /f1k.txt HTTP/1.0\r\n\r\n", 0}, {"headers", "GET /index.html HTTP/1.0\r\nHost: x\r\nUser-Agent: t\r\n\r\n", 0},
 	{"bare-lf", "GET /index.html HTTP/1.0\nHost: x\n\n", 0}, {"lower-get", "get /index.html HTTP/1.0\r\n\r\n", 0},
 	{"missing", "GET /nope.html HTTP/1.0\r\n\r\n", 0}, {"post", "POST / HTTP/1.0\r\n\r\n", 0},
-	{"cgi", "GET /spin.cgi?0 HTTP/1.0\r\n\r\n", 0},
+	{"cgi", "GET /spin.cgi?0 HTTP/1.0\r\n\r\n", 0}, {"head", "HEAD /index.html HTTP/1.0\r\n\r\n", 0},
+	{"subdir-missing", "GET /sub/ HTTP/1.0\r\n\r\n", 0},
 	{"traversal", "GET /../../../etc/hostname HTTP/1.0\r\n\r\n", 0},
 }
 
 var httpRules = []rule{
-	{proto: "http", probes: []string{"missing", "post"}, why: "error page wording", ok: sameErrorButWording},
+	{proto: "http", probes: []string{"missing", "post", "head", "subdir-missing"}, why: "error page wording", ok: sameErrorButWording},
+	{proto: "http", probes: []string{"bare-lf"}, why: "header lines ending in a bare \\n accepted (the original waits for \\r\\n)", ok: unansweredVsComplete},
 	{proto: "http", probes: []string{"traversal"}, why: "path leaving -d: 403 (the original served it)", ok: oursStatus("HTTP/1.0 403 Forbidden")},
 }
 
@@ -390,12 +396,26 @@ func diffChat(srv, ch string) func(context.Context, *harness) (string, error) {
 	}
 }
 
+// describeSteps is a scenario as "sent": who sent which frame to which
+// server, in order.
 func describeSteps(sc chatScenario) string {
 	var parts []string
 	for _, s := range sc.steps {
+		typ := binary.LittleEndian.Uint32(s.frame[0:])
 		n := int32(binary.LittleEndian.Uint32(s.frame[4:]))
-		parts = append(parts, fmt.Sprintf("%s→%s type=%d sender=%q target=%q len=%d", s.who, s.server,
-			binary.LittleEndian.Uint32(s.frame[0:]), cstr(s.frame[8:40]), cstr(s.frame[40:72]), n))
+		payload := string(s.frame[72:])
+		switch {
+		case typ == tReg:
+			parts = append(parts, fmt.Sprintf("REG %s/%s", cstr(s.frame[8:40]), payload))
+		case typ == tLogin:
+			parts = append(parts, fmt.Sprintf("LOGIN %s/%s", cstr(s.frame[8:40]), payload))
+		default:
+			if len(payload) > 20 {
+				payload = payload[:20] + "…"
+			}
+			parts = append(parts, fmt.Sprintf("%s: type=%d sender=%q target=%q len=%d payload=%q",
+				s.who, typ, cstr(s.frame[8:40]), cstr(s.frame[40:72]), n, payload))
+		}
 	}
 	return strings.Join(parts, "; ")
 }

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -187,6 +188,11 @@ func (h *harness) spawnNetns(ctx context.Context) ([]result, error) {
 	if err := json.Unmarshal(stdout.Bytes(), &rs); err != nil {
 		return nil, fmt.Errorf("reading the namespace's results: %v", err)
 	}
+	for i := range rs {
+		if rs[i].Status != skip {
+			rs[i].Evidence += " [private netns]"
+		}
+	}
 	return rs, nil
 }
 
@@ -342,16 +348,30 @@ func (p *proc) stop() {
 	}
 }
 
-// waitListening polls addr until it accepts a connection, the server exits,
-// or 10 s pass. Polling is the only way to learn that another process is
-// ready; each try is bounded.
+// waitListening waits until the server listens on addr, the server exits,
+// or 10 s pass. On Linux it reads /proc instead of connecting: a connection
+// opened and closed at once kills the OSTEP server (SIGPIPE), and /proc also
+// proves that the listening socket is the started process's own, not
+// someone else's on a fixed port. Polling is the only way to learn that
+// another process is ready; each look is cheap and bounded.
 func waitListening(ctx context.Context, p *proc, addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			c.Close()
+		owned, err := listensOn(p.cmd.Process.Pid, port)
+		if err != nil { // no /proc: fall back to connecting
+			var c net.Conn
+			if c, err = net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+				c.Close()
+				return nil
+			}
+		} else if owned {
 			return nil
+		} else {
+			err = errors.New("not listening yet")
 		}
 		if !p.alive() {
 			return errors.New("it exited: " + p.exitStatus())
@@ -361,6 +381,69 @@ func waitListening(ctx context.Context, p *proc, addr string) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// listensOn reports whether process pid holds a TCP socket listening on
+// port (read from /proc/net/tcp{,6} and /proc/<pid>/fd).
+func listensOn(pid int, port string) (bool, error) {
+	inodes, err := listeningInodes(port)
+	if err != nil {
+		return false, err
+	}
+	if len(inodes) == 0 {
+		return false, nil
+	}
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return false, err
+	}
+	for _, fd := range fds {
+		link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+		if err == nil && inodes[link] {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// listeningInodes lists, as "socket:[inode]", the sockets in state LISTEN
+// on port in this network namespace.
+func listeningInodes(port string) (map[string]bool, error) {
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		return nil, err
+	}
+	want := fmt.Sprintf(":%04X", n)
+	found := map[string]bool{}
+	read := 0
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		read++
+		for _, inode := range parseProcNetTCP(string(b), want) {
+			found["socket:["+inode+"]"] = true
+		}
+	}
+	if read == 0 {
+		return nil, errors.New("no /proc/net/tcp")
+	}
+	return found, nil
+}
+
+// parseProcNetTCP returns the inodes of the LISTEN (0A) sockets whose local
+// address ends in portSuffix (":%04X").
+func parseProcNetTCP(table, portSuffix string) []string {
+	var inodes []string
+	for _, line := range strings.Split(table, "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 10 || f[3] != "0A" || !strings.HasSuffix(f[1], portSuffix) {
+			continue
+		}
+		inodes = append(inodes, f[9])
+	}
+	return inodes
 }
 
 // freePort picks a port nobody listens on (the kernel's choice).
@@ -408,8 +491,10 @@ func (h *harness) tempDir(name string) (string, error) {
 	return os.MkdirTemp(filepath.Dir(h.o.bin), name+"-")
 }
 
+// oneLine makes an evidence line: line breaks become spaces (spaces inside
+// quoted replies are kept: they can be the point).
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.TrimSpace(strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\t", " ").Replace(s))
 	if len(s) > 240 {
 		s = s[:237] + "..."
 	}
