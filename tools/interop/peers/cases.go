@@ -189,7 +189,7 @@ func wrkCh06(ctx context.Context, h *harness) (string, error) {
 		return "", err
 	}
 	defer p.stop()
-	out, err := h.command(ctx, "", nil, "wrk", "-t1", "-c10", "-d2s", "-H", "Connection: close", "http://127.0.0.1:"+port+"/f1k.txt")
+	out, err := h.command(ctx, "", nil, "wrk", "-t1", "-c10", "-d1s", "-H", "Connection: close", "http://127.0.0.1:"+port+"/f1k.txt")
 	if err != nil {
 		return "", err
 	}

@@ -35,8 +35,8 @@ func loadTestVerdict(out string, want int) (string, error) {
 		return "", fmt.Errorf("no total_requests=/successes=/failures= in the report: %q", tail(out, 200))
 	}
 	ev := fmt.Sprintf("total_requests=%d successes=%d failures=%d", total, succ, failures)
-	if thr, ok := kv["throughput_rps"]; ok {
-		ev += " throughput_rps=" + thr
+	if thr, ok := kv["throughput_requests_per_second"]; ok {
+		ev += ", " + thr + " req/s"
 	}
 	if failures != 0 || succ != want || total != want {
 		return "", fmt.Errorf("%s (want %d successes)", ev, want)
