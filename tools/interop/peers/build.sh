@@ -27,7 +27,7 @@ run() { echo "+ $*"; "$@" || { echo "FAIL  $*"; fail=1; return 1; }; }
 tf=$peers/threadforge
 if [ -f "$tf/CMakeLists.txt" ]; then
 	step "ThreadForge (chapter 03)"
-	run cmake -S "$tf" -B "$tf/build" -DCMAKE_BUILD_TYPE=Release >/dev/null &&
+	run cmake -S "$tf" -B "$tf/build" -DCMAKE_BUILD_TYPE=Release &&
 		run cmake --build "$tf/build" -j"$jobs" --target threadforge_server load_test threadforge_client
 else
 	skip ThreadForge "$tf/CMakeLists.txt"

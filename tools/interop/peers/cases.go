@@ -78,7 +78,13 @@ func interopCases() []kase {
 			kase{name: "loadgen chat → discovery_server+" + label, group: groupNetns, needs: []string{chatDiscovery, srv}, run: loadgenChatCase(srv)},
 		)
 	}
-	cs = append(cs, kase{name: "loadgen register → discovery_server", group: groupNetns, needs: []string{chatDiscovery}, run: loadgenRegisterCase})
+	cs = append(cs,
+		kase{name: "chat_client display: original = ch02 = ch05", group: groupNetns, needs: []string{chatClient, chatDiscovery, chatThreaded}, run: chatDisplayCase},
+		kase{name: "loadgen register → discovery_server", group: groupNetns, needs: []string{chatDiscovery}, run: loadgenRegisterCase},
+	)
+	for _, ch := range []string{"02", "05"} {
+		cs = append(cs, kase{name: "users.txt of discovery_server → ch" + ch, group: groupNetns, needs: []string{chatDiscovery}, run: usersFileCase(ch)})
+	}
 	// Chapters 04, 05: the stock servers.
 	for _, ch := range []string{"04", "05"} {
 		cs = append(cs,
@@ -96,6 +102,9 @@ func interopCases() []kase {
 		kase{name: "spin.cgi (course) → OSTEP wserver", group: groupHost, needs: []string{ostepServer}, run: cgiSpinCase},
 		kase{name: "env.cgi (course) → OSTEP wserver", group: groupHost, needs: []string{ostepServer}, run: cgiEnvCase},
 	)
+	cs = append(cs, kase{name: "loadgen tcp-echo", group: groupHost, run: func(context.Context, *harness) (string, error) {
+		return "", errSkip("no original speaks the echo protocol (the mode is the course's own example)")
+	}})
 	cs = append(cs, kase{name: "chatcore (ch07)", group: groupHost, run: func(context.Context, *harness) (string, error) {
 		return "", errSkip("chatcore is not available to this check: its original (github.com/ebroschin/chatcore) is not fetched or built here")
 	}})
@@ -400,8 +409,7 @@ func chatStressCase(ch string) func(context.Context, *harness) (string, error) {
 }
 
 // chatClientCase: two of the original's C++ chat_client talk through the
-// course's servers; each must show what the other sent, as the original
-// server would have displayed it.
+// course's servers; each must show what the other sent.
 func chatClientCase(ch string) func(context.Context, *harness) (string, error) {
 	return func(ctx context.Context, h *harness) (string, error) {
 		c, err := h.startOurChat(ctx, ch)
@@ -409,20 +417,83 @@ func chatClientCase(ch string) func(context.Context, *harness) (string, error) {
 			return "", err
 		}
 		defer c.stop()
-		script := clientScript{
-			start: func(ctx context.Context, user string) (*interactive, error) {
-				return h.interactive(ctx, c.dir, h.peer(chatClient))
-			},
-			login: func(it *interactive, user string) error {
-				it.send(user + "\n" + "pw-" + user + "\n")
-				return it.expect("[OK] Logged into chat server.")
-			},
-			all: "[bob -> ALL]: hello from bob", private: "[alice -> YOU]: hi bob",
-			spaced: "[bob -> ALL]:  two spaces", users: "Online Users",
-		}
-		ev, err := script.run(ctx)
+		ev, _, err := h.cppClientScript(c.dir).run(ctx)
 		return c.alive(ev, err)
 	}
+}
+
+// cppClientScript drives the original's chat_client (it asks for the user
+// name and password on stdin, and registers before it logs in).
+func (h *harness) cppClientScript(dir string) clientScript {
+	return clientScript{
+		start: func(ctx context.Context, user string) (*interactive, error) {
+			return h.interactive(ctx, dir, h.peer(chatClient))
+		},
+		login: func(it *interactive, user string) error {
+			it.send(user + "\n" + "pw-" + user + "\n")
+			return it.expect("[OK] Logged into chat server.")
+		},
+		all: "[bob -> ALL]: hello from bob", private: "[alice -> YOU]: hi bob",
+		spaced: "[bob -> ALL]:  two spaces", users: "Online Users",
+	}
+}
+
+// chatDisplayCase: the same conversation between two chat_client through
+// the original servers, ch01+ch02 and ch01+ch05; what each client displays
+// must be the same line for line (prompts aside, whose number depends on
+// timing).
+func chatDisplayCase(ctx context.Context, h *harness) (string, error) {
+	type setup struct {
+		label string
+		start func(context.Context) (*chatPair, error)
+	}
+	setups := []setup{
+		{"original", func(ctx context.Context) (*chatPair, error) { return h.startOrigChat(ctx, chatThreaded) }},
+		{"ch02", func(ctx context.Context) (*chatPair, error) { return h.startOurChat(ctx, "02") }},
+		{"ch05", func(ctx context.Context) (*chatPair, error) { return h.startOurChat(ctx, "05") }},
+	}
+	var first map[string][]string
+	for _, s := range setups {
+		c, err := s.start(ctx)
+		if err != nil {
+			return "", err
+		}
+		_, outs, err := h.cppClientScript(c.dir).run(ctx)
+		c.stop()
+		if err != nil {
+			return "", fmt.Errorf("%s: %v", s.label, err)
+		}
+		shown := map[string][]string{}
+		for who, out := range outs {
+			shown[who] = displayLines(out)
+		}
+		if first == nil {
+			first = shown
+			continue
+		}
+		for _, who := range []string{"alice", "bob"} {
+			a, b := transcriptDiff(first[who], shown[who])
+			if len(a)+len(b) > 0 {
+				return "", fmt.Errorf("%s's display differs: original shows %q, %s shows %q", who, a, s.label, b)
+			}
+		}
+	}
+	return fmt.Sprintf("alice's %d and bob's %d display lines identical on the original, ch02 and ch05", len(first["alice"]), len(first["bob"])), nil
+}
+
+// displayLines is a chat_client's output without its "> " prompts and
+// blank lines.
+func displayLines(out string) []string {
+	var ls []string
+	for _, l := range strings.Split(out, "\n") {
+		for strings.HasPrefix(l, "> ") {
+			l = l[2:]
+		}
+		if l = strings.TrimRight(l, " >"); l != "" {
+			ls = append(ls, l)
+		}
+	}
+	return ls
 }
 
 // toolsChatCase: two course clients (tools/chat) through the original
@@ -443,7 +514,7 @@ func toolsChatCase(srv string) func(context.Context, *harness) (string, error) {
 			all:   "[bob -> ALL]: hello from bob", private: "[alice -> YOU]: hi bob",
 			spaced: "[bob -> ALL]:  two spaces", users: "bob",
 		}
-		ev, err := script.run(ctx)
+		ev, _, err := script.run(ctx)
 		return c.alive(ev, err)
 	}
 }
@@ -457,22 +528,22 @@ type clientScript struct {
 	all, private, spaced, users string
 }
 
-func (s clientScript) run(ctx context.Context) (string, error) {
+func (s clientScript) run(ctx context.Context) (evidence string, outputs map[string]string, err error) {
 	alice, err := s.start(ctx, "alice")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	defer alice.close()
 	if err := s.login(alice, "alice"); err != nil {
-		return "", fmt.Errorf("alice: %v", err)
+		return "", nil, fmt.Errorf("alice: %v", err)
 	}
 	bob, err := s.start(ctx, "bob")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	defer bob.close()
 	if err := s.login(bob, "bob"); err != nil {
-		return "", fmt.Errorf("bob: %v", err)
+		return "", nil, fmt.Errorf("bob: %v", err)
 	}
 	steps := []struct {
 		who      *interactive
@@ -490,27 +561,30 @@ func (s clientScript) run(ctx context.Context) (string, error) {
 	for _, st := range steps {
 		st.who.send(st.line + "\n")
 		if err := st.reader.expect(st.want); err != nil {
-			return "", fmt.Errorf("%s (after %q): %v", st.describe, st.line, err)
+			return "", nil, fmt.Errorf("%s (after %q): %v", st.describe, st.line, err)
 		}
 		seen = append(seen, fmt.Sprintf("%q", st.want))
 	}
 	alice.send("/quit\n")
 	bob.send("/quit\n")
-	return "displayed " + strings.Join(seen, ", "), nil
+	alice.close()
+	bob.close()
+	return "displayed " + strings.Join(seen, ", "), map[string]string{"alice": alice.output(), "bob": bob.output()}, nil
 }
 
 // interactive is a client program driven through its stdin, whose output is
 // searched for expected text.
 type interactive struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	mu    sync.Mutex
-	out   strings.Builder
-	grew  chan struct{} // signalled (non-blocking) on every output chunk
-	done  chan struct{}
-	ctx   context.Context
-	h     *harness
-	name  string
+	cmd       *exec.Cmd
+	stdin     io.WriteCloser
+	mu        sync.Mutex
+	out       strings.Builder
+	grew      chan struct{} // signalled (non-blocking) on every output chunk
+	closeOnce sync.Once
+	done      chan struct{}
+	ctx       context.Context
+	h         *harness
+	name      string
 }
 
 func (h *harness) interactive(ctx context.Context, dir string, argv ...string) (*interactive, error) {
@@ -588,7 +662,20 @@ func (it *interactive) expect(want string) error {
 	}
 }
 
+// output is everything the program wrote so far.
+func (it *interactive) output() string {
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	return it.out.String()
+}
+
+// close ends the program (end of input, then SIGKILL after 2 s) and keeps
+// its output for -v; closing twice is harmless.
 func (it *interactive) close() {
+	it.closeOnce.Do(it.closeNow)
+}
+
+func (it *interactive) closeNow() {
 	it.stdin.Close()
 	select {
 	case <-it.done:
@@ -615,6 +702,76 @@ func loadgenChatCase(srv string) func(context.Context, *harness) (string, error)
 			return "", err
 		}
 		return c.alive(loadgenVerdict(out))
+	}
+}
+
+// usersFileCase: the original discovery server writes users.txt (here with
+// a name containing a space, which it accepts); the course's chat server
+// started on that file must admit the well-formed users, whatever the bad
+// line costs.
+func usersFileCase(ch string) func(context.Context, *harness) (string, error) {
+	return func(ctx context.Context, h *harness) (string, error) {
+		dir, err := h.tempDir("users" + ch)
+		if err != nil {
+			return "", err
+		}
+		if err := ensureFree(); err != nil {
+			return "", err
+		}
+		disc, err := h.start(ctx, dir, discoveryAddr, h.peer(chatDiscovery))
+		if err != nil {
+			return "", err
+		}
+		for _, u := range []string{"alice", "two words", "bob"} {
+			if got := oneShot(discoveryAddr, frame(tReg, u, "", "pw")); !strings.Contains(got, `payload="OK"`) {
+				disc.stop()
+				return "", fmt.Errorf("discovery_server: REG %q answered %s", u, got)
+			}
+		}
+		disc.stop()
+		file, _ := os.ReadFile(filepath.Join(dir, "users.txt"))
+		h.record("users.txt", file)
+		users := filepath.Join(dir, "users.txt")
+		p, err := h.start(ctx, dir, chatAddr, h.ours("chat"+ch), "-addr", chatAddr, "-users", users)
+		if err != nil {
+			return "", err
+		}
+		defer p.stop()
+		for _, u := range []string{"alice", "bob"} {
+			if got := oneShot(chatAddr, frame(tLogin, u, "", "pw")); !strings.Contains(got, `payload="OK"`) {
+				return "", fmt.Errorf("users.txt %q: LOGIN %s answered %s", file, u, got)
+			}
+		}
+		return serverAlive(p, fmt.Sprintf("users.txt %q: alice and bob log in", file), nil)
+	}
+}
+
+// oneShot sends one frame on a new connection and describes the first
+// frame that comes back (or why none did).
+func oneShot(addr string, f []byte) string {
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return err.Error()
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(3 * time.Second))
+	if _, err := c.Write(f); err != nil {
+		return err.Error()
+	}
+	var buf []byte
+	tmp := make([]byte, 4096)
+	for {
+		if ev, _, ok := decodeEvent(buf); ok {
+			return ev
+		}
+		n, err := c.Read(tmp)
+		buf = append(buf, tmp[:n]...)
+		if err != nil {
+			if ev, _, ok := decodeEvent(buf); ok {
+				return ev
+			}
+			return fmt.Sprintf("no frame (%v)", err)
+		}
 	}
 }
 
