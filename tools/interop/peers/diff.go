@@ -279,6 +279,7 @@ type chatStep struct {
 	who    string // connection name, e.g. "alice", "alice-reg"
 	server string // "discovery" or "chat"
 	frame  []byte
+	expect int // events (frames, closes) that end the step when the server behaves as the original
 }
 
 type chatScenario struct {
@@ -305,11 +306,21 @@ const (
 	tReg, tLogin, tBroadcast, tPrivate, tQuery, tStatus = 1, 2, 3, 4, 5, 6
 )
 
+// reg registers: one answer, then the discovery server closes.
 func reg(who, user, pw string) chatStep {
-	return chatStep{who, "discovery", frame(tReg, user, "", pw)}
+	return chatStep{who, "discovery", frame(tReg, user, "", pw), 2}
 }
 
-func login(user, pw string) chatStep { return chatStep{user, "chat", frame(tLogin, user, "", pw)} }
+// login logs in: one answer (and a close after FAIL).
+func login(user, pw string) chatStep { return chatStep{user, "chat", frame(tLogin, user, "", pw), 1} }
+
+func loginFails(user, pw string) chatStep {
+	return chatStep{user, "chat", frame(tLogin, user, "", pw), 2}
+}
+
+// send is a frame from a logged-in (or not) connection that should cause
+// expect events.
+func send(who string, expect int, f []byte) chatStep { return chatStep{who, "chat", f, expect} }
 
 // loggedIn registers and logs in each user.
 func loggedIn(users ...string) []chatStep {
@@ -332,16 +343,16 @@ var chatScenarios = []chatScenario{
 	{"register-again", []chatStep{reg("a1", "alice", "pw"), reg("a2", "alice", "pw")}},
 	{"register-other-password", []chatStep{reg("a1", "alice", "pw"), reg("a2", "alice", "stolen")}},
 	{"login", loggedIn("alice")},
-	{"login-bad-password", []chatStep{reg("a", "alice", "pw"), login("alice", "wrong")}},
-	{"login-unknown", []chatStep{login("nobody", "pw")}},
-	{"frame-before-login", []chatStep{{"x", "chat", frame(tBroadcast, "x", "all", "hi")}}},
-	{"broadcast-all", with(loggedIn("alice", "bob", "carol"), chatStep{"alice", "chat", frame(tBroadcast, "alice", "all", "hi all")})},
-	{"broadcast-spoofed", with(loggedIn("alice", "bob"), chatStep{"alice", "chat", frame(tBroadcast, "mallory", "all", "it was me")})},
-	{"private", with(loggedIn("alice", "bob", "carol"), chatStep{"alice", "chat", frame(tPrivate, "alice", "bob", "psst")})},
-	{"private-offline", with(loggedIn("alice"), chatStep{"alice", "chat", frame(tPrivate, "alice", "carol", "hello?")})},
-	{"query-users", with(loggedIn("alice", "bob"), chatStep{"alice", "chat", frame(tQuery, "alice", "", "")})},
-	{"status-update", with(loggedIn("alice", "bob"), chatStep{"alice", "chat", frame(tStatus, "alice", "", "away")})},
-	{"payload-over-64KiB", with(loggedIn("alice", "bob"), chatStep{"alice", "chat", frame(tBroadcast, "alice", "all", strings.Repeat("x", 70000))})},
+	{"login-bad-password", []chatStep{reg("a", "alice", "pw"), loginFails("alice", "wrong")}},
+	{"login-unknown", []chatStep{loginFails("nobody", "pw")}},
+	{"frame-before-login", []chatStep{send("x", 1, frame(tBroadcast, "x", "all", "hi"))}},
+	{"broadcast-all", with(loggedIn("alice", "bob", "carol"), send("alice", 2, frame(tBroadcast, "alice", "all", "hi all")))},
+	{"broadcast-spoofed", with(loggedIn("alice", "bob"), send("alice", 1, frame(tBroadcast, "mallory", "all", "it was me")))},
+	{"private", with(loggedIn("alice", "bob", "carol"), send("alice", 1, frame(tPrivate, "alice", "bob", "psst")))},
+	{"private-offline", with(loggedIn("alice"), send("alice", 1, frame(tPrivate, "alice", "carol", "hello?")))},
+	{"query-users", with(loggedIn("alice", "bob"), send("alice", 1, frame(tQuery, "alice", "", "")))},
+	{"status-update", with(loggedIn("alice", "bob"), send("alice", 0, frame(tStatus, "alice", "", "away")))},
+	{"payload-over-64KiB", with(loggedIn("alice", "bob"), send("alice", 1, frame(tBroadcast, "alice", "all", strings.Repeat("x", 70000))))},
 }
 
 // chatRules are the chat protocol's deliberate differences.
@@ -445,7 +456,7 @@ func playChat(sc chatScenario) []string {
 		if _, err := c.nc.Write(st.frame); err != nil {
 			transcript = append(transcript, st.who+": write failed")
 		}
-		transcript = append(transcript, quiet(conns)...)
+		transcript = append(transcript, settle(conns, st.expect)...)
 	}
 	for _, c := range conns {
 		c.nc.Close()
@@ -511,9 +522,11 @@ func (c *chatConn) take() (evs []string, last time.Time) {
 	return evs, c.last
 }
 
-// quiet waits until no connection has received anything for 150 ms (at
-// most 3 s) and returns what arrived, sorted.
-func quiet(conns map[string]*chatConn) []string {
+// settle collects what the connections receive after a step: it waits for
+// the events the step should cause, then until nothing more has arrived
+// for 100 ms (so extra events are caught); a server that sends fewer is
+// given 2 s. The events are sorted: deliveries to several clients race.
+func settle(conns map[string]*chatConn, expect int) []string {
 	start := time.Now()
 	var evs []string
 	for {
@@ -525,11 +538,12 @@ func quiet(conns map[string]*chatConn) []string {
 				latest = last
 			}
 		}
-		if time.Since(latest) > 150*time.Millisecond || time.Since(start) > 3*time.Second {
+		idle := time.Since(latest) > 100*time.Millisecond
+		if idle && (len(evs) >= expect || time.Since(start) > 2*time.Second) || time.Since(start) > 5*time.Second {
 			sort.Strings(evs)
 			return evs
 		}
-		time.Sleep(25 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
