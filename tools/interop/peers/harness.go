@@ -214,15 +214,12 @@ func (h *harness) skipReason(c kase) string {
 	return ""
 }
 
+// debianPackage names the package that provides a command.
 func debianPackage(tool string) string {
-	switch tool {
-	case "python3", "curl", "wrk", "httperf", "unshare":
-		if tool == "unshare" {
-			return "util-linux"
-		}
-		return tool
+	if tool == "unshare" {
+		return "util-linux"
 	}
-	return tool
+	return tool // curl, wrk, httperf, python3
 }
 
 func (h *harness) runCase(ctx context.Context, c kase) result {
