@@ -107,6 +107,7 @@ func (h *harness) diffLine(ctx context.Context, proto string, probes []probe,
 		}
 		vs = append(vs, judge(proto, p.name, p.send, got[0], got[1], norm, rules))
 	}
+	h.record("verdicts", []byte(verdictLines(vs)))
 	ev, details, ok := summarise(vs)
 	if details != "" {
 		h.record("differences outside the allow-list", []byte(details))
@@ -395,6 +396,7 @@ func diffChat(srv, ch string) func(context.Context, *harness) (string, error) {
 			}
 			vs = append(vs, judge("chat", sc.name, describeSteps(sc), got[0], got[1], identity, chatRules))
 		}
+		h.record("verdicts", []byte(verdictLines(vs)))
 		ev, details, ok := summarise(vs)
 		if details != "" {
 			h.record("differences outside the allow-list", []byte(details))
