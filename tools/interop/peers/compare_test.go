@@ -62,6 +62,10 @@ func TestJudgeJobs(t *testing.T) {
 		{"4097 bytes before the fix", "4097-no-newline", closed("ERROR 1 request too large\n"), kept(""), "differ"},
 		{"4097 bytes answered but kept open", "4097-no-newline", closed("ERROR 1 request too large\n"), kept("ERROR 1 request too large\n"), "differ"},
 		{"4097 bytes after the fix", "4097-no-newline", closed("ERROR 1 request too large\n"), closed("ERROR 1 request too large\n"), "same"},
+		{"long line with its newline: closed on purpose", "5000-with-newline", kept("ERROR 1 request too large\n"), closed("ERROR 1 request too large\n"), "allowed"},
+		{"long line with its newline: kept, as ThreadForge", "5000-with-newline", kept("ERROR 1 request too large\n"), kept("ERROR 1 request too large\n"), "same"},
+		{"long line with its newline: another answer", "5000-with-newline", kept("ERROR 1 request too large\n"), closed("ERROR 1 unsupported command\n"), "differ"},
+		{"closing is allowed for the long line only", "4097-no-newline", kept("ERROR 1 request too large\n"), closed("ERROR 1 request too large\n"), "differ"},
 		{"another id", "prime", kept("OK 1 prime\n"), kept("OK 2 prime\n"), "differ"},
 	})
 }

@@ -123,7 +123,7 @@ func (h *harness) diffLine(ctx context.Context, proto string, probes []probe,
 
 var jobProbes = []probe{
 	{"prime", "PRIME 7\n", 1}, {"composite", "PRIME 8\n", 1}, {"one", "PRIME 1\n", 1},
-	{"big-prime", "PRIME 18446744073709551557\n", 1},
+	{"big-prime", "PRIME 1000000007\n", 1}, // under the course's CPU budget: a prime near 2^64 costs the original 8–28 s of a core
 	{"sort", "SORT 1000\n", 1}, {"sort-1", "SORT 1\n", 1}, {"matmul", "MATMUL 3\n", 1},
 	{"hash", "HASH hello world\n", 1}, {"hash-spaces", "HASH x y  z\n", 1},
 	{"negative", "PRIME -5\n", 1}, {"plus", "PRIME +5\n", 1}, {"suffix", "PRIME 1x\n", 1},
@@ -159,8 +159,16 @@ func diffJobs(ctx context.Context, h *harness) (string, error) {
 	return h.diffLine(ctx, "jobs", jobProbes, orig, ours, linesComplete, normJobs, jobRules)
 }
 
-// jobRules: chapter 03 keeps ThreadForge's bytes; no difference is allowed.
-var jobRules []rule
+// jobRules: chapter 03 keeps ThreadForge's bytes, with one rule made
+// deterministic (docs/protocols.md §2): a line over 4096 bytes is answered and
+// the connection closed, also when its newline came in the same read (where
+// ThreadForge keeps the connection).
+var jobRules = []rule{
+	{proto: "jobs", probes: []string{"5000-with-newline"}, why: "a line over 4096 bytes: answered, then closed (ThreadForge keeps the connection when the newline came in the same read)",
+		ok: func(orig, ours reply) bool {
+			return string(orig.data) == "ERROR 1 request too large\n" && string(ours.data) == "ERROR 1 request too large\n" && ours.closed
+		}},
+}
 
 // ---- stock ----
 
