@@ -280,7 +280,7 @@ func loadgenJobsCase(workload string) func(context.Context, *harness) (string, e
 		}
 		defer p.stop()
 		out, err := h.command(ctx, "", nil, h.ours("loadgen"), "jobs", "-addr", "127.0.0.1:"+port,
-			"-clients", "8", "-requests", "20", "-workload", workload, "-json", "-quiet", "-timeout", "5s")
+			"-clients", "8", "-requests", "20", "-workload", workload, "-json", "-quiet", "-timeout", "5s", "-duration", "15s")
 		if err != nil && !strings.Contains(out, "{") {
 			return "", err
 		}
@@ -705,7 +705,7 @@ func loadgenChatCase(srv string) func(context.Context, *harness) (string, error)
 		}
 		defer c.stop()
 		out, err := h.command(ctx, c.dir, nil, h.ours("loadgen"), "chat", "-addr", chatAddr, "-discovery", discoveryAddr,
-			"-clients", "5", "-requests", "5", "-json", "-quiet", "-timeout", "5s")
+			"-clients", "5", "-requests", "5", "-json", "-quiet", "-timeout", "5s", "-duration", "15s")
 		if err != nil && !strings.Contains(out, "{") {
 			return "", err
 		}
@@ -797,7 +797,7 @@ func loadgenRegisterCase(ctx context.Context, h *harness) (string, error) {
 	}
 	defer p.stop()
 	out, err := h.command(ctx, dir, nil, h.ours("loadgen"), "register", "-addr", discoveryAddr,
-		"-clients", "4", "-requests", "10", "-json", "-quiet", "-timeout", "5s")
+		"-clients", "4", "-requests", "10", "-json", "-quiet", "-timeout", "5s", "-duration", "15s")
 	if err != nil && !strings.Contains(out, "{") {
 		return "", err
 	}
@@ -929,12 +929,26 @@ func loadgenStockCase(srv string) func(context.Context, *harness) (string, error
 			return "", err
 		}
 		defer p.stop()
+		// One client for the thread-based original: its reader-writer lock
+		// spins on plain ints, and with concurrent clients it livelocks now
+		// and then (its own multiclient_benchmark hangs too). One client
+		// checks what this case is about: that loadgen understands its replies.
+		clients := "4"
+		if strings.Contains(srv, "thread_based") {
+			clients = "1"
+		}
 		out, err := h.command(ctx, "", nil, h.ours("loadgen"), "stock", "-addr", "127.0.0.1:"+port,
-			"-clients", "4", "-requests", "50", "-json", "-quiet", "-timeout", "5s")
+			"-clients", clients, "-requests", "100", "-json", "-quiet", "-timeout", "5s", "-duration", "15s")
 		if err != nil && !strings.Contains(out, "{") {
 			return "", err
 		}
 		ev, verr := loadgenVerdict(out)
+		// A client that says exit kills the thread-based original (its
+		// exit_client takes close()'s 0 for an error and calls exit(0)): its
+		// known defect, which the course fixes, not the load generator's.
+		if verr == nil && !p.alive() && clients == "1" && p.exitStatus() == "exited with status 0" {
+			return ev + "; then the original exited (status 0) on the client's exit, its known defect", nil
+		}
 		return serverAlive(p, ev, verr)
 	}
 }
@@ -977,7 +991,7 @@ func loadgenHTTPCase(ctx context.Context, h *harness) (string, error) {
 	}
 	defer p.stop()
 	out, err := h.command(ctx, "", nil, h.ours("loadgen"), "http", "-addr", "127.0.0.1:"+port, "-uri", "/f1k.txt",
-		"-clients", "4", "-requests", "50", "-json", "-quiet", "-timeout", "5s")
+		"-clients", "4", "-requests", "50", "-json", "-quiet", "-timeout", "5s", "-duration", "15s")
 	if err != nil && !strings.Contains(out, "{") {
 		return "", err
 	}
