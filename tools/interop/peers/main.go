@@ -35,15 +35,14 @@ import (
 
 // options are the command line.
 type options struct {
-	peers    string        // the folder holding the originals; "" = none
-	diff     bool          // also run the byte-level comparison
-	only     string        // run only the cases whose name contains this
-	timeout  time.Duration // limit for one case
-	verbose  bool          // print each case's output
-	bin      string        // (internal) the folder with the course's programs, already built
-	netns    string        // (internal) run this group inside the current namespace and print JSON
-	noNetns  bool          // run fixed-port cases on the host (after checking the ports are free)
-	repoRoot string
+	peers   string        // the folder holding the originals; "" = none
+	diff    bool          // also run the byte-level comparison
+	only    string        // run only the cases whose name contains this
+	timeout time.Duration // limit for one case
+	verbose bool          // print each case's output
+	bin     string        // (internal) the folder with the course's programs, already built
+	netns   string        // (internal) run this group inside the current namespace and print JSON
+	noNetns bool          // run fixed-port cases on the host (after checking the ports are free)
 }
 
 func main() {
@@ -85,7 +84,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "peers:", err)
 		return 2
 	}
-	o.repoRoot = root
 	tmp, err := os.MkdirTemp("", "serverlab-interop-")
 	if err != nil {
 		fmt.Fprintln(stderr, "peers:", err)
@@ -102,6 +100,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	results := h.runAll(ctx)
 	printTable(stdout, results)
 	if failed(results) {
+		fmt.Fprintln(stdout, "(-v prints every program's output; -run <text> runs the cases whose name contains it)")
 		return 1
 	}
 	return 0
