@@ -65,5 +65,5 @@ else
 	skip "OSTEP web server" "$ostep/wserver.c"
 fi
 
-[ -d "$peers/chatcore" ] || skip "chatcore (chapter 07)" "$peers/chatcore (not built by this script; docs/interop.md)"
+echo "skip  chatcore (chapter 07): not built by this script, and not part of the interop check (docs/interop.md)"
 exit $fail
