@@ -131,8 +131,10 @@ release-check: #M build the student release, unpack it elsewhere, run its vet, t
 bench-ch05: #M chapter 05's C10K experiment: ch02 vs ch05 chat servers, 2 to 10,000 clients (about 5 min)
 	$(GO) run ./tools/bench/c10k -out docs/bench-ch05
 
-interop: #M chapter 06 against curl, wrk and httperf (optional tools; each missing one is reported)
-	sh tools/interop/interop.sh
+# make interop: where the originals are built (see docs/interop.md); empty: only Debian's curl, wrk, httperf.
+PEERS ?=
+interop: #M two-way interop with the originals and a byte-level diff (PEERS=<folder>, docs/interop.md); without PEERS: curl, wrk, httperf on ch06
+	$(GO) run ./tools/interop/peers -diff $(if $(PEERS),-peers $(PEERS))
 
 mutants: #M every plausible wrong solution in tests/mutants must lose its exercise (CH=03 for one chapter)
 	$(GO) run ./tools/grade -q -budget 0 -mutants -min 4 $(if $(CH),-ch $(CH))

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -190,33 +188,6 @@ func checkStalledReader(k *testkit.T, impl Impl) {
 	k.Logf("the stalled client had %d of %d bytes buffered for it when it was disconnected", drained, n*(size+wire.HeaderSize))
 }
 
-// kernelBuffers is the most a loopback connection's two socket buffers can
-// hold for a receiver that never reads: the sender's send buffer at its
-// largest (tcp_wmem's maximum) and the receiver's at its start (tcp_rmem's
-// default; it grows only as the receiver reads). Without Linux's numbers it
-// assumes 8 MiB.
-func kernelBuffers() int {
-	wmem, err1 := sysctlField("/proc/sys/net/ipv4/tcp_wmem", 2)
-	rmem, err2 := sysctlField("/proc/sys/net/ipv4/tcp_rmem", 1)
-	if err1 != nil || err2 != nil {
-		return 8 << 20
-	}
-	return wmem + rmem
-}
-
-// sysctlField reads the i-th number of a sysctl file such as "4096 16384 4194304".
-func sysctlField(path string, i int) (int, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	f := strings.Fields(string(b))
-	if i >= len(f) {
-		return 0, fmt.Errorf("%s: %q has no field %d", path, b, i)
-	}
-	return strconv.Atoi(f[i])
-}
-
 // checkBehindReaders: a server that slows the sender down must never drop a
 // reader that is merely behind. Four clients are sent a burst of twice what
 // MaxPending and their socket buffers hold, and start reading only after a
@@ -232,7 +203,7 @@ func checkBehindReaders(k *testkit.T, impl Impl) {
 	}
 	e := start(k, impl, Config{MaxPending: limit}, names...)
 	sender := e.loginAs("burster")
-	n := 2 * (limit + kernelBuffers()) / wire.MaxPayload
+	n := 2 * (limit + testkit.KernelBuffers()) / wire.MaxPayload
 	frames := numbered("burster", n, wire.MaxPayload)
 	done := make(fanIn, readers+1)
 	wake := time.After(300 * time.Millisecond) // the readers' pause: traffic shaping, not synchronisation

@@ -177,10 +177,10 @@ func checkDrainErrors(k *testkit.T, impl Impl) {
 		what string
 		bad  []byte
 	}{
-		{"payload_length = -1", header(3, -1, "alice")},
-		{"payload_length = 64 KiB + 1", header(3, wire.MaxPayload+1, "alice")},
-		{"an empty sender", header(3, 0, "")},
-		{"a sender with no NUL in its 32 bytes", header(3, 0, strings.Repeat("x", wire.NameSize))},
+		{"payload_length = -1", testkit.RawHeader(3, -1, []byte("alice"), nil)},
+		{"payload_length = 64 KiB + 1", testkit.RawHeader(3, wire.MaxPayload+1, []byte("alice"), nil)},
+		{"an empty sender", testkit.RawHeader(3, 0, []byte(""), nil)},
+		{"a sender with no NUL in its 32 bytes", testkit.RawHeader(3, 0, []byte(strings.Repeat("x", wire.NameSize)), nil)},
 	}
 	for _, c := range cases {
 		calls := 0
@@ -195,19 +195,6 @@ func checkDrainErrors(k *testkit.T, impl Impl) {
 				"and its %d bytes reported used, got %d calls and %d bytes", c.what, len(good), calls, used)
 		}
 	}
-}
-
-// header builds a raw 72-byte header, valid or not.
-func header(typ, length int32, sender string) []byte {
-	h := make([]byte, wire.HeaderSize)
-	putLE(h[0:4], uint32(typ))
-	putLE(h[4:8], uint32(length))
-	copy(h[8:40], sender)
-	return h
-}
-
-func putLE(b []byte, v uint32) {
-	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
 }
 
 // DrainLines checks exercise 5.2: pipelined request lines, all of them, in

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"testing"
 
+	"serverlab/tests/testkit"
 	"serverlab/tools/lab"
 	"serverlab/tools/wire"
 )
@@ -19,10 +20,10 @@ import (
 //
 //	func FuzzDrainFrames(f *testing.F) { epolltest.FuzzDrainFrames(f, impl) }
 func FuzzDrainFrames(f *testing.F, impl Impl) {
-	good := encode(wire.Frame{Type: wire.Broadcast, Sender: "alice", Payload: []byte("hi")})
+	good := testkit.Encode(wire.Frame{Type: wire.Broadcast, Sender: "alice", Payload: []byte("hi")})
 	f.Add(good)
 	f.Add(append(append([]byte(nil), good...), good[:40]...))
-	f.Add(append(append([]byte(nil), good...), header(3, -1, "alice")...))
+	f.Add(append(append([]byte(nil), good...), testkit.RawHeader(3, -1, []byte("alice"), nil)...))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var got []string
 		used, err := impl.DrainFrames(in, func(fr wire.Frame) bool { got = append(got, fr.String()); return true })

@@ -112,14 +112,6 @@ func loginOK(name string) wire.Frame {
 	return wire.Frame{Type: wire.Login, Sender: wire.ServerName, Target: name, Payload: []byte("OK")}
 }
 
-func encode(f wire.Frame) []byte {
-	b, err := wire.Encode(f)
-	if err != nil {
-		panic(err) // only called with frames the suite builds
-	}
-	return b
-}
-
 // recordSize is the size of every stock reply (docs/protocols.md §3).
 const recordSize = 8192
 

@@ -64,9 +64,9 @@ func checkSplitFrames(k *testkit.T, impl Impl) {
 		{Type: wire.Broadcast, Sender: "alice", Target: "ALL", Payload: long},
 		{Type: wire.Broadcast, Sender: "alice", Target: "ALL", Payload: []byte("third, glued to the second")},
 	}
-	stream := encode(wire.Frame{Type: wire.Login, Sender: "alice", Payload: []byte(password("alice"))})
+	stream := testkit.Encode(wire.Frame{Type: wire.Login, Sender: "alice", Payload: []byte(password("alice"))})
 	for _, m := range msgs {
-		stream = append(stream, encode(m)...)
+		stream = append(stream, testkit.Encode(m)...)
 	}
 	login := wire.HeaderSize + len(password("alice"))
 	cuts := []int{1, 4, 8, 39, 71, 72, login - 1, login + 3, login + 80, login + 200, login + 1000, len(stream) - 10}
@@ -541,7 +541,7 @@ func checkEveryFD(k *testkit.T, impl Impl) {
 	srv := newChat(k, impl, Limits{}, "alice", "bob")
 	alice := login(k, srv, "alice")
 	bob := login(k, srv, "bob")
-	alice.Write(encode(wire.Frame{Type: wire.Broadcast, Sender: "alice", Payload: []byte("half")})[:50], "half a frame")
+	alice.Write(testkit.Encode(wire.Frame{Type: wire.Broadcast, Sender: "alice", Payload: []byte("half")})[:50], "half a frame")
 	barrier(k, bob)
 	idle := []*testkit.Conn{alice, bob}
 	for range 20 {

@@ -71,7 +71,7 @@ func loginSmall(k *testkit.T, addr, name string) net.Conn {
 	k.Helper()
 	nc := dialSmall(k, addr)
 	nc.SetDeadline(time.Now().Add(testkit.IOTimeout))
-	if _, err := nc.Write(encode(wire.Frame{Type: wire.Login, Sender: name, Payload: []byte(password(name))})); err != nil {
+	if _, err := nc.Write(testkit.Encode(wire.Frame{Type: wire.Login, Sender: name, Payload: []byte(password(name))})); err != nil {
 		k.Fatalf("%s: sending the login: %v", name, err)
 	}
 	f, err := wire.ReadFrame(nc)
@@ -163,7 +163,7 @@ func checkIdleHoldsNoBuffer(k *testkit.T, impl Impl) {
 	barrier(k, bob)
 	frames := make([][]byte, clients)
 	for i, c := range conns {
-		frames[i] = encode(wire.Frame{Type: wire.PrivateMsg, Sender: names[i+1], Target: "nobody", Payload: make([]byte, size)})
+		frames[i] = testkit.Encode(wire.Frame{Type: wire.PrivateMsg, Sender: names[i+1], Target: "nobody", Payload: make([]byte, size)})
 		c.Write(frames[i][:size/2], "the first half of a private message to nobody")
 	}
 	barrier(k, bob) // every first half has been read, and kept
