@@ -1,3 +1,5 @@
+//go:build linux
+
 // Cases of chapters 01, 02 and 05: the chat system's tools and clients
 // against the course's servers, and the course's against the chat system's,
 // on the fixed ports 5000 and 6000.

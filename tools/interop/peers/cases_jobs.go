@@ -1,3 +1,5 @@
+//go:build linux
+
 // Cases of chapter 03: ThreadForge's load_test against the course's job
 // server, and loadgen jobs against ThreadForge.
 

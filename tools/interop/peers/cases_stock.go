@@ -1,3 +1,5 @@
+//go:build linux
+
 // Cases of chapters 04 and 05: the stock clients and benchmark against the
 // course's servers, and loadgen stock against the original servers.
 

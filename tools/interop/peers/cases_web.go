@@ -1,3 +1,5 @@
+//go:build linux
+
 // Cases of chapter 06: Debian's HTTP clients and OSTEP's wclient against the
 // course's web server, and the course's tools and CGI programs against OSTEP's.
 

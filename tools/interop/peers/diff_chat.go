@@ -1,3 +1,5 @@
+//go:build linux
+
 // The byte-level comparison of the chat protocol: scenarios of frames sent by
 // up to three clients, and the transcript of what every connection received.
 

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command peers is the course's two-way interop check (`make interop
 // PEERS=<folder>`): the originals' own clients and load testers drive the
 // course's reference servers, and the course's tools (tools/chat, every
