@@ -145,6 +145,9 @@ func TestLadderPlansOfTheCourse(t *testing.T) {
 	for _, ch := range r.Chapters {
 		t.Run(ch.ID, func(t *testing.T) {
 			solDir := filepath.Join(fixtureRoot, "solutions", ch.ID)
+			if _, err := os.Stat(solDir); err != nil {
+				t.Skip("no solutions/ here (the student release): the ladder is the maintainers' check")
+			}
 			plan, err := planLadder(ch, filepath.Join(fixtureRoot, "chapters", ch.ID), solDir)
 			if err != nil {
 				t.Fatalf("planLadder: %v", err)
