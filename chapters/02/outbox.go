@@ -44,17 +44,38 @@ func newOutbox(limit int) *outbox {
 // b is shared: a broadcast encodes its frame once and pushes the same slice
 // to every receiver, so nobody may modify it.
 func (o *outbox) push(b []byte, stall time.Duration) bool {
-	// TODO(ex 2.2): under o.mu: if o.closed or o.closing, return false;
-	// otherwise append b to o.queue, add len(b) to o.size, call o.wake() and
-	// return true. Checked by TestEx2_2_Broadcast.
-	// TODO(ex 2.5): if the queue is not empty and b would take o.size over
-	// o.limit, wait for the writer to take: remember o.taken (it is closed
-	// at every take), unlock, and wait for it or for a timer of stall
-	// (started once, at the first wait); then try again. When the timer
-	// fires first, return false: the receiver took nothing for the whole
-	// stall timeout. Never wait while holding o.mu. Checked by
-	// TestEx2_5_Isolation.
+	// TODO(ex 2.2): w := roomWaiter{stall: stall}; defer w.stop(). Then loop:
+	// under o.mu, if o.closed or o.closing, return false; if the queue is
+	// empty or b fits (o.size+len(b) <= o.limit), append b to o.queue, add
+	// len(b) to o.size, call o.wake() and return true. Otherwise remember
+	// o.taken (it is closed at every take), unlock, and if !w.wait(taken)
+	// return false (exercise 2.5 writes wait); then try again. Never wait
+	// while holding o.mu. Checked by TestEx2_2_Broadcast.
 	return false
+}
+
+// roomWaiter is one push's wait for room in a full outbox: however often the
+// push finds the outbox full again, it waits stall in all, from its first wait.
+type roomWaiter struct {
+	stall time.Duration
+	timer *time.Timer // started at the first wait
+}
+
+// wait waits, without holding the outbox's lock, until taken is closed (the
+// writer took what was queued: there may be room now) and reports true, or
+// until the push has waited stall in all, and reports false.
+func (w *roomWaiter) wait(taken <-chan struct{}) bool {
+	// TODO(ex 2.5): start w.timer = time.NewTimer(w.stall) at the first call;
+	// then select on taken (return true) and w.timer.C (return false: the
+	// receiver took nothing for the whole stall timeout). Checked by
+	// TestEx2_5_Isolation. Until then a full outbox refuses at once.
+	return false
+}
+
+func (w *roomWaiter) stop() {
+	if w.timer != nil {
+		w.timer.Stop()
+	}
 }
 
 // wake tells the writer there is something to do. The channel has room for

@@ -44,12 +44,8 @@ func newOutbox(limit int) *outbox {
 // b is shared: a broadcast encodes its frame once and pushes the same slice
 // to every receiver, so nobody may modify it.
 func (o *outbox) push(b []byte, stall time.Duration) bool {
-	var deadline *time.Timer
-	defer func() {
-		if deadline != nil {
-			deadline.Stop()
-		}
-	}()
+	w := roomWaiter{stall: stall}
+	defer w.stop()
 	for {
 		o.mu.Lock()
 		if o.closed || o.closing {
@@ -65,14 +61,37 @@ func (o *outbox) push(b []byte, stall time.Duration) bool {
 		}
 		taken := o.taken
 		o.mu.Unlock()
-		if deadline == nil {
-			deadline = time.NewTimer(stall)
-		}
-		select {
-		case <-taken:
-		case <-deadline.C:
+		if !w.wait(taken) {
 			return false // took nothing for the whole stall timeout: not reading
 		}
+	}
+}
+
+// roomWaiter is one push's wait for room in a full outbox: however often the
+// push finds the outbox full again, it waits stall in all, from its first wait.
+type roomWaiter struct {
+	stall time.Duration
+	timer *time.Timer // started at the first wait
+}
+
+// wait waits, without holding the outbox's lock, until taken is closed (the
+// writer took what was queued: there may be room now) and reports true, or
+// until the push has waited stall in all, and reports false.
+func (w *roomWaiter) wait(taken <-chan struct{}) bool {
+	if w.timer == nil {
+		w.timer = time.NewTimer(w.stall)
+	}
+	select {
+	case <-taken:
+		return true
+	case <-w.timer.C:
+		return false
+	}
+}
+
+func (w *roomWaiter) stop() {
+	if w.timer != nil {
+		w.timer.Stop()
 	}
 }
 
