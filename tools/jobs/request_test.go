@@ -4,6 +4,8 @@ import (
 	"math/big"
 	"strconv"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // TestReferenceRule checks the oracle on the rule's table in
@@ -51,9 +53,7 @@ func TestReferenceRule(t *testing.T) {
 		{"HASH\v7", want{cmd: "HASH", text: "\v7"}},
 	} {
 		cmd, n, text, msg := Reference(c.line)
-		if got := (want{cmd, n, text, msg}); got != c.want {
-			t.Errorf("Reference(%q) = %+v, want %+v", c.line, got, c.want)
-		}
+		assert.Equal(t, c.want, want{cmd, n, text, msg}, "Reference(%q)", c.line)
 	}
 }
 
@@ -76,9 +76,7 @@ func TestPrimeWithinBudget(t *testing.T) {
 		{3, 0, answer{true, true}, "3 needs no division"},
 	} {
 		isPrime, decided := PrimeWithin(c.n, c.budget)
-		if got := (answer{isPrime, decided}); got != c.want {
-			t.Errorf("PrimeWithin(%d, %d) = %+v, want %+v (%s)", c.n, c.budget, got, c.want, c.why)
-		}
+		assert.Equal(t, c.want, answer{isPrime, decided}, "PrimeWithin(%d, %d): %s", c.n, c.budget, c.why)
 	}
 }
 

@@ -12,6 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // drainingServer serves until Close; its Close takes as long as release
@@ -71,15 +74,11 @@ func TestServeUntilForcedExit(t *testing.T) {
 	sigs <- os.Interrupt
 	select {
 	case sig := <-forced:
-		if sig != os.Interrupt {
-			t.Errorf("forced exit for %v, want the second signal, interrupt", sig)
-		}
+		assert.Equal(t, os.Interrupt, sig, "forced exit: want the second signal")
 	case <-time.After(5 * time.Second):
 		t.Fatal("a second signal while Close was draining did not force the exit within 5s")
 	}
-	if err := <-result; err != nil {
-		t.Errorf("serveUntil returned %v after Close returned nil", err)
-	}
+	assert.NoError(t, <-result, "serveUntil after Close returned nil")
 }
 
 // TestServeUntilCleanShutdown: one signal, a Close that finishes: nil, and
@@ -90,9 +89,7 @@ func TestServeUntilCleanShutdown(t *testing.T) {
 	sigs := make(chan os.Signal, 2)
 	sigs <- syscall.SIGTERM
 	err := serveUntil(srv, nil, sigs, func(sig os.Signal) { t.Errorf("forced exit for %v after one signal", sig) })
-	if err != nil {
-		t.Errorf("serveUntil = %v, want nil", err)
-	}
+	assert.NoError(t, err, "serveUntil")
 }
 
 // TestServeUntilServeFails: Serve failing by itself still closes the server,
@@ -101,9 +98,8 @@ func TestServeUntilServeFails(t *testing.T) {
 	boom := errors.New("boom")
 	srv := &failingServer{err: boom}
 	err := serveUntil(srv, nil, make(chan os.Signal), func(os.Signal) {})
-	if !errors.Is(err, boom) || !srv.closed {
-		t.Errorf("serveUntil = %v (closed %v), want boom and Close called", err, srv.closed)
-	}
+	assert.ErrorIs(t, err, boom, "serveUntil")
+	assert.True(t, srv.closed, "serveUntil: Close must be called")
 }
 
 type failingServer struct {
@@ -131,14 +127,10 @@ func TestServeUntilSignalProcess(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestServeUntilSignalProcess$")
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, cmd.Start())
 	defer cmd.Process.Kill()
 	lines := bufio.NewScanner(stdout)
 	expect := func(want string) {
@@ -164,12 +156,10 @@ func TestServeUntilSignalProcess(t *testing.T) {
 	select {
 	case err := <-exited:
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-			t.Errorf("after a second signal the process exited with %v, want status 1", err)
+		if assert.ErrorAs(t, err, &ee, "after a second signal, how the process exited") {
+			assert.Equal(t, 1, ee.ExitCode(), "after a second signal, the exit status")
 		}
-		if !strings.Contains(stderr.String(), "again during shutdown") {
-			t.Errorf("stderr %q does not say why the process exited", stderr.String())
-		}
+		assert.Contains(t, stderr.String(), "again during shutdown", "stderr must say why the process exited")
 	case <-time.After(5 * time.Second):
 		t.Fatal("a second signal during a shutdown that does not end: the process did not exit within 5s")
 	}

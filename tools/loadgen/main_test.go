@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"serverlab/tools/loadgen/load"
@@ -27,9 +29,7 @@ func TestMain(m *testing.M) {
 func echoServer(t *testing.T, transform func([]byte)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	conns := map[net.Conn]bool{}
@@ -85,13 +85,10 @@ func runLoadgen(t *testing.T, args ...string) (code int, stdout, stderr string) 
 
 func TestHelpListsModes(t *testing.T) {
 	code, stdout, _ := runLoadgen(t, "-h")
-	if code != 0 {
-		t.Errorf("loadgen -h: exit %d, want 0", code)
-	}
+	assert.Zero(t, code, "loadgen -h: exit status")
 	for name, m := range modes {
-		if !strings.Contains(stdout, name) || !strings.Contains(stdout, m.summary) {
-			t.Errorf("loadgen -h does not list mode %q (%s):\n%s", name, m.summary, stdout)
-		}
+		assert.Contains(t, stdout, name, "loadgen -h must list mode %q", name)
+		assert.Contains(t, stdout, m.summary, "loadgen -h must list mode %q with its summary", name)
 	}
 }
 
@@ -104,13 +101,12 @@ func TestUsageErrors(t *testing.T) {
 		{"tcp-echo", "-label", "novalue"},
 	}
 	for _, args := range cases {
-		if code, _, stderr := runLoadgen(t, args...); code != 2 || stderr == "" {
-			t.Errorf("loadgen %q: exit %d, stderr %q; want exit 2 and a message", args, code, stderr)
-		}
+		code, _, stderr := runLoadgen(t, args...)
+		assert.Equal(t, 2, code, "loadgen %q: exit status", args)
+		assert.NotEmpty(t, stderr, "loadgen %q: want a message on stderr", args)
 	}
-	if code, _, _ := runLoadgen(t, "tcp-echo", "-h"); code != 0 {
-		t.Errorf("loadgen tcp-echo -h: exit %d, want 0", code)
-	}
+	code, _, _ := runLoadgen(t, "tcp-echo", "-h")
+	assert.Zero(t, code, "loadgen tcp-echo -h: exit status")
 }
 
 func TestEchoClosedLoopEndToEnd(t *testing.T) {
@@ -120,24 +116,16 @@ func TestEchoClosedLoopEndToEnd(t *testing.T) {
 		"-csv", csvPath, "-label", "server=test,run=1"}
 	for range 2 { // the second run appends a row
 		code, stdout, stderr := runLoadgen(t, args...)
-		if code != 0 {
-			t.Fatalf("loadgen %q: exit %d\nstdout: %s\nstderr: %s", args, code, stdout, stderr)
-		}
-		if want := "100 ok, 0 failed"; !strings.Contains(stdout, want) {
-			t.Errorf("loadgen %q: summary lacks %q:\n%s", args, want, stdout)
-		}
+		require.Zero(t, code, "loadgen %q: exit status\nstdout: %s\nstderr: %s", args, stdout, stderr)
+		assert.Contains(t, stdout, "100 ok, 0 failed", "loadgen %q: summary", args)
 	}
 	rows := readCSV(t, csvPath)
-	if len(rows) != 2 {
-		t.Fatalf("two runs appended to %s: got %d rows, want 2: %v", csvPath, len(rows), rows)
-	}
+	require.Len(t, rows, 2, "two runs appended to %s", csvPath)
 	want := map[string]string{"mode": "tcp-echo", "clients": "4", "rate": "0", "server": "test", "run": "1",
 		"successes": "100", "failures": "0", "errors": ""}
 	for _, row := range rows {
 		for col, v := range want {
-			if row[col] != v {
-				t.Errorf("CSV column %s: got %q, want %q (row %v)", col, row[col], v, row)
-			}
+			assert.Equal(t, v, row[col], "CSV column %s (row %v)", col, row)
 		}
 	}
 }
@@ -146,14 +134,10 @@ func TestEchoClosedLoopEndToEnd(t *testing.T) {
 func readCSV(t *testing.T, path string) []map[string]string {
 	t.Helper()
 	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	records, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var rows []map[string]string
 	for _, rec := range records[1:] {
 		row := map[string]string{}
@@ -169,54 +153,41 @@ func TestEchoFixedRateJSON(t *testing.T) {
 	addr := echoServer(t, identity)
 	code, stdout, stderr := runLoadgen(t, "tcp-echo", "-addr", addr, "-clients", "2", "-requests", "20",
 		"-rate", "2000", "-json")
-	if code != 0 {
-		t.Fatalf("exit %d\nstderr: %s", code, stderr)
-	}
+	require.Zero(t, code, "exit status\nstderr: %s", stderr)
 	var res load.Result
-	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
-		t.Fatalf("decoding %q: %v", stdout, err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res), "decoding %q", stdout)
 	// 2 clients × 20 requests = 40 arrivals; a slow machine may hit the
 	// in-flight cap, but every arrival has exactly one outcome.
-	if res.Successes+res.Failures != 40 || res.Errors[load.KindBadReply] != 0 {
-		t.Errorf("40 arrivals: got %d ok, %d failed %v", res.Successes, res.Failures, res.Errors)
-	}
+	assert.Equal(t, int64(40), res.Successes+res.Failures, "40 arrivals: outcomes (%d ok, %d failed %v)",
+		res.Successes, res.Failures, res.Errors)
+	assert.Zero(t, res.Errors[load.KindBadReply], "40 arrivals: bad replies")
 }
 
 func TestEchoDetectsBadReplies(t *testing.T) {
 	addr := echoServer(t, func(b []byte) { b[0] ^= 0x20 }) // flip the case of the first byte
 	code, stdout, stderr := runLoadgen(t, "tcp-echo", "-addr", addr, "-clients", "2", "-requests", "5", "-csv", "-")
-	if code != 0 {
-		t.Fatalf("exit %d\nstderr: %s", code, stderr)
-	}
+	require.Zero(t, code, "exit status\nstderr: %s", stderr)
 	records, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
-	if err != nil || len(records) != 2 {
-		t.Fatalf("-csv -: want header and one row on stdout, got %q (%v)", stdout, err)
-	}
+	require.NoError(t, err, "-csv -: reading stdout %q", stdout)
+	require.Len(t, records, 2, "-csv -: want header and one row on stdout")
 	row := map[string]string{}
 	for i, name := range records[0] {
 		row[name] = records[1][i]
 	}
-	if row["successes"] != "0" || row["errors"] != "bad reply=10" {
-		t.Errorf("server corrupting every reply, 2×5 requests: got successes %q errors %q; want 0 and %q",
-			row["successes"], row["errors"], "bad reply=10")
-	}
-	if !strings.Contains(stderr, `sent "client`) {
-		t.Errorf("summary on stderr should show an example bad reply:\n%s", stderr)
-	}
+	assert.Equal(t, "0", row["successes"], "server corrupting every reply, 2×5 requests: successes")
+	assert.Equal(t, "bad reply=10", row["errors"], "server corrupting every reply, 2×5 requests: errors")
+	assert.Contains(t, stderr, `sent "client`, "summary on stderr should show an example bad reply")
 }
 
 func TestEchoNoServer(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	addr := ln.Addr().String()
 	ln.Close()
 	code, stdout, stderr := runLoadgen(t, "tcp-echo", "-addr", addr, "-clients", "3", "-requests", "5")
-	if code != 1 || !strings.Contains(stdout, "setup: refused 3") || !strings.Contains(stderr, "connection refused") {
-		t.Errorf("no server at %s: exit %d\nstdout: %s\nstderr: %s\nwant exit 1, 3 refused set-ups", addr, code, stdout, stderr)
-	}
+	assert.Equal(t, 1, code, "no server at %s: exit status", addr)
+	assert.Contains(t, stdout, "setup: refused 3", "no server at %s: want 3 refused set-ups", addr)
+	assert.Contains(t, stderr, "connection refused", "no server at %s", addr)
 }
 
 // TestEchoMessage checks the message format: the size asked for, ending in a
@@ -227,8 +198,6 @@ func TestEchoMessage(t *testing.T) {
 		c.fill()
 		want := []byte("client 3 request 17 " + strings.Repeat(".", max(0, size-21)))
 		want = append(want[:size-1], '\n')
-		if !bytes.Equal(c.msg, want) {
-			t.Errorf("message of %d bytes: got %q, want %q", size, c.msg, want)
-		}
+		assert.Equal(t, string(want), string(c.msg), "message of %d bytes", size)
 	}
 }

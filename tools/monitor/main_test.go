@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"serverlab/tools/monitor/procstat"
@@ -38,12 +40,9 @@ func runMonitor(t *testing.T, args ...string) (code int, stdout, stderr string) 
 func parseSamples(t *testing.T, text string) [][]string {
 	t.Helper()
 	rows, err := csv.NewReader(strings.NewReader(text)).ReadAll()
-	if err != nil {
-		t.Fatalf("reading CSV %q: %v", text, err)
-	}
-	if len(rows) == 0 || strings.Join(rows[0], ",") != strings.Join(procstat.CSVHeader(), ",") {
-		t.Fatalf("CSV %q: want the header %v first", text, procstat.CSVHeader())
-	}
+	require.NoError(t, err, "reading CSV %q", text)
+	require.NotEmpty(t, rows, "CSV %q: want the header first", text)
+	require.Equal(t, procstat.CSVHeader(), rows[0], "CSV %q: the header first", text)
 	return rows[1:]
 }
 
@@ -51,17 +50,11 @@ func TestMonitorPid(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "self.csv")
 	args := []string{"-pid", strconv.Itoa(os.Getpid()), "-interval", "20ms", "-duration", "200ms", "-o", out}
 	code, _, stderr := runMonitor(t, args...)
-	if code != 0 {
-		t.Fatalf("monitor %q: exit %d\n%s", args, code, stderr)
-	}
+	require.Zero(t, code, "monitor %q: exit status\n%s", args, stderr)
 	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	rows := parseSamples(t, string(data))
-	if len(rows) == 0 {
-		t.Fatalf("monitor %q wrote no samples", args)
-	}
+	require.NotEmpty(t, rows, "monitor %q wrote no samples", args)
 	for _, row := range rows {
 		rss, _ := strconv.Atoi(row[3])
 		threads, _ := strconv.Atoi(row[5])
@@ -69,9 +62,7 @@ func TestMonitorPid(t *testing.T) {
 			t.Errorf("sample of the test process %q: want RSS > 0 and threads >= 1", row)
 		}
 	}
-	if want := fmt.Sprintf("%d samples", len(rows)); !strings.Contains(stderr, want) {
-		t.Errorf("summary should say %q:\n%s", want, stderr)
-	}
+	assert.Contains(t, stderr, fmt.Sprintf("%d samples", len(rows)), "the summary")
 }
 
 // TestMonitorCommandStoppedAtDuration starts a long command; monitor must stop
@@ -79,34 +70,26 @@ func TestMonitorPid(t *testing.T) {
 func TestMonitorCommandStoppedAtDuration(t *testing.T) {
 	start := time.Now()
 	code, stdout, stderr := runMonitor(t, "-interval", "20ms", "-duration", "300ms", "--", "sleep", "60")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr)
-	}
+	require.Zero(t, code, "exit status\n%s", stderr)
 	if elapsed := time.Since(start); elapsed > 20*time.Second {
 		t.Errorf("monitor took %v: the command was not stopped at -duration", elapsed)
 	}
-	if rows := parseSamples(t, stdout); len(rows) == 0 {
-		t.Errorf("no samples of the command:\n%s", stdout)
-	}
+	assert.NotEmpty(t, parseSamples(t, stdout), "samples of the command")
 }
 
 func TestMonitorCommandFailure(t *testing.T) {
 	code, _, stderr := runMonitor(t, "-interval", "20ms", "--", "sh", "-c", "echo to-stdout; exit 3")
-	if code != 1 || !strings.Contains(stderr, "exit status 3") {
-		t.Errorf("command exiting 3: monitor exit %d, stderr %q; want 1 and the status", code, stderr)
-	}
+	assert.Equal(t, 1, code, "command exiting 3: monitor's exit status")
+	assert.Contains(t, stderr, "exit status 3", "command exiting 3: monitor's stderr")
 	// With the CSV on stdout, the command's output must go to stderr.
-	if !strings.Contains(stderr, "to-stdout") {
-		t.Errorf("the command's stdout should be on monitor's stderr:\n%s", stderr)
-	}
+	assert.Contains(t, stderr, "to-stdout", "the command's stdout should be on monitor's stderr")
 }
 
 func TestMonitorNoSuchPid(t *testing.T) {
 	// Pids wrap below pid_max; a value above any pid_max cannot exist.
 	code, _, stderr := runMonitor(t, "-pid", "99999999", "-duration", "1s")
-	if code != 1 || !strings.Contains(stderr, procstat.ErrExited.Error()) {
-		t.Errorf("monitor -pid 99999999: exit %d, stderr %q; want 1 and %q", code, stderr, procstat.ErrExited)
-	}
+	assert.Equal(t, 1, code, "monitor -pid 99999999: exit status")
+	assert.Contains(t, stderr, procstat.ErrExited.Error(), "monitor -pid 99999999: stderr")
 }
 
 func TestMonitorUsageErrors(t *testing.T) {
@@ -118,8 +101,8 @@ func TestMonitorUsageErrors(t *testing.T) {
 		{"-nope"},
 	}
 	for _, args := range cases {
-		if code, _, stderr := runMonitor(t, args...); code != 2 || !strings.Contains(stderr, "usage") {
-			t.Errorf("monitor %q: exit %d, stderr %q; want 2 with usage", args, code, stderr)
-		}
+		code, _, stderr := runMonitor(t, args...)
+		assert.Equal(t, 2, code, "monitor %q: exit status", args)
+		assert.Contains(t, stderr, "usage", "monitor %q: stderr", args)
 	}
 }

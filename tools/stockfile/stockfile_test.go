@@ -10,17 +10,17 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestParse(t *testing.T) {
 	got, err := Parse(strings.NewReader("5 10 1000\n\n3\t2  500\r\n  \n8 0 300"))
 	want := []Stock{{5, 10, 1000}, {3, 2, 500}, {8, 0, 300}}
-	if err != nil || !slices.Equal(got, want) {
-		t.Fatalf("Parse = %v, %v; want %v, nil", got, err, want)
-	}
-	if text := string(Format(want)); text != "5 10 1000\n3 2 500\n8 0 300\n" {
-		t.Errorf("Format(%v) = %q", want, text)
-	}
+	require.NoError(t, err, "Parse")
+	require.Equal(t, want, got, "Parse")
+	assert.Equal(t, "5 10 1000\n3 2 500\n8 0 300\n", string(Format(want)), "Format(%v)", want)
 }
 
 func TestParseErrorsNameTheLine(t *testing.T) {
@@ -37,39 +37,32 @@ func TestParseErrorsNameTheLine(t *testing.T) {
 	for text, line := range cases {
 		_, err := Parse(strings.NewReader(text))
 		var le *LineError
-		if !errors.As(err, &le) || le.Line != line || !errors.Is(err, ErrInvalid) {
-			t.Errorf("Parse(%q) = %v; want a *LineError for line %d wrapping ErrInvalid", text, err, line)
+		if assert.ErrorAs(t, err, &le, "Parse(%q)", text) {
+			assert.Equal(t, line, le.Line, "Parse(%q): the line the error names", text)
 		}
+		assert.ErrorIs(t, err, ErrInvalid, "Parse(%q)", text)
 	}
 }
 
 func TestReadMissingFile(t *testing.T) {
 	_, err := Read(filepath.Join(t.TempDir(), "stock.txt"))
-	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "does not exist") {
-		t.Errorf("Read of a missing file: %v", err)
-	}
+	assert.ErrorIs(t, err, os.ErrNotExist, "Read of a missing file")
+	assert.ErrorContains(t, err, "does not exist", "Read of a missing file")
 }
 
 func TestSaveReplacesAtomically(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "stock.txt")
 	old := "1 2 3\n2 3 4\n3 4 5\n4 5 6\n"
-	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(path, []byte(old), 0o644))
 	before, _ := os.Stat(path)
 	stocks := []Stock{{1, 9, 9}}
-	if err := Save(path, stocks); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Save(path, stocks))
 	after, _ := os.Stat(path)
-	if b, _ := os.ReadFile(path); string(b) != "1 9 9\n" {
-		t.Errorf("after Save: %q (no stale bytes of the longer old file may remain)", b)
-	}
-	if os.SameFile(before, after) || after.Mode().Perm() != 0o644 {
-		t.Errorf("Save must rename a new file over the old one and keep its mode: same=%v mode=%v",
-			os.SameFile(before, after), after.Mode())
-	}
+	b, _ := os.ReadFile(path)
+	assert.Equal(t, "1 9 9\n", string(b), "after Save (no stale bytes of the longer old file may remain)")
+	assert.False(t, os.SameFile(before, after), "Save must rename a new file over the old one")
+	assert.Equal(t, fs.FileMode(0o644), after.Mode().Perm(), "Save must keep the file's mode")
 	assertOnly(t, dir, "stock.txt")
 }
 
@@ -84,17 +77,12 @@ func TestSaveFailureLeavesOldFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "stock.txt")
 	old := "1 2 3\n"
-	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(path, []byte(old), 0o644))
 	sv := Saver{Intercept: func(w io.Writer) io.Writer { return failingWriter{w} }}
 	err := sv.Save(path, []Stock{{1, 9, 9}, {2, 8, 8}})
-	if err == nil || !strings.Contains(err.Error(), "disk full") {
-		t.Fatalf("Save with a failing write = %v; want the failure", err)
-	}
-	if b, _ := os.ReadFile(path); string(b) != old {
-		t.Errorf("after a failed Save: %q, want the old %q", b, old)
-	}
+	require.ErrorContains(t, err, "disk full", "Save with a failing write; want the failure")
+	b, _ := os.ReadFile(path)
+	assert.Equal(t, old, string(b), "after a failed Save, the old file")
 	assertOnly(t, dir, "stock.txt")
 }
 
@@ -105,20 +93,17 @@ func assertOnly(t *testing.T, dir string, names ...string) {
 	for _, e := range entries {
 		got = append(got, e.Name())
 	}
-	if !slices.Equal(got, names) {
-		t.Errorf("folder holds %q, want %q", got, names)
-	}
+	assert.Equal(t, names, got, "what the folder holds")
 }
 
 func TestNumbersStayInTheOriginalsRange(t *testing.T) {
-	if _, err := Parse(strings.NewReader("1 2147483647 2147483647\n2147483647 0 0\n")); err != nil {
-		t.Errorf("the largest C int in every field: %v; want it accepted", err)
-	}
+	_, err := Parse(strings.NewReader("1 2147483647 2147483647\n2147483647 0 0\n"))
+	assert.NoError(t, err, "the largest C int in every field; want it accepted")
 	for _, text := range []string{"1 2147483648 3\n", "2147483648 1 1\n", "1 1 6442450991\n"} {
 		var le *LineError
-		if _, err := Parse(strings.NewReader(text)); !errors.As(err, &le) || !strings.Contains(err.Error(), "out of range") {
-			t.Errorf("Parse(%q) = %v; want a *LineError saying out of range (the original's C int)", text, err)
-		}
+		_, err := Parse(strings.NewReader(text))
+		assert.ErrorAs(t, err, &le, "Parse(%q)", text)
+		assert.ErrorContains(t, err, "out of range", "Parse(%q) (the original's C int)", text)
 	}
 }
 
@@ -184,35 +169,25 @@ func (f *recordingFile) Close() error {
 func TestSaveSyncsBeforeRenameAndAfter(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "stock.txt")
 	rec := &recordingFS{}
-	if err := (Saver{FS: rec}).Save(path, []Stock{{1, 2, 3}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, (Saver{FS: rec}).Save(path, []Stock{{1, 2, 3}}))
 	want := []string{"create", "write file", "sync file", "close file", "rename", "open dir", "sync dir", "close dir"}
-	if !slices.Equal(rec.calls, want) {
-		t.Errorf("Save's file-system calls:\n   got %q\n  want %q", rec.calls, want)
-	}
+	assert.Equal(t, want, rec.calls, "Save's file-system calls")
 }
 
 func TestCleanTemps(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "stock.txt")
-	if err := os.WriteFile(path, []byte("1 2 3\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(path, []byte("1 2 3\n"), 0o644))
 	// What a kill -9 during a write-back leaves, and files that are not ours.
 	for _, name := range []string{".stock.txt.tmp-123", ".stock.txt.tmp-9", ".other.txt.tmp-1", "stock.txt.tmp-1", "notes"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte("1 9"), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("1 9"), 0o600))
 	}
 	removed, err := CleanTemps(path, nil)
-	if err != nil || len(removed) != 2 {
-		t.Errorf("CleanTemps = %q, %v; want the two .stock.txt.tmp-* files", removed, err)
-	}
+	assert.NoError(t, err, "CleanTemps")
+	assert.Len(t, removed, 2, "CleanTemps: want the two .stock.txt.tmp-* files removed")
 	assertOnly(t, dir, ".other.txt.tmp-1", "notes", "stock.txt", "stock.txt.tmp-1")
-	if b, _ := os.ReadFile(path); string(b) != "1 2 3\n" {
-		t.Errorf("CleanTemps changed the stock file: %q", b)
-	}
+	b, _ := os.ReadFile(path)
+	assert.Equal(t, "1 2 3\n", string(b), "CleanTemps changed the stock file")
 }
 
 // FuzzParseFormat: whatever Parse accepts, Format writes back as a file that

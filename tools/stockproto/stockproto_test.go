@@ -1,9 +1,10 @@
 package stockproto
 
 import (
-	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 
 	"serverlab/tools/stockfile"
 )
@@ -15,9 +16,9 @@ func TestParse(t *testing.T) {
 		"buy 1 2": {Cmd: Buy, ID: 1, N: 2}, "sell\t0\t2147483647": {Cmd: Sell, ID: 0, N: MaxArg},
 	}
 	for line, want := range ok {
-		if got, err := Parse(line); err != nil || got != want {
-			t.Errorf("Parse(%q) = %+v, %v; want %+v", line, got, err, want)
-		}
+		got, err := Parse(line)
+		assert.NoError(t, err, "Parse(%q)", line)
+		assert.Equal(t, want, got, "Parse(%q)", line)
 	}
 	bad := map[string]string{
 		"sh": NoSuchCommand, "Show": NoSuchCommand, "exits": NoSuchCommand, "buy1 2": NoSuchCommand,
@@ -27,21 +28,18 @@ func TestParse(t *testing.T) {
 		"exit now": InvalidArgument, "buy 1 2x": InvalidArgument,
 	}
 	for line, want := range bad {
-		if _, err := Parse(line); ReplyOf(err) != want {
-			t.Errorf("Parse(%q): error %v; want reply %q", line, err, want)
-		}
+		_, err := Parse(line)
+		assert.Equal(t, want, ReplyOf(err), "Parse(%q): the reply for error %v", line, err)
 	}
 }
 
 func TestRecords(t *testing.T) {
 	rec := AppendRecord([]byte("x"), BuyOK)
-	if len(rec) != 1+RecordSize || !bytes.HasPrefix(rec[1:], []byte(BuyOK)) ||
-		bytes.Count(rec[1+len(BuyOK):], []byte{0}) != RecordSize-len(BuyOK) {
-		t.Errorf("AppendRecord: %d bytes, want 1 + %d: text then NULs", len(rec), RecordSize)
-	}
+	want := append([]byte("x"+BuyOK), make([]byte, RecordSize-len(BuyOK))...)
+	assert.Equal(t, want, rec, "AppendRecord: the prefix, then the text padded with NULs to %d bytes", RecordSize)
 	long := AppendRecord(nil, strings.Repeat("a", 2*RecordSize))
-	if len(long) != RecordSize || long[RecordSize-1] != 0 {
-		t.Errorf("AppendRecord of a long text: %d bytes, last %q; want %d ending in NUL", len(long), long[len(long)-1], RecordSize)
+	if assert.Len(t, long, RecordSize, "AppendRecord of a long text") {
+		assert.Zero(t, long[RecordSize-1], "AppendRecord of a long text must end in NUL")
 	}
 }
 
@@ -53,14 +51,14 @@ func TestAppendShowKeepsWholeLines(t *testing.T) {
 	text, fit := AppendShow(nil, stocks)
 	want := ShowOK + string(stockfile.Format(stocks[:fit]))
 	next := stockfile.AppendLine(nil, stocks[fit])
-	if string(text) != want || len(text) > MaxText || len(text)+len(next) <= MaxText || fit == 0 {
-		t.Errorf("AppendShow of 1000 stocks: %d bytes with %d lines; want the most whole lines within %d bytes",
-			len(text), fit, MaxText)
-	}
+	// The most whole lines within MaxText bytes.
+	assert.NotZero(t, fit, "AppendShow of 1000 stocks: lines")
+	assert.Equal(t, want, string(text), "AppendShow of 1000 stocks: whole lines")
+	assert.LessOrEqual(t, len(text), MaxText, "AppendShow of 1000 stocks: bytes")
+	assert.Greater(t, len(text)+len(next), MaxText, "AppendShow of 1000 stocks: the next line would have fitted too")
 	small, n := AppendShow(nil, stocks[:2])
-	if n != 2 || string(small) != ShowOK+"0 1000000 7\n1 1000001 7\n" {
-		t.Errorf("AppendShow of 2 stocks = %q, %d", small, n)
-	}
+	assert.Equal(t, 2, n, "AppendShow of 2 stocks: lines")
+	assert.Equal(t, ShowOK+"0 1000000 7\n1 1000001 7\n", string(small), "AppendShow of 2 stocks")
 }
 
 func FuzzParse(f *testing.F) {
@@ -90,9 +88,7 @@ func TestParseDoesNotAllocate(t *testing.T) {
 			t.Fatalf("Parse(%q) = %+v, %v", line, req, err)
 		}
 	})
-	if allocs != 0 {
-		t.Errorf("Parse(string(%q)): %.1f allocations per call, want 0", line, allocs)
-	}
+	assert.Zero(t, allocs, "Parse(string(%q)): allocations per call", line)
 }
 
 // referenceParse is the obvious Parse (strings.FieldsFunc, strconv.Atoi);

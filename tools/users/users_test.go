@@ -2,7 +2,6 @@ package users
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -11,26 +10,25 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"serverlab/tools/wire"
 )
 
 func TestLineRoundTrip(t *testing.T) {
 	u := User{Name: "alice", Password: "pass123", IP: "127.0.0.1", Port: 54321}
-	if got := u.Line(); got != "alice pass123 127.0.0.1 54321\n" {
-		t.Fatalf("Line() = %q", got)
-	}
+	require.Equal(t, "alice pass123 127.0.0.1 54321\n", u.Line(), "Line()")
 	back, err := ParseLine(strings.TrimSuffix(u.Line(), "\n"))
-	if err != nil || back != u {
-		t.Fatalf("ParseLine(Line()) = %+v, %v; want %+v", back, err, u)
-	}
+	require.NoError(t, err, "ParseLine(Line())")
+	require.Equal(t, u, back, "ParseLine(Line())")
 }
 
 func TestParseLineSeparators(t *testing.T) {
 	// The seed's own example aligns columns with runs of spaces.
 	u, err := ParseLine("bob   secret  127.0.0.1 54322")
-	if err != nil || u != (User{"bob", "secret", "127.0.0.1", 54322}) {
-		t.Fatalf("ParseLine = %+v, %v", u, err)
-	}
+	require.NoError(t, err, "ParseLine")
+	require.Equal(t, User{"bob", "secret", "127.0.0.1", 54322}, u, "ParseLine")
 }
 
 func TestValidate(t *testing.T) {
@@ -46,13 +44,9 @@ func TestValidate(t *testing.T) {
 		{"a", "pw", "127.0.0.1", -1},
 	}
 	for _, u := range bad {
-		if err := u.Validate(); !errors.Is(err, ErrInvalid) {
-			t.Errorf("Validate(%+v) = %v, want ErrInvalid", u, err)
-		}
+		assert.ErrorIs(t, u.Validate(), ErrInvalid, "Validate(%+v)", u)
 	}
-	if err := (User{strings.Repeat("n", 31), "pw", "::1", 0}).Validate(); err != nil {
-		t.Errorf("a 31-byte name: %v", err)
-	}
+	assert.NoError(t, User{strings.Repeat("n", 31), "pw", "::1", 0}.Validate(), "a 31-byte name")
 }
 
 func TestValidateNames(t *testing.T) {
@@ -73,24 +67,17 @@ func TestValidateNames(t *testing.T) {
 	}
 	for name, want := range bad {
 		err := User{name, "pw", "127.0.0.1", 1}.Validate()
-		if !errors.Is(err, want) || !errors.Is(err, ErrInvalid) {
-			t.Errorf("Validate(name %q) = %v, want an error wrapping %v", name, err, want)
-		}
+		assert.ErrorIs(t, err, want, "Validate(name %q)", name)
+		assert.ErrorIs(t, err, ErrInvalid, "Validate(name %q)", name)
 	}
 	for _, name := range []string{"alice", "\u00e9lise", "Łukasz", "서버", "servers", "all-star", "x"} {
-		if err := (User{name, "pw", "127.0.0.1", 1}).Validate(); err != nil {
-			t.Errorf("Validate(name %q) = %v, want nil", name, err)
-		}
+		assert.NoError(t, User{name, "pw", "127.0.0.1", 1}.Validate(), "Validate(name %q)", name)
 	}
-	if err := (User{"a", strings.Repeat("p", MaxPassword+1), "1.2.3.4", 1}).Validate(); !errors.Is(err, ErrInvalid) {
-		t.Errorf("a %d-byte password: %v, want ErrInvalid", MaxPassword+1, err)
-	}
-	if err := (User{"a", strings.Repeat("p", MaxPassword), "1.2.3.4", 1}).Validate(); err != nil {
-		t.Errorf("a %d-byte password: %v, want nil", MaxPassword, err)
-	}
-	if Key("ＡＬＩＣＥ") != Key("alice") {
-		t.Errorf("Key does not fold fullwidth capitals")
-	}
+	assert.ErrorIs(t, User{"a", strings.Repeat("p", MaxPassword+1), "1.2.3.4", 1}.Validate(), ErrInvalid,
+		"a %d-byte password", MaxPassword+1)
+	assert.NoError(t, User{"a", strings.Repeat("p", MaxPassword), "1.2.3.4", 1}.Validate(),
+		"a %d-byte password", MaxPassword)
+	assert.Equal(t, Key("alice"), Key("ＡＬＩＣＥ"), "Key does not fold fullwidth capitals")
 }
 
 // logBuffer is a logger whose output a test can read.
@@ -106,31 +93,29 @@ func TestReadSkipsBadLines(t *testing.T) {
 		strings.Repeat("x", 3*MaxLine) + "\nbob pw 127.0.0.1 2\ncarol p"
 	log, out := logBuffer()
 	f, err := Read(strings.NewReader(in), log)
-	if err != nil {
-		t.Fatal(err)
+	require.NoError(t, err)
+	var names []string
+	for _, u := range f.Users {
+		names = append(names, u.Name)
 	}
-	if len(f.Users) != 2 || f.Users[0].Name != "alice" || f.Users[1].Name != "bob" {
-		t.Fatalf("Read = %+v; want alice and bob (every bad line costs that line only)", f.Users)
-	}
-	if f.Whole != int64(len(in)-len("carol p")) || f.Size != int64(len(in)) || f.Unterminated || f.Skipped != 4 {
-		t.Fatalf("Read: Whole %d Size %d Unterminated %v Skipped %d", f.Whole, f.Size, f.Unterminated, f.Skipped)
-	}
+	require.Equal(t, []string{"alice", "bob"}, names, "Read's users (every bad line costs that line only)")
+	require.Equal(t, int64(len(in)-len("carol p")), f.Whole, "Read: Whole")
+	require.Equal(t, int64(len(in)), f.Size, "Read: Size")
+	require.False(t, f.Unterminated, "Read: Unterminated")
+	require.Equal(t, 4, f.Skipped, "Read: Skipped")
 	for _, want := range []string{"line=2", "line=4", "line=5", "torn last line"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("the log does not mention %q:\n%s", want, out)
-		}
+		assert.Contains(t, out.String(), want, "what the log mentions")
 	}
 }
 
 func TestReadKeepsValidUnterminatedLine(t *testing.T) {
 	log, out := logBuffer()
 	f, _ := Read(strings.NewReader("alice pw 127.0.0.1 1\nbob pw 127.0.0.1 2"), log)
-	if len(f.Users) != 2 || !f.Unterminated || f.Whole != 21 || f.Size != 39 {
-		t.Fatalf("Read = %+v; want bob kept and Unterminated", f)
-	}
-	if !strings.Contains(out.String(), "no newline") {
-		t.Errorf("an unterminated last line was not logged:\n%s", out)
-	}
+	require.Len(t, f.Users, 2, "Read: want bob kept")
+	require.True(t, f.Unterminated, "Read: Unterminated")
+	require.Equal(t, int64(21), f.Whole, "Read: Whole")
+	require.Equal(t, int64(39), f.Size, "Read: Size")
+	assert.Contains(t, out.String(), "no newline", "an unterminated last line must be logged")
 }
 
 func TestRepair(t *testing.T) {
@@ -143,15 +128,13 @@ func TestRepair(t *testing.T) {
 		os.WriteFile(p, []byte(c.in), 0o600)
 		f, _ := Load(p, slog.New(slog.DiscardHandler))
 		fh, err := os.OpenFile(p, os.O_RDWR|os.O_APPEND, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		size, err := f.Repair(fh, slog.New(slog.DiscardHandler))
 		fh.Close()
 		got, _ := os.ReadFile(p)
-		if err != nil || string(got) != c.want || size != int64(len(c.want)) {
-			t.Errorf("Repair of %q: %q, size %d, %v; want %q", c.in, got, size, err, c.want)
-		}
+		assert.NoError(t, err, "Repair of %q", c.in)
+		assert.Equal(t, c.want, string(got), "Repair of %q", c.in)
+		assert.Equal(t, int64(len(c.want)), size, "Repair of %q: size", c.in)
 	}
 }
 
@@ -161,28 +144,23 @@ func TestReadLimits(t *testing.T) {
 		fmt.Fprintf(&b, "u%d pw 127.0.0.1 1\n", i)
 	}
 	f, _ := Read(strings.NewReader(b.String()), slog.New(slog.DiscardHandler))
-	if len(f.Users) != MaxUsers {
-		t.Fatalf("Read kept %d users, want the limit %d", len(f.Users), MaxUsers)
-	}
+	require.Len(t, f.Users, MaxUsers, "Read: want the limit on users")
 	huge := strings.Repeat("x", MaxFileSize+10)
 	f, _ = Read(strings.NewReader(huge), slog.New(slog.DiscardHandler))
-	if f.Size != MaxFileSize {
-		t.Fatalf("Read of a %d-byte file read %d bytes, want at most %d", len(huge), f.Size, MaxFileSize)
-	}
+	require.Equal(t, int64(MaxFileSize), f.Size, "Read of a %d-byte file: bytes read", len(huge))
 }
 
 func TestLoadMissingFile(t *testing.T) {
 	f, err := Load(filepath.Join(t.TempDir(), "none.txt"), nil)
-	if err != nil || len(f.Users) != 0 || f.Whole != 0 {
-		t.Fatalf("Load(missing) = %+v, %v; want an empty store", f, err)
-	}
+	require.NoError(t, err, "Load(missing)")
+	require.Empty(t, f.Users, "Load(missing): want an empty store")
+	require.Zero(t, f.Whole, "Load(missing): want an empty store")
 }
 
 func TestIndexFirstWins(t *testing.T) {
 	m := Index([]User{{"alice", "first", "a", 1}, {"alice", "second", "b", 2}, {"bob", "pw", "c", 3}})
-	if len(m) != 2 || m["alice"].Password != "first" {
-		t.Fatalf("Index = %+v; want the first alice", m)
-	}
+	require.Len(t, m, 2, "Index")
+	require.Equal(t, "first", m["alice"].Password, "Index: want the first alice")
 }
 
 func TestCache(t *testing.T) {
@@ -190,12 +168,9 @@ func TestCache(t *testing.T) {
 	c := NewCache(p, slog.New(slog.DiscardHandler))
 	check := func(when string, budget int, want ...string) {
 		t.Helper()
-		if err := c.Refresh(budget); err != nil {
-			t.Fatalf("%s: Refresh: %v", when, err)
-		}
-		if got := c.Names(); strings.Join(got, " ") != strings.Join(want, " ") {
-			t.Fatalf("%s: Names() = %q, want %q", when, got, want)
-		}
+		require.NoError(t, c.Refresh(budget), "%s: Refresh", when)
+		// Joined, so that no names and an empty list compare equal.
+		require.Equal(t, strings.Join(want, " "), strings.Join(c.Names(), " "), "%s: Names()", when)
 		for _, n := range want {
 			if u, ok := c.Lookup(n); !ok || u.Password != "pw-"+n {
 				t.Fatalf("%s: Lookup(%q) = %+v, %v", when, n, u, ok)
@@ -222,18 +197,12 @@ func TestCache(t *testing.T) {
 	}
 	os.Remove(p)
 	os.WriteFile(p, []byte(b.String()), 0o600) // another file: read again, a piece at a time
-	if err := c.Refresh(4096); err != nil {
-		t.Fatal(err)
-	}
-	if got := c.Names(); len(got) != 1 || got[0] != "erin" {
-		t.Fatalf("after one piece of a reload, Names() = %d names; want the old list until the reload is done", len(got))
-	}
+	require.NoError(t, c.Refresh(4096))
+	require.Equal(t, []string{"erin"}, c.Names(), "after one piece of a reload: want the old list until the reload is done")
 	for range 100 {
 		c.Refresh(4096)
 	}
-	if got := c.Names(); len(got) != 2000 {
-		t.Fatalf("after the reload, %d names, want 2000", len(got))
-	}
+	require.Len(t, c.Names(), 2000, "after the reload")
 	os.Remove(p)
 	check("removed", 0)
 }

@@ -4,18 +4,16 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestUserList(t *testing.T) {
-	if got := string(UserList(nil, nil)); got != NoUsers {
-		t.Fatalf("UserList(none) = %q, want %q", got, NoUsers)
-	}
+	require.Equal(t, NoUsers, string(UserList(nil, nil)), "UserList(none)")
 	online := map[string]bool{"bob": true}
 	got := string(UserList([]string{"carol", "bob", "alice", "bob"}, func(n string) bool { return online[n] }))
 	want := "alice | active: 0\nbob | active: 1\ncarol | active: 0\n"
-	if got != want {
-		t.Fatalf("UserList = %q, want %q (sorted, each name once)", got, want)
-	}
+	require.Equal(t, want, got, "UserList (sorted, each name once)")
 	var many []string
 	for i := range 5000 {
 		many = append(many, fmt.Sprintf("user%05d", i))

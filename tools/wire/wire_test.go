@@ -3,11 +3,13 @@ package wire
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"io"
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func frames() []Frame {
@@ -22,9 +24,7 @@ func frames() []Frame {
 
 func TestLayout(t *testing.T) {
 	b, err := Encode(Frame{Type: Login, Sender: "alice", Target: "bob", Payload: []byte("pw")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := make([]byte, 0, 74)
 	want = append(want, 2, 0, 0, 0, 2, 0, 0, 0) // type and length, little-endian
 	want = append(want, "alice"...)
@@ -32,9 +32,7 @@ func TestLayout(t *testing.T) {
 	want = append(want, "bob"...)
 	want = append(want, make([]byte, 29)...)
 	want = append(want, "pw"...)
-	if !bytes.Equal(b, want) {
-		t.Fatalf("encoding\n want % x\n  got % x", want, b)
-	}
+	require.Equal(t, want, b, "encoding")
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -47,22 +45,26 @@ func TestRoundTrip(t *testing.T) {
 	for name, wrap := range readers {
 		for _, f := range frames() {
 			b, err := Encode(f)
-			if err != nil {
-				t.Fatalf("Encode(%v): %v", f, err)
-			}
+			require.NoError(t, err, "Encode(%v)", f)
 			got, err := ReadFrame(wrap(bytes.NewReader(b)))
-			if err != nil {
-				t.Fatalf("%s: ReadFrame(%v): %v", name, f, err)
-			}
-			if got.Type != f.Type || got.Sender != f.Sender || got.Target != f.Target || !bytes.Equal(got.Payload, f.Payload) {
-				t.Errorf("%s: round trip\n want %v\n  got %v", name, f, got)
-			}
+			require.NoError(t, err, "%s: ReadFrame(%v)", name, f)
+			assert.Equal(t, same(f), same(got), "%s: round trip", name)
 			dec, n, err := Decode(b)
-			if err != nil || n != len(b) || dec.Sender != f.Sender || !bytes.Equal(dec.Payload, f.Payload) {
-				t.Errorf("Decode(%v) = %v, %d, %v; want the frame, %d, nil", f, dec, n, err, len(b))
+			if assert.NoError(t, err, "Decode(%v)", f) {
+				assert.Equal(t, len(b), n, "Decode(%v): bytes used", f)
+				assert.Equal(t, same(f), same(dec), "Decode(%v)", f)
 			}
 		}
 	}
+}
+
+// same makes an empty payload nil, so that a frame compares equal to what
+// ReadFrame returns for it (which allocates the empty payload).
+func same(f Frame) Frame {
+	if len(f.Payload) == 0 {
+		f.Payload = nil
+	}
+	return f
 }
 
 func header(typ, length int32, sender, target string) []byte {
@@ -92,23 +94,22 @@ func TestReadErrors(t *testing.T) {
 		{"empty sender", header(3, 0, "", ""), ErrName},
 	}
 	for _, c := range cases {
-		if _, err := ReadFrame(bytes.NewReader(c.in)); !errors.Is(err, c.want) {
-			t.Errorf("%s: ReadFrame error = %v, want %v", c.name, err, c.want)
-		}
+		_, err := ReadFrame(bytes.NewReader(c.in))
+		assert.ErrorIs(t, err, c.want, "%s: ReadFrame", c.name)
 	}
 }
 
 func TestDecodeIncomplete(t *testing.T) {
 	b, _ := Encode(frames()[0])
 	for i := 0; i < len(b); i++ {
-		if _, n, err := Decode(b[:i]); n != 0 || err != nil {
-			t.Fatalf("Decode of %d of %d bytes = %d, %v; want 0, nil (wait for more)", i, len(b), n, err)
-		}
+		_, n, err := Decode(b[:i])
+		require.NoError(t, err, "Decode of %d of %d bytes (want: wait for more)", i, len(b))
+		require.Zero(t, n, "Decode of %d of %d bytes used bytes (want: wait for more)", i, len(b))
 	}
 	two := append(append([]byte{}, b...), b...)
-	if _, n, err := Decode(two); n != len(b) || err != nil {
-		t.Fatalf("Decode of two frames used %d bytes (err %v), want %d", n, err, len(b))
-	}
+	_, n, err := Decode(two)
+	require.NoError(t, err, "Decode of two frames")
+	require.Equal(t, len(b), n, "Decode of two frames: bytes used")
 }
 
 func TestEncodeErrors(t *testing.T) {
@@ -125,12 +126,8 @@ func TestEncodeErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		var w countingWriter
-		if err := WriteFrame(&w, c.f); !errors.Is(err, c.want) {
-			t.Errorf("%s: WriteFrame error = %v, want %v", c.name, err, c.want)
-		}
-		if w.writes != 0 {
-			t.Errorf("%s: an invalid frame was written", c.name)
-		}
+		assert.ErrorIs(t, WriteFrame(&w, c.f), c.want, "%s: WriteFrame", c.name)
+		assert.Zero(t, w.writes, "%s: an invalid frame was written", c.name)
 	}
 }
 
@@ -147,12 +144,8 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 func TestOneWritePerFrame(t *testing.T) {
 	for _, f := range frames() {
 		var w countingWriter
-		if err := WriteFrame(&w, f); err != nil {
-			t.Fatal(err)
-		}
-		if w.writes != 1 {
-			t.Errorf("WriteFrame(%v) made %d writes, want 1", f, w.writes)
-		}
+		require.NoError(t, WriteFrame(&w, f))
+		assert.Equal(t, 1, w.writes, "WriteFrame(%v): number of writes", f)
 	}
 }
 

@@ -8,6 +8,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func frame(body string) []byte {
@@ -34,12 +37,8 @@ func TestEncodeMatchesOriginal(t *testing.T) {
 	}
 	for _, c := range cases {
 		got, err := Encode(c.m)
-		if err != nil {
-			t.Fatalf("Encode(%#v): %v", c.m, err)
-		}
-		if want := frame(c.want); !bytes.Equal(got, want) {
-			t.Errorf("Encode(%#v)\n want %q\n  got %q", c.m, want, got)
-		}
+		require.NoError(t, err, "Encode(%#v)", c.m)
+		assert.Equal(t, frame(c.want), got, "Encode(%#v)", c.m)
 	}
 }
 
@@ -47,16 +46,10 @@ func TestRoundTripEveryType(t *testing.T) {
 	for id, info := range types {
 		m := reflect.New(info.typ).Elem().Interface().(Message)
 		b, err := Encode(m)
-		if err != nil {
-			t.Fatalf("type %d: %v", id, err)
-		}
+		require.NoError(t, err, "type %d", id)
 		got, err := Read(bytes.NewReader(b))
-		if err != nil {
-			t.Fatalf("type %d: decode %q: %v", id, b, err)
-		}
-		if !reflect.DeepEqual(nonNil(got), nonNil(m)) {
-			t.Errorf("type %d: round trip gave %#v, want %#v", id, got, m)
-		}
+		require.NoError(t, err, "type %d: decode %q", id, b)
+		assert.Equal(t, nonNil(m), nonNil(got), "type %d: round trip", id)
 	}
 }
 
@@ -82,35 +75,37 @@ func TestDecodeRules(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := Decode([]byte(c.body))
-		if c.want == nil && err != nil || c.want != nil && !errors.Is(err, c.want) {
-			t.Errorf("Decode(%s) = %v; want %v", c.body, err, c.want)
+		if c.want == nil {
+			assert.NoError(t, err, "Decode(%s)", c.body)
+		} else {
+			assert.ErrorIs(t, err, c.want, "Decode(%s)", c.body)
 		}
 	}
 	_, err := Decode([]byte(`{"payload":{"request_id":7,"name":"a"},"type_id":115}`))
 	var de *DecodeError
-	if !errors.As(err, &de) || !de.HasRequestID || de.RequestID != 7 || de.Type != TypeAuthenticateRequest {
-		t.Errorf("missing password: got %#v; want a DecodeError for request 7 of type 115", err)
+	if assert.ErrorAs(t, err, &de, "missing password: want a DecodeError") {
+		assert.True(t, de.HasRequestID, "missing password: the DecodeError has the request ID")
+		assert.Equal(t, uint64(7), de.RequestID, "missing password: the DecodeError's request ID")
+		assert.Equal(t, TypeAuthenticateRequest, de.Type, "missing password: the DecodeError's type")
 	}
 }
 
 func TestReadFrameLimits(t *testing.T) {
 	at := append(binary.BigEndian.AppendUint32(nil, MaxFrame), make([]byte, MaxFrame)...)
-	if body, err := ReadFrame(bytes.NewReader(at), nil); err != nil || len(body) != MaxFrame {
-		t.Errorf("a frame of exactly 1 MiB: len %d, err %v; want it accepted", len(body), err)
-	}
+	body, err := ReadFrame(bytes.NewReader(at), nil)
+	assert.NoError(t, err, "a frame of exactly 1 MiB: want it accepted")
+	assert.Equal(t, MaxFrame, len(body), "a frame of exactly 1 MiB: length") // not Len: it would print the MiB
 	over := binary.BigEndian.AppendUint32(nil, MaxFrame+1)
-	if _, err := ReadFrame(bytes.NewReader(over), nil); !errors.Is(err, ErrTooLarge) {
-		t.Errorf("a frame of 1 MiB + 1: err %v; want ErrTooLarge", err)
-	}
+	_, err = ReadFrame(bytes.NewReader(over), nil)
+	assert.ErrorIs(t, err, ErrTooLarge, "a frame of 1 MiB + 1")
 	if _, err := ReadFrame(bytes.NewReader(nil), nil); err != io.EOF {
 		t.Errorf("empty stream: %v; want io.EOF", err)
 	}
 	if _, err := ReadFrame(bytes.NewReader(frame("abc")[:5]), nil); err != io.ErrUnexpectedEOF {
 		t.Errorf("cut frame: %v; want io.ErrUnexpectedEOF", err)
 	}
-	if _, err := Encode(WriteChat{Content: strings.Repeat("x", MaxFrame)}); !errors.Is(err, ErrTooLarge) {
-		t.Errorf("encoding a body over 1 MiB: %v; want ErrTooLarge", err)
-	}
+	_, err = Encode(WriteChat{Content: strings.Repeat("x", MaxFrame)})
+	assert.ErrorIs(t, err, ErrTooLarge, "encoding a body over 1 MiB")
 }
 
 // FuzzDecode: the decoder never panics, and whatever it accepts survives a

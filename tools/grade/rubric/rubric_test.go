@@ -4,32 +4,26 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestLoadEmbedded(t *testing.T) {
 	r, err := Load()
-	if err != nil {
-		t.Fatalf("Load: %v", err)
-	}
+	require.NoError(t, err, "Load")
 	ch, ok := r.Chapter("01")
-	if !ok {
-		t.Fatalf("embedded rubric has no chapter 01; chapters: %+v", r.Chapters)
-	}
-	if got, want := ch.MaxPoints(), 100; got != want {
-		t.Errorf("chapter 01 MaxPoints = %d, want %d", got, want)
-	}
+	require.True(t, ok, "embedded rubric has no chapter 01; chapters: %+v", r.Chapters)
+	assert.Equal(t, 100, ch.MaxPoints(), "chapter 01 MaxPoints")
 	wantTests := []string{
 		"TestEx1_1_ReadFrame", "TestEx1_2_WriteFrame", "TestEx1_3_UserStore",
 		"TestEx1_4_Serve", "TestEx1_5_Deadlines", "TestEx1_6_Close",
 	}
-	if len(ch.Exercises) != len(wantTests) {
-		t.Fatalf("chapter 01 has %d exercises, want %d", len(ch.Exercises), len(wantTests))
+	var tests []string
+	for _, ex := range ch.Exercises {
+		tests = append(tests, ex.Test)
 	}
-	for i, ex := range ch.Exercises {
-		if ex.Test != wantTests[i] {
-			t.Errorf("chapter 01 exercise %d test = %q, want %q", i, ex.Test, wantTests[i])
-		}
-	}
+	require.Equal(t, wantTests, tests, "chapter 01's exercises, by test")
 }
 
 const validRubric = `{"chapters": [
@@ -44,29 +38,19 @@ const validRubric = `{"chapters": [
 
 func TestParseValid(t *testing.T) {
 	r, err := Parse(strings.NewReader(validRubric))
-	if err != nil {
-		t.Fatalf("Parse: %v", err)
-	}
-	if got, want := r.MaxPoints(), 45; got != want {
-		t.Errorf("MaxPoints = %d, want %d", got, want)
-	}
+	require.NoError(t, err, "Parse")
+	assert.Equal(t, 45, r.MaxPoints(), "MaxPoints")
 	ch, ok := r.Chapter("12")
-	if !ok || ch.Title != "Twelve" || ch.MaxPoints() != 5 {
-		t.Errorf("Chapter(\"12\") = %+v, %v; want the chapter titled Twelve worth 5", ch, ok)
+	if assert.True(t, ok, "Chapter(\"12\") not found") {
+		assert.Equal(t, "Twelve", ch.Title, "Chapter(\"12\")")
+		assert.Equal(t, 5, ch.MaxPoints(), "Chapter(\"12\").MaxPoints")
 	}
-	if _, ok := r.Chapter("02"); ok {
-		t.Errorf("Chapter(\"02\") found a chapter the rubric does not have")
-	}
+	_, ok = r.Chapter("02")
+	assert.False(t, ok, "Chapter(\"02\") found a chapter the rubric does not have")
 	one, _ := r.Chapter("01")
-	if got := one.Exercises[0].TimeLimit(time.Minute); got != time.Minute {
-		t.Errorf("TimeLimit without timeout = %v, want the default 1m", got)
-	}
-	if got := one.Exercises[1].TimeLimit(time.Minute); got != 90*time.Second {
-		t.Errorf("TimeLimit with \"90s\" = %v, want 1m30s", got)
-	}
-	if got := one.Exercises[1].RunPattern(); got != "Ex1_2_" {
-		t.Errorf("RunPattern = %q, want %q", got, "Ex1_2_")
-	}
+	assert.Equal(t, time.Minute, one.Exercises[0].TimeLimit(time.Minute), "TimeLimit without timeout: want the default")
+	assert.Equal(t, 90*time.Second, one.Exercises[1].TimeLimit(time.Minute), "TimeLimit with \"90s\"")
+	assert.Equal(t, "Ex1_2_", one.Exercises[1].RunPattern(), "RunPattern")
 }
 
 func TestParseRejects(t *testing.T) {
@@ -121,13 +105,9 @@ func TestParseRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Parse(strings.NewReader(tt.json))
-			if err == nil {
-				t.Fatalf("Parse(%s) succeeded, want an error containing %q", tt.json, tt.want)
-			}
+			require.Error(t, err, "Parse(%s): want an error containing %q", tt.json, tt.want)
 			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("Parse error = %q\nwant it to contain %q", err, w)
-				}
+				assert.ErrorContains(t, err, w, "Parse error")
 			}
 		})
 	}
@@ -137,9 +117,7 @@ func TestParseRejects(t *testing.T) {
 // rubric has one hint of each kind, in order, none of them empty.
 func TestEveryExerciseHasHints(t *testing.T) {
 	r, err := Load()
-	if err != nil {
-		t.Fatalf("Load: %v", err)
-	}
+	require.NoError(t, err, "Load")
 	for _, ch := range r.Chapters {
 		for _, ex := range ch.Exercises {
 			if len(ex.Hints) != len(HintKinds) {

@@ -2,13 +2,15 @@ package load_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"serverlab/tools/loadgen/load"
 )
@@ -36,17 +38,12 @@ func TestClosedLoopIssuesClientsTimesRequests(t *testing.T) {
 			return nil
 		}
 		res, err := load.ClosedLoop{Clients: clients, Requests: requests, NewClient: f.NewClient}.Run(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for id := range clients {
-			if f.calls[id] != requests {
-				t.Errorf("client %d: %d requests, want %d", id, f.calls[id], requests)
-			}
+			assert.Equal(t, requests, f.calls[id], "client %d: requests", id)
 		}
-		if res.Successes != clients*requests || res.Failures != 0 {
-			t.Errorf("result: %d ok, %d failed; want %d ok, 0 failed", res.Successes, res.Failures, clients*requests)
-		}
+		assert.Equal(t, int64(clients*requests), res.Successes, "result: ok")
+		assert.Zero(t, res.Failures, "result: failed")
 		f.checkClean(t)
 	})
 }
@@ -62,23 +59,17 @@ func TestClosedLoopStopsAfterDuration(t *testing.T) {
 		}
 		start := time.Now()
 		res, err := load.ClosedLoop{Clients: clients, Duration: duration, NewClient: f.NewClient}.Run(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		// A request is issued at every multiple of service below duration,
 		// and the last one issued finishes.
 		perClient := int((duration + service - 1) / service)
 		wantWall := time.Duration(perClient) * service
-		if got := f.totalCalls(); got != clients*perClient || res.Successes != int64(got) {
-			t.Errorf("%d clients, %v requests for %v: %d calls, %d successes; want %d",
-				clients, service, duration, got, res.Successes, clients*perClient)
-		}
-		if res.Wall != wantWall || time.Since(start) != wantWall {
-			t.Errorf("wall time: result %v, measured %v; want %v", res.Wall, time.Since(start), wantWall)
-		}
-		if res.P50 != service || res.Max != service {
-			t.Errorf("latency of %v requests: p50 %v max %v", service, res.P50, res.Max)
-		}
+		assert.Equal(t, clients*perClient, f.totalCalls(), "%d clients, %v requests for %v: calls", clients, service, duration)
+		assert.Equal(t, int64(clients*perClient), res.Successes, "%d clients, %v requests for %v: successes", clients, service, duration)
+		assert.Equal(t, wantWall, res.Wall, "wall time in the result")
+		assert.Equal(t, wantWall, time.Since(start), "wall time measured")
+		assert.Equal(t, service, res.P50, "p50 latency of %v requests", service)
+		assert.Equal(t, service, res.Max, "max latency of %v requests", service)
 		f.checkClean(t)
 	})
 }
@@ -106,22 +97,16 @@ func TestClosedLoopReplacesClientAfterFailure(t *testing.T) {
 			return nil
 		}
 		res, err := load.ClosedLoop{Clients: clients, Requests: requests, NewClient: f.NewClient}.Run(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		wantErrors := map[string]int64{load.KindBadReply: 1, load.KindReset: 1, "setup: " + load.KindRefused: 1}
-		if !equalCounts(res.Errors, wantErrors) || res.Successes+res.Failures != clients*requests {
-			t.Errorf("result: %d ok, %d failed %v; want %d outcomes with errors %v",
-				res.Successes, res.Failures, res.Errors, clients*requests, wantErrors)
-		}
+		assert.Equal(t, wantErrors, res.Errors, "result: errors by kind")
+		assert.Equal(t, int64(clients*requests), res.Successes+res.Failures, "result: outcomes (%d ok, %d failed)", res.Successes, res.Failures)
 		// The refused set-up used up one of client 2's request slots.
 		wantCalls := map[int]int{0: requests, 1: requests, 2: requests - 1}
 		wantSetups := map[int]int{0: 1, 1: 2, 2: 3}
 		for id := range clients {
-			if f.calls[id] != wantCalls[id] || f.setups[id] != wantSetups[id] {
-				t.Errorf("client %d: %d requests, %d set-ups; want %d and %d",
-					id, f.calls[id], f.setups[id], wantCalls[id], wantSetups[id])
-			}
+			assert.Equal(t, wantCalls[id], f.calls[id], "client %d: requests", id)
+			assert.Equal(t, wantSetups[id], f.setups[id], "client %d: set-ups", id)
 		}
 		f.checkClean(t)
 	})
@@ -140,14 +125,10 @@ func TestClosedLoopSetupFailures(t *testing.T) {
 				return nil
 			}
 			res, err := load.ClosedLoop{Clients: clients, Requests: requests, NewClient: f.NewClient}.Run(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := map[string]int64{"setup: refused": 1}
-			if res.Successes != (clients-1)*requests || !equalCounts(res.Errors, want) || f.setups[1] != 1 {
-				t.Errorf("client 1 of %d refused: %d ok, errors %v, %d set-ups of client 1; want %d ok, %v, 1",
-					clients, res.Successes, res.Errors, f.setups[1], (clients-1)*requests, want)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, int64((clients-1)*requests), res.Successes, "client 1 of %d refused: ok", clients)
+			assert.Equal(t, map[string]int64{"setup: refused": 1}, res.Errors, "client 1 of %d refused: errors", clients)
+			assert.Equal(t, 1, f.setups[1], "client 1 of %d refused: set-ups of client 1", clients)
 			f.checkClean(t)
 		})
 	})
@@ -157,12 +138,9 @@ func TestClosedLoopSetupFailures(t *testing.T) {
 			f := newFleet()
 			f.setup = func(id, n int) error { return refused }
 			res, err := load.ClosedLoop{Clients: clients, Requests: 5, NewClient: f.NewClient}.Run(t.Context())
-			if !errors.Is(err, syscall.ECONNREFUSED) {
-				t.Errorf("every set-up refused: Run error %v, want one wrapping ECONNREFUSED", err)
-			}
-			if res.Failures != clients || f.totalCalls() != 0 {
-				t.Errorf("every set-up refused: %d failures, %d requests; want %d and 0", res.Failures, f.totalCalls(), clients)
-			}
+			assert.ErrorIs(t, err, syscall.ECONNREFUSED, "every set-up refused: Run")
+			assert.Equal(t, int64(clients), res.Failures, "every set-up refused: failures")
+			assert.Zero(t, f.totalCalls(), "every set-up refused: requests")
 		})
 	})
 }
@@ -191,9 +169,7 @@ func TestClosedLoopCancel(t *testing.T) {
 		<-stuck
 		cancel()
 		<-done
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("Run after cancel: error %v, want context.Canceled", err)
-		}
+		assert.ErrorIs(t, err, context.Canceled, "Run after cancel")
 		if res.Failures != 0 || res.Successes == 0 {
 			t.Errorf("Run after cancel: %d ok, %d failed %v; want the completed requests and no failure for the aborted one",
 				res.Successes, res.Failures, res.Errors)

@@ -3,13 +3,15 @@ package load_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"serverlab/tools/loadgen/load"
 )
@@ -40,20 +42,15 @@ func TestFixedRateSchedule(t *testing.T) {
 			return nil
 		}
 		res, err := load.FixedRate{Rate: rate, Requests: requests, Clients: 2, NewClient: f.NewClient}.Run(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		want := make([]time.Duration, requests)
 		for i := range want {
 			want[i] = time.Duration(i) * interval
 		}
-		if fmt.Sprint(log.at) != fmt.Sprint(want) {
-			t.Errorf("%d requests at %v/s arrived at\ngot  %v\nwant %v", requests, rate, log.at, want)
-		}
-		if res.Successes != requests || res.P50 != interval/2 || res.Max != interval/2 {
-			t.Errorf("result: %d ok, p50 %v, max %v; want %d ok, p50 = max = %v",
-				res.Successes, res.P50, res.Max, requests, interval/2)
-		}
+		assert.Equal(t, want, log.at, "%d requests at %v/s: arrival times", requests, rate)
+		assert.Equal(t, int64(requests), res.Successes, "result: ok")
+		assert.Equal(t, interval/2, res.P50, "result: p50")
+		assert.Equal(t, interval/2, res.Max, "result: max")
 		f.checkClean(t)
 	})
 }
@@ -63,13 +60,10 @@ func TestFixedRateStopsAfterDuration(t *testing.T) {
 		const rate, duration = 50.0, 2 * time.Second
 		f := newFleet()
 		res, err := load.FixedRate{Rate: rate, Duration: duration, Clients: 3, NewClient: f.NewClient}.Run(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		want := int(duration.Seconds() * rate) // arrivals at 0, 1/rate, … below duration
-		if f.totalCalls() != want || res.Successes != int64(want) {
-			t.Errorf("%v/s for %v: %d requests, %d ok; want %d", rate, duration, f.totalCalls(), res.Successes, want)
-		}
+		assert.Equal(t, want, f.totalCalls(), "%v/s for %v: requests", rate, duration)
+		assert.Equal(t, int64(want), res.Successes, "%v/s for %v: ok", rate, duration)
 		f.checkClean(t)
 	})
 }
@@ -90,18 +84,14 @@ func TestFixedRateTimesFromIntendedStart(t *testing.T) {
 		res, err := load.FixedRate{
 			Rate: float64(time.Second / interval), Requests: requests, Clients: 1, NewClient: f.NewClient,
 		}.Run(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		// Request i arrives at i*interval and finishes at (i+1)*service.
 		want := make([]time.Duration, requests)
 		for i := range want {
 			want[i] = time.Duration(i+1)*service - time.Duration(i)*interval
 		}
 		checkLatencies(t, res, want)
-		if res.Wall != requests*service {
-			t.Errorf("wall: got %v, want %v", res.Wall, requests*service)
-		}
+		assert.Equal(t, requests*service, res.Wall, "wall")
 	})
 }
 
@@ -118,16 +108,14 @@ func TestFixedRateInFlightCap(t *testing.T) {
 			Rate: float64(time.Second / interval), Requests: requests, Clients: 1, MaxInFlight: maxInFlight,
 			NewClient: f.NewClient,
 		}.Run(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		// Arrivals at 0, 10, 20, 30, 40 ms; replies at 25, 50, 75 ms. At 20 ms
 		// two are outstanding (cap), at 30 ms one (accepted), at 40 ms two.
 		wantOK, wantCapped := int64(3), int64(2)
-		if res.Successes != wantOK || res.Errors[load.KindInFlightCap] != wantCapped || res.Failures != wantCapped {
-			t.Errorf("%d arrivals, cap %d: %d ok, %d failed %v; want %d ok, %d %q",
-				requests, maxInFlight, res.Successes, res.Failures, res.Errors, wantOK, wantCapped, load.KindInFlightCap)
-		}
+		assert.Equal(t, wantOK, res.Successes, "%d arrivals, cap %d: ok", requests, maxInFlight)
+		assert.Equal(t, wantCapped, res.Failures, "%d arrivals, cap %d: failed", requests, maxInFlight)
+		assert.Equal(t, wantCapped, res.Errors[load.KindInFlightCap], "%d arrivals, cap %d: %q errors (all: %v)",
+			requests, maxInFlight, load.KindInFlightCap, res.Errors)
 		f.checkClean(t)
 	})
 }
@@ -156,10 +144,9 @@ func TestFixedRateCancel(t *testing.T) {
 		<-stuck
 		cancel()
 		<-done
-		if !errors.Is(err, context.Canceled) || res.Failures != 0 || res.Successes == 0 {
-			t.Errorf("Run after cancel: %d ok, %d failed, error %v; want some ok, none failed, context.Canceled",
-				res.Successes, res.Failures, err)
-		}
+		assert.ErrorIs(t, err, context.Canceled, "Run after cancel")
+		assert.NotZero(t, res.Successes, "Run after cancel: want some ok")
+		assert.Zero(t, res.Failures, "Run after cancel: want none failed")
 		f.checkClean(t)
 	})
 }
@@ -174,21 +161,15 @@ func TestProgressLines(t *testing.T) {
 			return nil
 		}
 		res, err := load.FixedRate{Rate: rate, Duration: duration, Clients: 1, NewClient: f.NewClient, Progress: &out}.Run(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		// The run ends just before 3s, so there is a line at 1s and at 2s.
 		total := int(duration.Seconds() * rate)
 		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-		if len(lines) != 2 {
-			t.Fatalf("progress over %v (%v): got %d lines, want 2:\n%s", duration, res.Wall, len(lines), out.String())
-		}
+		require.Len(t, lines, 2, "progress over %v (%v)", duration, res.Wall)
 		for i, line := range lines {
 			done := (i + 1) * rate
 			want := fmt.Sprintf("%4ds  %d/%d  %d req/s  0 errors", i+1, done, total, rate)
-			if line != want {
-				t.Errorf("progress line %d:\ngot  %q\nwant %q", i+1, line, want)
-			}
+			assert.Equal(t, want, line, "progress line %d", i+1)
 		}
 	})
 }

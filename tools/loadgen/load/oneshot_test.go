@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"serverlab/tools/loadgen/load"
 )
 
@@ -21,9 +23,7 @@ import (
 func oneShotServer(t *testing.T, serve func(net.Conn)) (string, func() int) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var (
 		mu       sync.Mutex
 		accepted int
@@ -90,16 +90,13 @@ func TestOneShotCountsEveryRequest(t *testing.T) {
 		Addr: addr, Request: []byte("GET\n"), Clients: 3, Requests: 5, Loops: 2,
 		HeadSize: 100, Check: exactly(body),
 	}.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Successes != 15 || res.Failures != 0 || accepted() != 15 {
-		t.Fatalf("3 clients × 5 requests: want 15 successes, 0 failures, 15 connections; got %d, %d (%v), %d",
-			res.Successes, res.Failures, res.Errors, accepted())
-	}
-	if res.Latency.TotalCount() != 15 || res.P50 <= 0 || res.Max < res.P50 {
-		t.Fatalf("latencies: want 15 recorded with 0 < p50 <= max; got %d, p50 %v, max %v", res.Latency.TotalCount(), res.P50, res.Max)
-	}
+	require.NoError(t, err)
+	require.Equal(t, int64(15), res.Successes, "3 clients × 5 requests: successes")
+	require.Zero(t, res.Failures, "3 clients × 5 requests: failures (%v)", res.Errors)
+	require.Equal(t, 15, accepted(), "3 clients × 5 requests: connections")
+	require.Equal(t, int64(15), res.Latency.TotalCount(), "latencies recorded")
+	require.Positive(t, res.P50, "latencies: p50")
+	require.GreaterOrEqual(t, res.Max, res.P50, "latencies: max against p50")
 }
 
 func TestOneShotCheckFailuresByKind(t *testing.T) {
@@ -107,30 +104,21 @@ func TestOneShotCheckFailuresByKind(t *testing.T) {
 	res, err := load.OneShot{
 		Addr: addr, Request: []byte("GET\n"), Clients: 2, Requests: 3, Check: exactly([]byte("right")),
 	}.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Successes != 0 || res.Errors["mismatch"] != 6 {
-		t.Fatalf("every reply wrong: want 6 failures of kind mismatch, got %d successes, errors %v", res.Successes, res.Errors)
-	}
+	require.NoError(t, err)
+	require.Zero(t, res.Successes, "every reply wrong: successes")
+	require.Equal(t, int64(6), res.Errors["mismatch"], "every reply wrong: failures of kind mismatch (all: %v)", res.Errors)
 }
 
 func TestOneShotRefused(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
 	res, err := load.OneShot{
 		Addr: addr, Request: []byte("GET\n"), Clients: 2, Requests: 2, Check: exactly(nil),
 	}.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Errors[load.KindRefused] != 4 {
-		t.Fatalf("no server: want 4 failures of kind %q, got %v", load.KindRefused, res.Errors)
-	}
+	require.NoError(t, err)
+	require.Equal(t, int64(4), res.Errors[load.KindRefused], "no server: failures of kind %q (all: %v)", load.KindRefused, res.Errors)
 }
 
 func TestOneShotTimeout(t *testing.T) {
@@ -142,12 +130,9 @@ func TestOneShotTimeout(t *testing.T) {
 		Addr: addr, Request: []byte("GET\n"), Clients: 2, Requests: 1, Timeout: 50 * time.Millisecond,
 		Check: exactly(nil),
 	}.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Errors[load.KindTimeout] != 2 {
-		t.Fatalf("a server that never answers: want 2 failures of kind %q, got %v", load.KindTimeout, res.Errors)
-	}
+	require.NoError(t, err)
+	require.Equal(t, int64(2), res.Errors[load.KindTimeout], "a server that never answers: failures of kind %q (all: %v)",
+		load.KindTimeout, res.Errors)
 	if took := time.Since(start); took > 2*time.Second {
 		t.Fatalf("a 50 ms timeout took %v to fire", took)
 	}
@@ -169,12 +154,8 @@ func TestOneShotCancel(t *testing.T) {
 	res, err := load.OneShot{
 		Addr: addr, Request: []byte("GET\n"), Clients: 2, Duration: time.Minute, Check: exactly(nil),
 	}.Run(ctx)
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled run: want context.Canceled, got %v", err)
-	}
-	if res.Failures != 0 {
-		t.Fatalf("requests cut off by the cancellation are not the server's failures; got %v", res.Errors)
-	}
+	require.ErrorIs(t, err, context.Canceled, "cancelled run")
+	require.Zero(t, res.Failures, "requests cut off by the cancellation are not the server's failures; got %v", res.Errors)
 }
 
 func TestOneShotDurationBound(t *testing.T) {
@@ -182,12 +163,10 @@ func TestOneShotDurationBound(t *testing.T) {
 	res, err := load.OneShot{
 		Addr: addr, Request: []byte("GET\n"), Clients: 2, Duration: 100 * time.Millisecond, Check: exactly([]byte("ok")),
 	}.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Successes == 0 || res.Failures != 0 || res.Wall < 100*time.Millisecond {
-		t.Fatalf("100 ms run: want successes, no failures, wall >= 100ms; got %d, %v, %v", res.Successes, res.Errors, res.Wall)
-	}
+	require.NoError(t, err)
+	require.NotZero(t, res.Successes, "100 ms run: successes")
+	require.Zero(t, res.Failures, "100 ms run: failures (%v)", res.Errors)
+	require.GreaterOrEqual(t, res.Wall, 100*time.Millisecond, "100 ms run: wall")
 }
 
 func TestOneShotValidates(t *testing.T) {

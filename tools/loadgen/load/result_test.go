@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"serverlab/tools/loadgen/load"
 )
@@ -30,38 +32,23 @@ var sampleLabels = []load.Label{{"mode", "tcp-echo"}, {"clients", "10"}, {"serve
 func TestWriteCSVParsesBack(t *testing.T) {
 	res := sampleResult()
 	var buf bytes.Buffer
-	if err := res.WriteCSV(&buf, true, sampleLabels...); err != nil {
-		t.Fatal(err)
-	}
-	if err := res.WriteCSV(&buf, false, sampleLabels...); err != nil { // an appended row
-		t.Fatal(err)
-	}
+	require.NoError(t, res.WriteCSV(&buf, true, sampleLabels...))
+	require.NoError(t, res.WriteCSV(&buf, false, sampleLabels...)) // an appended row
 	rows, err := csv.NewReader(&buf).ReadAll()
-	if err != nil {
-		t.Fatalf("reading back %q: %v", buf.String(), err)
-	}
-	if len(rows) != 3 {
-		t.Fatalf("header + 2 rows written, read %d rows:\n%s", len(rows), buf.String())
-	}
-	header := load.CSVHeader("mode", "clients", "server")
-	if strings.Join(rows[0], "|") != strings.Join(header, "|") {
-		t.Errorf("header:\ngot  %q\nwant %q", rows[0], header)
-	}
+	require.NoError(t, err, "reading back %q", buf.String())
+	require.Len(t, rows, 3, "header + 2 rows written")
+	assert.Equal(t, load.CSVHeader("mode", "clients", "server"), rows[0], "header")
 	for _, row := range rows[1:] {
 		cell := make(map[string]string)
 		for i, name := range rows[0] {
 			cell[name] = row[i]
 		}
 		for _, l := range sampleLabels {
-			if cell[l.Name] != l.Value {
-				t.Errorf("label %s: got %q, want %q", l.Name, cell[l.Name], l.Value)
-			}
+			assert.Equal(t, l.Value, cell[l.Name], "label %s", l.Name)
 		}
 		checkInt(t, "successes", cell["successes"], res.Successes)
 		checkInt(t, "failures", cell["failures"], res.Failures)
-		if want := "timeout=2;bad reply=1"; cell["errors"] != want {
-			t.Errorf("errors: got %q, want %q", cell["errors"], want)
-		}
+		assert.Equal(t, "timeout=2;bad reply=1", cell["errors"], "errors")
 		checkFloat(t, "wall_s", cell["wall_s"], res.Wall.Seconds(), 1e-6)
 		checkFloat(t, "throughput_rps", cell["throughput_rps"], res.Throughput, 0.05)
 		for name, d := range map[string]time.Duration{
@@ -74,50 +61,39 @@ func TestWriteCSVParsesBack(t *testing.T) {
 
 func checkInt(t *testing.T, name, cell string, want int64) {
 	t.Helper()
-	if got, err := strconv.ParseInt(cell, 10, 64); err != nil || got != want {
-		t.Errorf("%s: got %q, want %d", name, cell, want)
+	got, err := strconv.ParseInt(cell, 10, 64)
+	if assert.NoError(t, err, "%s: %q", name, cell) {
+		assert.Equal(t, want, got, name)
 	}
 }
 
 func checkFloat(t *testing.T, name, cell string, want, tolerance float64) {
 	t.Helper()
 	got, err := strconv.ParseFloat(cell, 64)
-	if err != nil || got < want-tolerance || got > want+tolerance {
-		t.Errorf("%s: got %q, want %v ± %v", name, cell, want, tolerance)
+	if assert.NoError(t, err, "%s: %q", name, cell) {
+		assert.InDelta(t, want, got, tolerance, name)
 	}
 }
 
 func TestWriteJSONParsesBack(t *testing.T) {
 	res := sampleResult()
 	var buf bytes.Buffer
-	if err := res.WriteJSON(&buf, sampleLabels...); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, res.WriteJSON(&buf, sampleLabels...))
 	var back load.Result
-	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
-		t.Fatalf("decoding %s: %v", buf.String(), err)
-	}
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &back), "decoding %s", buf.String())
 	back.Latency = res.Latency // not encoded
-	if fmt.Sprintf("%+v", back) != fmt.Sprintf("%+v", res) {
-		t.Errorf("JSON round trip:\nwrote %+v\nread  %+v\nvia   %s", res, back, buf.String())
-	}
+	assert.Equal(t, res, back, "JSON round trip via %s", buf.String())
 	var doc struct{ Labels map[string]string }
-	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &doc))
 	for _, l := range sampleLabels {
-		if doc.Labels[l.Name] != l.Value {
-			t.Errorf("label %s: got %q, want %q in %s", l.Name, doc.Labels[l.Name], l.Value, buf.String())
-		}
+		assert.Equal(t, l.Value, doc.Labels[l.Name], "label %s in %s", l.Name, buf.String())
 	}
 }
 
 func TestWriteText(t *testing.T) {
 	res := sampleResult()
 	var buf bytes.Buffer
-	if err := res.WriteText(&buf, sampleLabels...); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, res.WriteText(&buf, sampleLabels...))
 	text := buf.String()
 	wants := []string{
 		"mode=tcp-echo clients=10 server=a,b\n",
@@ -128,8 +104,6 @@ func TestWriteText(t *testing.T) {
 		"timeout: read tcp: i/o timeout",
 	}
 	for _, want := range wants {
-		if !strings.Contains(text, want) {
-			t.Errorf("text summary lacks %q:\n%s", want, text)
-		}
+		assert.Contains(t, text, want, "text summary")
 	}
 }

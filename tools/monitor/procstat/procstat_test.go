@@ -13,6 +13,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"serverlab/tools/monitor/procstat"
@@ -45,14 +47,12 @@ func TestParseStat(t *testing.T) {
 		line := statLine(c.comm, c.state, c.utime, c.stime, c.threads)
 		got, err := procstat.ParseStat([]byte(line))
 		want := procstat.Stat{State: c.state, UTime: uint64(c.utime), STime: uint64(c.stime), Threads: c.threads}
-		if err != nil || got != want {
-			t.Errorf("ParseStat(%q):\ngot  %+v, %v\nwant %+v", line, got, err, want)
-		}
+		assert.NoError(t, err, "ParseStat(%q)", line)
+		assert.Equal(t, want, got, "ParseStat(%q)", line)
 	}
 	for _, bad := range []string{"", "20633 cat R 1", "20633 (cat) R 1 2 3", strings.Replace(statLine("x", 'R', 1, 2, 3), " 1 2 0 0 20", " 1 x 0 0 20", 1)} {
-		if got, err := procstat.ParseStat([]byte(bad)); err == nil {
-			t.Errorf("ParseStat(%q) = %+v, want an error", bad, got)
-		}
+		got, err := procstat.ParseStat([]byte(bad))
+		assert.Error(t, err, "ParseStat(%q) = %+v", bad, got)
 	}
 }
 
@@ -78,28 +78,25 @@ Shared_Clean:       1600 kB
 func TestParseStatus(t *testing.T) {
 	got, err := procstat.ParseStatus([]byte(sampleStatus))
 	want := procstat.Status{RSSKiB: 4480, Threads: 51}
-	if err != nil || got != want {
-		t.Errorf("ParseStatus(%q):\ngot  %+v, %v\nwant %+v", sampleStatus, got, err, want)
-	}
+	assert.NoError(t, err, "ParseStatus(%q)", sampleStatus)
+	assert.Equal(t, want, got, "ParseStatus(%q)", sampleStatus)
 	// A kernel thread has no VmRSS line: RSS 0, not an error.
 	kernel := "Name:\tkthreadd\nThreads:\t1\n"
-	if got, err := procstat.ParseStatus([]byte(kernel)); err != nil || got != (procstat.Status{Threads: 1}) {
-		t.Errorf("ParseStatus(%q) = %+v, %v; want RSS 0, 1 thread", kernel, got, err)
-	}
+	got, err = procstat.ParseStatus([]byte(kernel))
+	assert.NoError(t, err, "ParseStatus(%q)", kernel)
+	assert.Equal(t, procstat.Status{Threads: 1}, got, "ParseStatus(%q): want RSS 0, 1 thread", kernel)
 	for _, bad := range []string{"Name:\tx\n", "VmRSS:\t12 MB\nThreads:\t1\n", "Threads:\tmany\n"} {
-		if got, err := procstat.ParseStatus([]byte(bad)); err == nil {
-			t.Errorf("ParseStatus(%q) = %+v, want an error", bad, got)
-		}
+		got, err := procstat.ParseStatus([]byte(bad))
+		assert.Error(t, err, "ParseStatus(%q) = %+v", bad, got)
 	}
 }
 
 func TestParseSmapsRollup(t *testing.T) {
-	if got, err := procstat.ParseSmapsRollup([]byte(sampleSmapsRollup)); err != nil || got != 1370 {
-		t.Errorf("ParseSmapsRollup(%q) = %d, %v; want 1370 (the Pss line, not Pss_Anon)", sampleSmapsRollup, got, err)
-	}
-	if got, err := procstat.ParseSmapsRollup([]byte("Rss: 10 kB\nPss_Anon: 5 kB\n")); err == nil {
-		t.Errorf("ParseSmapsRollup without a Pss line = %d, want an error", got)
-	}
+	got, err := procstat.ParseSmapsRollup([]byte(sampleSmapsRollup))
+	assert.NoError(t, err, "ParseSmapsRollup(%q)", sampleSmapsRollup)
+	assert.Equal(t, int64(1370), got, "ParseSmapsRollup(%q): want the Pss line, not Pss_Anon", sampleSmapsRollup)
+	got, err = procstat.ParseSmapsRollup([]byte("Rss: 10 kB\nPss_Anon: 5 kB\n"))
+	assert.Error(t, err, "ParseSmapsRollup without a Pss line = %d", got)
 }
 
 func TestCPUPercent(t *testing.T) {
@@ -118,9 +115,7 @@ func TestCPUPercent(t *testing.T) {
 	for _, c := range cases {
 		prev := procstat.Snapshot{Time: t0, CPUTicks: 1000}
 		cur := procstat.Snapshot{Time: t0.Add(c.wall), CPUTicks: 1000 + c.ticks}
-		if got := procstat.CPUPercent(prev, cur); got != c.want {
-			t.Errorf("%d ticks over %v: got %.2f%%, want %.2f%%", c.ticks, c.wall, got, c.want)
-		}
+		assert.Equal(t, c.want, procstat.CPUPercent(prev, cur), "CPU %% for %d ticks over %v", c.ticks, c.wall)
 	}
 }
 
@@ -128,9 +123,7 @@ func TestCPUPercent(t *testing.T) {
 // present and plausible.
 func TestReadOwnProcess(t *testing.T) {
 	s, err := procstat.Read(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	const maxSaneKiB = 16 << 20 // 16 GiB: a test binary is far smaller
 	if s.RSSKiB <= 0 || s.RSSKiB > maxSaneKiB {
 		t.Errorf("own RSS: %d KiB, want between 0 and %d", s.RSSKiB, maxSaneKiB)
@@ -152,20 +145,14 @@ func TestReadOwnProcess(t *testing.T) {
 // and checks that the sample reports it.
 func TestSamplerMeasuresOwnCPU(t *testing.T) {
 	sampler, err := procstat.NewSampler(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	before, err := procstat.Read(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	deadline := time.Now().Add(10 * time.Second)
 	for x := uint64(1); ; x = x*6364136223846793005 + 1 { // busy work
 		if x%(1<<16) == 0 {
 			now, err := procstat.Read(os.Getpid())
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if now.CPUTicks > before.CPUTicks {
 				break
 			}
@@ -175,9 +162,7 @@ func TestSamplerMeasuresOwnCPU(t *testing.T) {
 		}
 	}
 	s, err := sampler.Sample()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if s.CPUPercent <= 0 || s.Elapsed <= 0 || s.RSSKiB <= 0 || s.Threads < 1 {
 		t.Errorf("after busy work: %+v; want CPU%%, elapsed, RSS and threads > 0", s)
 	}
@@ -199,9 +184,8 @@ func TestRunSamplesAtInterval(t *testing.T) {
 		for d := interval; d <= run; d += interval {
 			want = append(want, d)
 		}
-		if err != nil || fmt.Sprint(elapsed) != fmt.Sprint(want) {
-			t.Errorf("Run for %v every %v: samples at %v, error %v; want %v, nil", run, interval, elapsed, err, want)
-		}
+		assert.NoError(t, err, "Run for %v every %v", run, interval)
+		assert.Equal(t, want, elapsed, "Run for %v every %v: the samples' elapsed times", run, interval)
 	})
 }
 
@@ -213,9 +197,8 @@ func TestRunStopsOnEmitError(t *testing.T) {
 			calls++
 			return stop
 		})
-		if !errors.Is(err, stop) || calls != 1 {
-			t.Errorf("emit failing: Run returned %v after %d calls, want %v after 1", err, calls, stop)
-		}
+		assert.ErrorIs(t, err, stop, "emit failing: Run")
+		assert.Equal(t, 1, calls, "emit failing: calls of emit before Run returned")
 	})
 }
 
@@ -241,9 +224,8 @@ func TestRunEndsWhenProcessExits(t *testing.T) {
 		t.Errorf("child killed after 3 samples: Run returned %v after %d samples (context: %v); want nil, promptly",
 			err, samples, ctx.Err())
 	}
-	if _, err := procstat.Read(cmd.Process.Pid); !errors.Is(err, procstat.ErrExited) {
-		t.Errorf("Read of a reaped child: %v, want ErrExited", err)
-	}
+	_, err = procstat.Read(cmd.Process.Pid)
+	assert.ErrorIs(t, err, procstat.ErrExited, "Read of a reaped child")
 }
 
 func TestSampleCSV(t *testing.T) {
@@ -260,17 +242,13 @@ func TestSampleCSV(t *testing.T) {
 	}
 	w.Flush()
 	rows, err := csv.NewReader(&buf).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := [][]string{
 		{"timestamp", "elapsed_s", "cpu_percent", "rss_kib", "pss_kib", "threads"},
 		{"2026-03-04T05:06:07.890Z", "1.500", "12.3", "4480", "1370", "51"},
 		{"2026-03-04T05:06:08.890Z", "2.500", "0.0", "4480", "", "1"},
 	}
-	if fmt.Sprint(rows) != fmt.Sprint(want) {
-		t.Errorf("CSV of %+v:\ngot  %q\nwant %q", samples, rows, want)
-	}
+	assert.Equal(t, want, rows, "CSV of %+v", samples)
 }
 
 func TestSummary(t *testing.T) {
@@ -280,7 +258,5 @@ func TestSummary(t *testing.T) {
 		sum.Add(procstat.Sample{CPUPercent: c, RSSKiB: int64(1000 * (i + 1)), PSSKiB: -1, Threads: 3 - i})
 	}
 	want := procstat.Summary{Samples: 3, CPUMean: 20, CPUMax: 30, RSSMaxKiB: 3000, PSSMaxKiB: -1, ThreadsMax: 3}
-	if sum != want {
-		t.Errorf("summary of CPU %v:\ngot  %+v\nwant %+v", cpu, sum, want)
-	}
+	assert.Equal(t, want, sum, "summary of CPU %v", cpu)
 }
