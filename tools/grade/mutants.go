@@ -54,9 +54,11 @@ const (
 	verdictInvalid  = "invalid"
 )
 
-// killingCauses are the causes that count as a kill: the suite noticed. A
-// build error or an exercise that did not run says nothing about the suite.
-var killingCauses = []Cause{CauseFailed, CauseTimeout, CauseRace, CauseLeak, CausePanic, "exited"}
+// killingCauses are the causes that count as a kill: the suite noticed, or
+// the grader's screening did (a mutant that hands an exercise's work to the
+// given code it must write itself). A build error or an exercise that did not
+// run says nothing about the suite.
+var killingCauses = []Cause{CauseFailed, CauseTimeout, CauseRace, CauseLeak, CausePanic, CauseExited, CauseIntegrity}
 
 // findMutants reads the catalogue under root/dir: dir/NN/<exercise>/*.patch.
 // A missing catalogue is empty.
