@@ -21,6 +21,8 @@ type appendRequest struct {
 }
 
 // errNotStored is the answer to a chat message whose transaction failed.
+//
+//lint:ignore ST1005 the protocol's verbatim error text, sent to the client as it is
 var errNotStored = errors.New("Message not stored.")
 
 // writeChat stores a chat message and then sends it to every connection in

@@ -28,7 +28,6 @@ type echo struct {
 	done   chan struct{}
 	once   sync.Once
 	wg     sync.WaitGroup
-	ticker chan struct{}
 }
 
 func newEcho(log *slog.Logger, broken func(*echo)) *echo {

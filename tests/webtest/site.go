@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"serverlab/tests/testkit"
 	"serverlab/tests/webtest/cgiprog"
@@ -120,12 +119,6 @@ func (s *site) cgi(k *testkit.T, name string) {
 // path is name's path on disk.
 func (s *site) path(name string) string {
 	return filepath.Join(s.root, filepath.FromSlash(name))
-}
-
-// escape percent-encodes the characters of a file name that cannot appear
-// raw in a request line.
-func escape(name string) string {
-	return strings.NewReplacer(" ", "%20", "$", "%24", "%", "%25").Replace(name)
 }
 
 func must(k *testkit.T, err error) {

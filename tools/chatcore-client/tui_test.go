@@ -30,7 +30,7 @@ func TestTUIView(t *testing.T) {
 	if msg := cmd(); msg != nil { // not connected: the session prints an error, the UI goes on
 		t.Fatalf("a chat line while not connected returned %v", msg)
 	}
-	_, cmd = m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/exit")})
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/exit")})
 	_, cmd = m.Update(tea.KeyMsg{Type: tea.KeyEnter})
 	if _, ok := cmd().(quitMsg); !ok || !strings.HasSuffix(m.lines[len(m.lines)-1], "/exit") {
 		t.Fatalf("/exit should quit, and show itself")

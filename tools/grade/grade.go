@@ -205,7 +205,7 @@ func (b builder) buildAndQueue(ctx context.Context, spec rubric.Chapter, ch *Cha
 	for _, h := range hits {
 		ch.Integrity = append(ch.Integrity, h.String())
 	}
-	if slices.ContainsFunc(ch.Exercises, func(e ExerciseResult) bool { return e.Cause != CauseIntegrity }) == false {
+	if !slices.ContainsFunc(ch.Exercises, func(e ExerciseResult) bool { return e.Cause != CauseIntegrity }) {
 		return pending, nil // nothing left to earn: do not even compile it
 	}
 	flags, err := ov.flags(b.tmp, ch.ID)

@@ -198,12 +198,10 @@ func freePort() (int, error) {
 
 // proc is a server process.
 type proc struct {
-	cmd     *exec.Cmd
-	log     string
-	exited  chan struct{}
-	err     error // from Wait, once exited is closed
-	once    sync.Once
-	stopped atomic.Bool
+	cmd    *exec.Cmd
+	log    string
+	exited chan struct{}
+	err    error // from Wait, once exited is closed
 }
 
 func startServer(bin string, args []string, dir string, nofile uint64) (*proc, error) {

@@ -153,11 +153,7 @@ func summarise(vs []verdict) (evidence, details string, ok bool) {
 	}
 	evidence = fmt.Sprintf("%d probes: %d identical, %d allow-listed, %d differ", len(vs), same, allowed, differ)
 	if allowed > 0 {
-		var rs []string
-		for _, k := range sortedKeys(why) {
-			rs = append(rs, k)
-		}
-		evidence += " (allowed: " + strings.Join(rs, "; ") + ")"
+		evidence += " (allowed: " + strings.Join(sortedKeys(why), "; ") + ")"
 	}
 	if differ > 0 {
 		var names []string
