@@ -97,6 +97,15 @@ func idleCPU(window time.Duration) float64 {
 	return max(0, float64(cpuDemand()-start)/float64(time.Since(t0)))
 }
 
+// idleCPUNoFDs is idleCPU for a process out of fds: it measures CPU time
+// alone (getrusage opens nothing), since reading /proc could take the fd
+// the server is about to reopen its reserve with.
+func idleCPUNoFDs(window time.Duration) float64 {
+	start, t0 := cpuTime(), time.Now()
+	<-time.After(window)
+	return max(0, float64(cpuTime()-start)/float64(time.Since(t0)))
+}
+
 // cpuDemand is the CPU time the test process's threads have used plus the
 // time they have spent runnable, waiting for a CPU (the first two fields of
 // each thread's /proc schedstat). A loop that spins wants a whole core
