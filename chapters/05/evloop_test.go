@@ -22,11 +22,8 @@ func loop(l epolltest.Limits) evloop.Options {
 var impl = epolltest.Impl{
 	DrainFrames: evloop.DrainFrames,
 	DrainLines:  evloop.DrainLines,
-	NewChat: func(c epolltest.ChatConfig) (lab.Server, error) {
-		return evloop.NewChat(evloop.ChatConfig{UsersPath: c.UsersPath, LoginTimeout: c.LoginTimeout, Loop: loop(c.Limits)})
-	},
-	NewStock: func(c epolltest.StockConfig) (lab.Server, error) {
-		return evloop.NewStock(evloop.StockConfig{StockPath: c.StockPath, Loop: loop(c.Limits)})
+	NewEcho: func(c epolltest.EchoConfig) (lab.Server, error) {
+		return evloop.NewEcho(evloop.EchoConfig{Repeat: c.Repeat, GreetTimeout: c.GreetTimeout, Loop: loop(c.Limits)}), nil
 	},
 }
 

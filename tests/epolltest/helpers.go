@@ -3,7 +3,6 @@
 package epolltest
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -16,8 +15,6 @@ import (
 	"time"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/lab"
-	"serverlab/tools/wire"
 )
 
 // linuxOnly skips a check that needs the loop (epoll) off Linux.
@@ -28,134 +25,57 @@ func linuxOnly(k *testkit.T) {
 	}
 }
 
-// password is the password the suite registers every user with.
-func password(name string) string { return "pw-" + name }
-
-// newChat builds a chat server whose users file holds names, and serves it.
-func newChat(k *testkit.T, impl Impl, limits Limits, names ...string) *testkit.Server {
-	k.Helper()
-	return newChatConfig(k, impl, ChatConfig{Limits: limits}, names...)
-}
-
-// newChatConfig is newChat with more settings.
-func newChatConfig(k *testkit.T, impl Impl, cfg ChatConfig, names ...string) *testkit.Server {
+// newEcho builds an echo server and serves it.
+func newEcho(k *testkit.T, impl Impl, cfg EchoConfig) *testkit.Server {
 	k.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		k.Fatalf("listen on 127.0.0.1:0: %v", err)
 	}
-	return newChatOn(k, impl, cfg, ln, names...)
+	return newEchoOn(k, impl, cfg, ln)
 }
 
-// newChatOn is newChatConfig on a listener the check made.
-func newChatOn(k *testkit.T, impl Impl, cfg ChatConfig, ln net.Listener, names ...string) *testkit.Server {
+// newEchoOn is newEcho on a listener the check made.
+func newEchoOn(k *testkit.T, impl Impl, cfg EchoConfig, ln net.Listener) *testkit.Server {
 	k.Helper()
 	k.Cleanup(func() { ln.Close() })
-	path := filepath.Join(k.TempDir(), "users.txt")
-	var b strings.Builder
-	for i, n := range names {
-		fmt.Fprintf(&b, "%s %s 127.0.0.1 %d\n", n, password(n), 40000+i)
-	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
-		k.Fatalf("writing %s: %v", path, err)
-	}
-	cfg.UsersPath = path
-	srv, err := impl.NewChat(cfg)
-	if errors.Is(err, lab.ErrNotImplemented) {
-		k.Fatalf("building the chat server needs an earlier exercise: %v", err)
-	}
+	srv, err := impl.NewEcho(cfg)
 	if err != nil {
-		k.Fatalf("NewChat: %v", err)
+		k.Fatalf("NewEcho: %v", err)
 	}
 	return k.ServeListener(srv, ln)
 }
 
-// newStock builds a stock server on a stock file with the given lines, and
-// serves it.
-func newStock(k *testkit.T, impl Impl, limits Limits, lines ...string) *testkit.Server {
-	k.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// readEcho reads one reply of the echo server: its count (the lines the
+// server answered before) and its text (the copies of the line).
+func readEcho(c *testkit.Conn) (count int, text string, err error) {
+	line, err := c.TryReadLine()
 	if err != nil {
-		k.Fatalf("listen on 127.0.0.1:0: %v", err)
+		return 0, line, err
 	}
-	return newStockOn(k, impl, limits, ln, lines...)
+	num, text, ok := strings.Cut(line, " ")
+	count, cerr := strconv.Atoi(num)
+	if !ok || cerr != nil {
+		return 0, line, fmt.Errorf("not an echo reply (\"count text\"): %.80q", line)
+	}
+	return count, text, nil
 }
 
-// newStockOn is newStock on a listener the check made.
-func newStockOn(k *testkit.T, impl Impl, limits Limits, ln net.Listener, lines ...string) *testkit.Server {
+// echoTrip sends line on c, reads its reply (repeat copies of line) and
+// returns the reply's count. The loop is one goroutine and epoll is
+// level-triggered: once the reply is back, every connection that was
+// readable before line was sent has been read.
+func echoTrip(k *testkit.T, c *testkit.Conn, repeat int, line string) int {
 	k.Helper()
-	k.Cleanup(func() { ln.Close() })
-	path := filepath.Join(k.TempDir(), "stock.txt")
-	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
-		k.Fatalf("writing %s: %v", path, err)
-	}
-	srv, err := impl.NewStock(StockConfig{StockPath: path, Limits: limits})
-	if errors.Is(err, lab.ErrNotImplemented) {
-		k.Fatalf("building the stock server needs an earlier exercise: %v", err)
-	}
+	c.WriteLine(line)
+	count, got, err := readEcho(c)
 	if err != nil {
-		k.Fatalf("NewStock: %v", err)
+		k.Fatalf("want the echo of %q, got %s (partial: %.80q)%s", line, testkit.Describe(err), got, c.Context())
 	}
-	return k.ServeListener(srv, ln)
-}
-
-// login logs name in on a new connection and checks the OK.
-func login(k *testkit.T, srv *testkit.Server, name string) *testkit.Conn {
-	k.Helper()
-	c := k.Dial(srv)
-	c.SendFrame(wire.Frame{Type: wire.Login, Sender: name, Payload: []byte(password(name))})
-	c.ExpectFrame(loginOK(name))
-	return c
-}
-
-func loginOK(name string) wire.Frame {
-	return wire.Frame{Type: wire.Login, Sender: wire.ServerName, Target: name, Payload: []byte("OK")}
-}
-
-// recordSize is the size of every stock reply (docs/protocols.md §3).
-const recordSize = 8192
-
-// readRecord reads one stock reply and returns its text (before the NULs).
-func readRecord(c *testkit.Conn) (string, error) {
-	rec := make([]byte, recordSize)
-	if err := c.TryReadFull(rec); err != nil {
-		return "", err
+	if want := strings.Repeat(line, repeat); got != want {
+		k.Fatalf("wrong echo of %q\n  want: %.120q\n   got: %.120q%s", line, want, got, c.Context())
 	}
-	text, _, _ := strings.Cut(string(rec), "\x00")
-	return text, nil
-}
-
-// expectRecord reads one record and compares its text with want.
-func expectRecord(k *testkit.T, c *testkit.Conn, want string) {
-	k.Helper()
-	got, err := readRecord(c)
-	if err != nil {
-		k.Fatalf("want a reply record %q, got %s%s", want, testkit.Describe(err), c.Context())
-	}
-	if got != want {
-		k.Fatalf("wrong reply\n  want: %q\n   got: %q%s", want, got, c.Context())
-	}
-}
-
-// countOf asks for `show` on c and returns the count of stock id.
-func countOf(k *testkit.T, c *testkit.Conn, id int) int {
-	k.Helper()
-	c.WriteLine("show")
-	text, err := readRecord(c)
-	if err != nil {
-		k.Fatalf("want the reply to show, got %s%s", testkit.Describe(err), c.Context())
-	}
-	for _, line := range strings.Split(text, "\n")[1:] {
-		f := strings.Fields(line)
-		if len(f) == 3 && f[0] == strconv.Itoa(id) {
-			n, err := strconv.Atoi(f[1])
-			if err == nil {
-				return n
-			}
-		}
-	}
-	k.Fatalf("the reply to show has no line for stock %d: %q%s", id, text, c.Context())
-	return 0
+	return count
 }
 
 // cpuTime is the CPU time, user and system, the test process has used: the
@@ -175,6 +95,15 @@ func idleCPU(window time.Duration) float64 {
 	start, t0 := cpuDemand(), time.Now()
 	<-time.After(window)
 	return max(0, float64(cpuDemand()-start)/float64(time.Since(t0)))
+}
+
+// idleCPUNoFDs is idleCPU for a process out of fds: it measures CPU time
+// alone (getrusage opens nothing), since reading /proc could take the fd
+// the server is about to reopen its reserve with.
+func idleCPUNoFDs(window time.Duration) float64 {
+	start, t0 := cpuTime(), time.Now()
+	<-time.After(window)
+	return max(0, float64(cpuTime()-start)/float64(time.Since(t0)))
 }
 
 // cpuDemand is the CPU time the test process's threads have used plus the

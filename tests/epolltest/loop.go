@@ -3,7 +3,6 @@
 package epolltest
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -16,81 +15,52 @@ import (
 	"time"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/wire"
 )
 
-// barrier makes a round trip on c, a logged-in chat client: a QUERY_USER and
-// its answer. The loop is one goroutine and epoll is level-triggered: once
-// the answer is back, every connection that was readable before the query
-// was sent has been read. Frames other clients send c meanwhile are
-// returned.
-func barrier(k *testkit.T, c *testkit.Conn) []wire.Frame {
-	k.Helper()
-	c.SendFrame(wire.Frame{Type: wire.QueryUser, Sender: "bob"})
-	var others []wire.Frame
-	for {
-		f := c.ReadFrame()
-		if f.Type == wire.QueryUser && f.Sender == wire.ServerName {
-			return others
-		}
-		others = append(others, f)
-	}
-}
-
-// Leftovers checks exercise 5.3: a frame that arrives over several reads is
-// put together from the connection's leftovers. Each piece is read by the
-// server on its own (a round trip on another connection in between makes
-// sure of that), and that other connection's request lands in the loop's
-// shared read buffer: a server that keeps leftovers as a slice of the shared
-// buffer instead of a copy sees them overwritten.
+// Leftovers checks exercise 5.3: a request that arrives over several reads
+// is put together from the connection's leftovers. The checks of the loop's
+// own exercises (5.3–5.8) run on the chapter's given echo server, which needs
+// nothing but the loop. Each piece is read by the server on its own (a round
+// trip on another connection in between makes sure of that), and that other
+// connection's request lands in the loop's shared read buffer: a server that
+// keeps leftovers as a slice of the shared buffer instead of a copy sees them
+// overwritten.
 func Leftovers(t *testing.T, impl Impl) {
 	k := testkit.New(t, "5.3")
 	linuxOnly(k)
-	k.Run("split-frames", func(t *testing.T) { checkSplitFrames(testkit.New(t, k.Exercise()), impl) })
+	k.Run("split-lines", func(t *testing.T) { checkSplitLines(testkit.New(t, k.Exercise()), impl) })
 	k.Run("idle-holds-no-buffer", func(t *testing.T) { checkIdleHoldsNoBuffer(testkit.New(t, k.Exercise()), impl) })
 }
 
-// checkSplitFrames: a login and three broadcasts in 23 pieces, each read on
-// its own, with another client's request in the shared buffer in between.
-func checkSplitFrames(k *testkit.T, impl Impl) {
+// checkSplitLines: three lines in 20-odd pieces, each read on its own, with
+// another client's request in the shared buffer in between.
+func checkSplitLines(k *testkit.T, impl Impl) {
 	k.Helper()
-	srv := newChat(k, impl, Limits{}, "alice", "bob")
-	bob := login(k, srv, "bob")
+	srv := newEcho(k, impl, EchoConfig{})
+	bob := k.Dial(srv)
 	alice := k.Dial(srv)
 
-	long := bytes.Repeat([]byte("0123456789abcdef"), 300)
-	msgs := []wire.Frame{
-		{Type: wire.Broadcast, Sender: "alice", Target: "ALL", Payload: []byte("first, cut in its header")},
-		{Type: wire.Broadcast, Sender: "alice", Target: "ALL", Payload: long},
-		{Type: wire.Broadcast, Sender: "alice", Target: "ALL", Payload: []byte("third, glued to the second")},
-	}
-	stream := testkit.Encode(wire.Frame{Type: wire.Login, Sender: "alice", Payload: []byte(password("alice"))})
-	for _, m := range msgs {
-		stream = append(stream, testkit.Encode(m)...)
-	}
-	login := wire.HeaderSize + len(password("alice"))
-	cuts := []int{1, 4, 8, 39, 71, 72, login - 1, login + 3, login + 80, login + 200, login + 1000, len(stream) - 10}
+	lines := []string{"first, cut near its start", strings.Repeat("0123456789abcdef", 300), "third, glued to the second"}
+	stream := []byte(strings.Join(lines, "\n") + "\n")
+	second := len(lines[0]) + 1
+	cuts := []int{1, 4, 8, second - 1, second, second + 3, second + 80, second + 1000, len(stream) - 10}
 	rng := rand.New(rand.NewPCG(5, 3))
-	for range 10 {
-		cuts = append(cuts, login+rng.IntN(len(stream)-login))
+	for range 12 {
+		cuts = append(cuts, rng.IntN(len(stream)))
 	}
 	pieces := split(stream, cuts)
 
-	var got []wire.Frame
 	for i, p := range pieces {
 		alice.Write(p, fmt.Sprintf("piece %d of %d (bytes %d…%d of the stream)", i+1, len(pieces), offset(pieces, i), offset(pieces, i)+len(p)))
-		got = append(got, barrier(k, bob)...)
+		echoTrip(k, bob, 1, "barrier")
 	}
-	alice.ExpectFrame(loginOK("alice"))
-	for len(got) < len(msgs) {
-		got = append(got, bob.ReadFrame())
-	}
-	for i, want := range msgs {
-		if d := testkit.FrameDiff(want, got[i]); d != "" {
-			k.Fatalf("alice sent a login and %d broadcasts in %d pieces, each read on its own; broadcast %d "+
-				"reached bob wrong (%s)\n  want: %.120v\n   got: %.120v\nhint: copy the bytes a handler leaves "+
-				"into the connection's own buffer: the shared read buffer is overwritten by the next read%s",
-				len(msgs), len(pieces), i+1, d, want, got[i], alice.Context())
+	for i, want := range lines {
+		_, got, err := readEcho(alice)
+		if err != nil || got != want {
+			k.Fatalf("alice sent %d lines in %d pieces, each read on its own; the echo of line %d came back wrong\n"+
+				"  want: %.120q\n   got: %.120q, %s\nhint: copy the bytes a handler leaves into the connection's "+
+				"own buffer: the shared read buffer is overwritten by the next read%s",
+				len(lines), len(pieces), i+1, want, got, testkit.Describe(err), alice.Context())
 		}
 	}
 }
@@ -123,57 +93,63 @@ func offset(pieces [][]byte, i int) int {
 	return n
 }
 
-// stocks is the stock file of the stock checks: stock 1 has plenty to buy.
-var stocks = []string{"5 10 500", "1 100000000 100", "8 30 800", "3 7 300"}
-
 // PartialWrites checks exercise 5.4: replies the socket does not take at
 // once are kept and sent when epoll says the socket is writable, without
-// holding up anyone else. One client pipelines far more `show` requests than
-// the kernel's buffers hold and does not read; another client must still be
-// answered at once; then the first reads every reply, whole and in order.
+// holding up anyone else. One client pipelines far more requests than the
+// kernel's buffers hold replies for and does not read; another client must
+// still be answered at once; then the first reads every reply, whole and in
+// order.
 func PartialWrites(t *testing.T, impl Impl) {
 	k := testkit.New(t, "5.4")
 	linuxOnly(k)
 	// Small socket buffers on the server's side: its socket fills after a
 	// few replies, in the first batch already, so that a loop that waits for
 	// the socket makes the other client wait.
-	srv := newStockOn(k, impl, Limits{}, listenSmall(k), stocks...)
+	// MaxPending is out of the way: the check holds for a loop whose
+	// back-pressure (5.5) is not written yet, which queues every reply.
+	const repeat = 1024
+	srv := newEchoOn(k, impl, EchoConfig{Repeat: repeat, Limits: Limits{MaxPending: 1 << 30}}, listenSmall(k))
 	probe := k.Dial(srv)
-	probe.WriteLine("show")
-	want, err := readRecord(probe)
-	if err != nil {
-		k.Fatalf("show on a fresh connection: %s%s", testkit.Describe(err), probe.Context())
-	}
+	echoTrip(k, probe, repeat, "probe")
 
-	n := 2*testkit.KernelBuffers()/recordSize + 64
+	line := func(i int) string { return fmt.Sprintf("line %05d", i) }
+	size := len(line(0)) * repeat
+	n := 2*testkit.KernelBuffers()/size + 64
+	var requests strings.Builder
+	for i := range n {
+		requests.WriteString(line(i) + "\n")
+	}
 	c := k.Dial(srv)
-	c.Write([]byte(strings.Repeat("show\n", n)), fmt.Sprintf("%d × \"show\\n\" in one write (%d bytes of replies)", n, n*recordSize))
+	echoTrip(k, c, repeat, "accepted") // so that the loop reads its requests before the other client's
+	c.Write([]byte(requests.String()), fmt.Sprintf("%d lines in one write (%d KiB of replies)", n, n*size>>10))
 	other := k.Dial(srv)
-	other.WriteLine("show")
-	if got, err := readRecord(other); err != nil || got != want {
-		k.Fatalf("while a client that does not read has %d replies waiting, another client's show got %q, %s\n"+
+	other.WriteLine("other")
+	if _, got, err := readEcho(other); err != nil || got != strings.Repeat("other", repeat) {
+		k.Fatalf("while a client that does not read has %d replies waiting, another client's line got %.80q, %s\n"+
 			"hint: Write must never wait for a socket: keep what write(2) did not take, arm EPOLLOUT, and "+
 			"go back to epoll_wait", n, got, testkit.Describe(err))
 	}
+	last := -1
 	for i := range n {
-		got, err := readRecord(c)
+		count, got, err := readEcho(c)
 		if err != nil {
 			k.Fatalf("reply %d of %d: %s\nhint: when write(2) takes only part of a reply, keep the rest and "+
 				"send it when epoll reports EPOLLOUT; when all is sent, hand the handler the requests it left "+
 				"waiting%s", i+1, n, testkit.Describe(err), c.Context())
 		}
-		if got != want {
-			k.Fatalf("reply %d of %d differs from the show reply (bytes lost or reordered in a partial write?)\n"+
-				"  want: %q\n   got: %q", i+1, n, want, got)
+		if want := strings.Repeat(line(i), repeat); got != want || count <= last {
+			k.Fatalf("reply %d of %d (its count %d, the one before %d) differs from the echo of %q (bytes lost or "+
+				"reordered in a partial write?)\n  want: %.120q\n   got: %.120q", i+1, n, count, last, line(i), want, got)
 		}
+		last = count
 	}
 }
 
 // BackPressure checks exercise 5.5: a connection's unsent output is bounded.
 // A client that pipelines requests without reading is not read from while
 // its output is over the high-water mark (and is read again once it reads);
-// a client that does not read what others send it is disconnected past
-// MaxPending, and the others do not notice.
+// a client whose unsent output would pass MaxPending is disconnected, and the
+// others do not notice.
 func BackPressure(t *testing.T, impl Impl) {
 	k := testkit.New(t, "5.5")
 	linuxOnly(k)
@@ -186,115 +162,98 @@ func BackPressure(t *testing.T, impl Impl) {
 func checkStopsReading(k *testkit.T, impl Impl, absorb int) {
 	k.Helper()
 	const highWater = 64 << 10
-	srv := newStock(k, impl, Limits{HighWater: highWater, MaxPending: 1 << 30}, stocks...)
+	const repeat, request = 1024, "0123456"
+	srv := newEcho(k, impl, EchoConfig{Repeat: repeat, Limits: Limits{HighWater: highWater, MaxPending: 1 << 30}})
 	probe := k.Dial(srv)
-	start := countOf(k, probe, 1)
+	start := echoTrip(k, probe, repeat, "")
 
-	const n = 4096 // 32 KiB of requests: one read; 32 MiB of replies
+	const n = 4096 // 32 KiB of requests: one read; 28 MiB of replies
 	c := k.Dial(srv)
-	c.Write([]byte(strings.Repeat("buy 1 1\n", n)), fmt.Sprintf("%d × \"buy 1 1\\n\" in one write", n))
+	echoTrip(k, c, repeat, "accepted") // so that the loop reads its requests before the probe's
+	c.Write([]byte(strings.Repeat(request+"\n", n)), fmt.Sprintf("%d × %q in one write", n, request+"\n"))
 	// The loop read c's requests before it read the probe's (they arrived
-	// first, and epoll is level-triggered), so the probe's show tells how many
-	// it served before it stopped.
-	done := start - countOf(k, probe, 1)
-	bound := (2*absorb+highWater)/recordSize + 2
+	// first, and epoll is level-triggered), so the count in the probe's
+	// reply tells how many it served before it stopped.
+	done := echoTrip(k, probe, repeat, "") - start - 2
+	size := len(request) * repeat
+	bound := (2*absorb+highWater)/size + 2
 	if done > bound {
-		k.Fatalf("a client sent %d buys in one write and read no reply: the server served %d of them before "+
+		k.Fatalf("a client sent %d lines in one write and read no reply: the server answered %d of them before "+
 			"answering another client, queueing %d KiB of replies; with HighWater %d KiB and %d KiB of kernel "+
 			"buffers it should have stopped reading after about %d\nhint: in the handler, stop draining when "+
 			"the connection is congested; in the loop, take EPOLLIN off while output is over HighWater",
-			n, done, done*recordSize>>10, highWater>>10, absorb>>10, bound)
+			n, done, done*size>>10, highWater>>10, absorb>>10, bound)
 	}
+	want := strings.Repeat(request, repeat)
 	for i := range n {
-		got, err := readRecord(c)
+		_, got, err := readEcho(c)
 		if err != nil {
 			k.Fatalf("reply %d of %d: %s\nhint: once the output is sent, take up reading again, starting with "+
 				"the requests the handler left in the connection's buffer%s", i+1, n, testkit.Describe(err), c.Context())
 		}
-		if got != "[buy]success\n" {
-			k.Fatalf("reply %d of %d: want %q, got %q", i+1, n, "[buy]success\n", got)
+		if got != want {
+			k.Fatalf("reply %d of %d: want %.80q, got %.80q", i+1, n, want, got)
 		}
 	}
-	if got := countOf(k, probe, 1); got != start-n {
-		k.Fatalf("after %d buys of 1, all answered, stock 1 has %d; want %d", n, got, start-n)
+	if got := echoTrip(k, probe, repeat, "") - start - 3; got != n {
+		k.Fatalf("after %d lines, all answered, the server counts %d lines answered in between; want %d", n, got, n)
 	}
 }
 
+// checkSlowConsumer: a client whose unsent output would pass MaxPending is
+// disconnected, and the others do not notice. (HighWater is MaxPending here,
+// so that the loop does not stop reading from it first.)
 func checkSlowConsumer(k *testkit.T, impl Impl, absorb int) {
 	k.Helper()
 	const maxPending = 1 << 20
-	const size = 60000
-	srv := newChat(k, impl, Limits{HighWater: 64 << 10, MaxPending: maxPending}, "alice", "bob", "slow")
-	alice := login(k, srv, "alice")
-	bob := login(k, srv, "bob")
-	slow := login(k, srv, "slow")
+	const repeat, request = 15000, "slow"
+	size := repeat * len(request)
+	srv := newEcho(k, impl, EchoConfig{Repeat: repeat, Limits: Limits{HighWater: maxPending, MaxPending: maxPending}})
+	bob := k.Dial(srv)
+	echoTrip(k, bob, repeat, "bob")
 
 	n := (2*absorb+maxPending)/size + 20
-	payload := func(i int) []byte { return bytes.Repeat([]byte{byte('a' + i%26)}, size) }
-	bobDone := make(chan error, 1)
-	go func() {
-		for i := range n {
-			f, err := bob.TryReadFrame()
-			if err != nil {
-				bobDone <- fmt.Errorf("broadcast %d of %d: %s", i+1, n, testkit.Describe(err))
-				return
-			}
-			if f.Type != wire.Broadcast || f.Sender != "alice" || !bytes.Equal(f.Payload, payload(i)) {
-				bobDone <- fmt.Errorf("broadcast %d of %d: got %.80v", i+1, n, f)
-				return
-			}
-		}
-		bobDone <- nil
-	}()
-	for i := range n {
-		alice.SendFrame(wire.Frame{Type: wire.Broadcast, Sender: "alice", Payload: payload(i)})
-	}
-	if err := <-bobDone; err != nil {
-		k.Fatalf("alice broadcast %d messages of %d bytes; bob, who reads, got: %v\n"+
-			"hint: a client that does not read (here: slow) must not hold up the others", n, size, err)
-	}
+	slow := k.Dial(srv)
+	slow.Write([]byte(strings.Repeat(request+"\n", n)), fmt.Sprintf("%d × %q in one write", n, request+"\n"))
+	echoTrip(k, bob, repeat, "bob") // slow's requests have been read and answered
 
 	received := 0
 	for received < n {
-		f, err := slow.TryReadFrame()
+		_, _, err := readEcho(slow)
 		if testkit.IsClosed(err) || errors.Is(err, io.ErrUnexpectedEOF) {
-			break // closed, maybe in the middle of a frame
+			break // closed, maybe in the middle of a reply
 		}
 		if err != nil {
 			k.Fatalf("slow, reading what was queued for it: %s", testkit.Describe(err))
 		}
-		if f.Type == wire.Broadcast {
-			received++
-		}
+		received++
 	}
 	if received == n {
-		k.Fatalf("slow read nothing while alice broadcast %d messages (%d KiB), and then got every one: the "+
-			"server queued them all (over %d KiB beyond the kernel's buffers) for a client that did not read; "+
-			"want it disconnected once its unsent output passes MaxPending (%d KiB)\nhint: in Write, close the "+
-			"connection when its pending output would pass MaxPending",
+		k.Fatalf("slow sent %d lines and read nothing while they were answered (%d KiB), and then got every "+
+			"reply: the server queued them all (over %d KiB beyond the kernel's buffers) for a client that did not "+
+			"read; want it disconnected once its unsent output passes MaxPending (%d KiB)\nhint: in Write, close "+
+			"the connection when its pending output would pass MaxPending",
 			n, n*size>>10, (n*size-absorb)>>10, maxPending>>10)
 	}
-	alice.SendFrame(wire.Frame{Type: wire.QueryUser, Sender: "alice"})
-	want := "alice | active: 1\nbob | active: 1\nslow | active: 0\n"
-	alice.ExpectFrame(wire.Frame{Type: wire.QueryUser, Sender: wire.ServerName, Target: "alice", Payload: []byte(want)})
+	echoTrip(k, bob, repeat, "bob")
 }
 
 // NoBusyLoop checks exercise 5.6: with 1000 clients connected and nothing to
 // do, the loop sleeps in epoll_wait. A zero timeout, or EPOLLOUT left armed
 // after the output is sent (a level-triggered socket is always writable),
 // turns it into a busy loop that burns a whole core. And it wakes up in time
-// for its timers: a client that does not log in is closed after the login
-// timeout, though nothing happens on any socket.
+// for its timers: a client that sends nothing is closed after the echo
+// server's greet timeout, though nothing happens on any socket.
 func NoBusyLoop(t *testing.T, impl Impl) {
 	k := testkit.New(t, "5.6")
 	linuxOnly(k)
-	k.Run("login-timeout", func(t *testing.T) { checkTimer(testkit.New(t, k.Exercise()), impl) })
+	k.Run("greet-timeout", func(t *testing.T) { checkTimer(testkit.New(t, k.Exercise()), impl) })
 	k.Run("timers-rounded-up", func(t *testing.T) { checkTimersRoundedUp(testkit.New(t, k.Exercise()), impl) })
 	k.Run("idle", func(t *testing.T) { checkIdle(testkit.New(t, k.Exercise()), impl) })
 }
 
 // checkTimersRoundedUp: many timers a fraction of a millisecond apart (the
-// login timeouts of clients that connected one after another). A loop that
+// greet timeouts of clients that connected one after another). A loop that
 // rounds the time to its next timer down sleeps 0 ms for the last fraction
 // of a millisecond before each, and spins: with timers due a fraction of a
 // millisecond apart it spins all the time they take to fire. Rounded up, it wakes once per
@@ -303,7 +262,7 @@ func checkTimersRoundedUp(k *testkit.T, impl Impl) {
 	k.Helper()
 	const clients, timeout = 1000, 500 * time.Millisecond
 	needFDs(k, 2*clients+100)
-	srv := newChatConfig(k, impl, ChatConfig{LoginTimeout: timeout}, "alice")
+	srv := newEcho(k, impl, EchoConfig{GreetTimeout: timeout})
 	var conns []*testkit.Conn
 	for range clients {
 		conns = append(conns, k.Dial(srv)) // one after another: their timers a fraction of a millisecond apart
@@ -313,7 +272,7 @@ func checkTimersRoundedUp(k *testkit.T, impl Impl) {
 	for i, c := range conns {
 		c.NetConn().SetReadDeadline(time.Now().Add(testkit.IOTimeout + timeout))
 		if _, err := c.NetConn().Read(make([]byte, 1)); !testkit.IsClosed(err) {
-			k.Fatalf("client %d of %d connected and sent nothing, with the login timeout at %v: want the server to "+
+			k.Fatalf("client %d of %d connected and sent nothing, with the greet timeout at %v: want the server to "+
 				"close the connection, got %s", i+1, clients, timeout, testkit.Describe(err))
 		}
 		if i == 0 { // the timers have begun to fire: measure until the last
@@ -322,14 +281,14 @@ func checkTimersRoundedUp(k *testkit.T, impl Impl) {
 	}
 	wall, cpu := time.Since(start), cpuTime()-cpu0
 	share := cpu.Seconds() / wall.Seconds()
-	k.Logf("%d login timeouts fired in %v, using %v of CPU (%.0f%% of a core)", clients,
+	k.Logf("%d greet timeouts fired in %v, using %v of CPU (%.0f%% of a core)", clients,
 		wall.Round(time.Millisecond), cpu.Round(time.Millisecond), share*100)
 	// Closing a connection costs the correct loop (and the test reading its
 	// end) about a fifth of the time between two timers here; spinning, the
 	// loop takes all it can get.
 	const maxTimerCPU = 0.45
 	if share > maxTimerCPU {
-		k.Fatalf("%d login timeouts, due a fraction of a millisecond apart: while they fired, the test process used %.0f%% of a core "+
+		k.Fatalf("%d greet timeouts, due a fraction of a millisecond apart: while they fired, the test process used %.0f%% of a core "+
 			"(%v of CPU in %v)\nhint: round the time to the next timer up to a millisecond, never down: "+
 			"rounded down, the last fraction of a millisecond before each timer is a zero timeout, and the loop "+
 			"spins until it is due", clients, share*100, cpu.Round(time.Millisecond), wall.Round(time.Millisecond))
@@ -342,30 +301,29 @@ func checkIdle(k *testkit.T, impl Impl) {
 	k.Helper()
 	const clients = 1000
 	needFDs(k, 2*clients+100)
-	// A chat server with its only client logged in has no timer pending: its
-	// loop must sleep with timeout -1. (The stock server below always has
-	// its write-back timer while clients are connected.)
-	chat := newChat(k, impl, Limits{}, "alice")
-	login(k, chat, "alice")
-	srv := newStock(k, impl, Limits{}, stocks...)
+	// An echo server without a greet timeout has no timer: its loop must
+	// sleep with timeout -1. The one below has its clients' greet timers
+	// pending (due long after the check): its loop must sleep until the
+	// first.
+	timerless := newEcho(k, impl, EchoConfig{})
+	echoTrip(k, k.Dial(timerless), 1, "hello")
+	const repeat = 1024
+	srv := newEcho(k, impl, EchoConfig{Repeat: repeat, GreetTimeout: time.Hour})
 	var conns []*testkit.Conn
 	for range clients {
 		conns = append(conns, k.Dial(srv))
 	}
 	// A round trip on the last connection: the loop has accepted them all.
-	last := conns[clients-1]
-	last.WriteLine("show")
-	if _, err := readRecord(last); err != nil {
-		k.Fatalf("show: %s%s", testkit.Describe(err), last.Context())
-	}
+	echoTrip(k, conns[clients-1], repeat, "last")
 	// One client gets more output than the kernel takes at once, so that the
 	// loop arms EPOLLOUT, and then reads it all.
-	n := 2*testkit.KernelBuffers()/recordSize + 16
+	const request = "0123456"
+	n := 2*testkit.KernelBuffers()/(len(request)*repeat) + 16
 	c := conns[0]
-	c.Write([]byte(strings.Repeat("show\n", n)), fmt.Sprintf("%d × \"show\\n\"", n))
+	c.Write([]byte(strings.Repeat(request+"\n", n)), fmt.Sprintf("%d × %q", n, request+"\n"))
 	for i := range n {
-		if _, err := readRecord(c); err != nil {
-			k.Fatalf("reply %d of %d to pipelined shows: %s (exercise 5.4 first)", i+1, n, testkit.Describe(err))
+		if _, _, err := readEcho(c); err != nil {
+			k.Fatalf("reply %d of %d to pipelined lines: %s (exercise 5.4 first)", i+1, n, testkit.Describe(err))
 		}
 	}
 	if cpu := idleCPU(500 * time.Millisecond); cpu > maxIdleCPU {
@@ -376,18 +334,18 @@ func checkIdle(k *testkit.T, impl Impl) {
 	}
 }
 
-// checkTimer: the chat server closes a connection that has not logged in
-// within the login timeout; epoll_wait must not sleep past it.
+// checkTimer: the echo server closes a connection that has sent nothing
+// within the greet timeout; epoll_wait must not sleep past it.
 func checkTimer(k *testkit.T, impl Impl) {
 	k.Helper()
 	const timeout = 200 * time.Millisecond
-	srv := newChatConfig(k, impl, ChatConfig{LoginTimeout: timeout}, "alice")
+	srv := newEcho(k, impl, EchoConfig{GreetTimeout: timeout})
 	mute := k.Dial(srv)
 	start := time.Now()
 	mute.NetConn().SetReadDeadline(start.Add(testkit.IOTimeout))
 	_, err := mute.NetConn().Read(make([]byte, 1))
 	if !testkit.IsClosed(err) {
-		k.Fatalf("a client connected and sent nothing, with the login timeout at %v: want the server to close "+
+		k.Fatalf("a client connected and sent nothing, with the greet timeout at %v: want the server to close "+
 			"the connection, got %s after %v\nhint: epoll_wait's timeout is the time to the handler's next "+
 			"timer (rounded up to a millisecond), or -1 when there is none", timeout, testkit.Describe(err),
 			time.Since(start).Round(time.Millisecond))
@@ -414,19 +372,15 @@ func needFDs(k *testkit.T, n int) {
 func EMFILE(t *testing.T, impl Impl) {
 	k := testkit.New(t, "5.7")
 	linuxOnly(k)
-	srv := newStock(k, impl, Limits{}, stocks...)
-	c0 := k.Dial(srv)
-	c0.WriteLine("show")
-	if _, err := readRecord(c0); err != nil {
-		k.Fatalf("show on a fresh connection: %s%s", testkit.Describe(err), c0.Context())
-	}
+	srv := newEcho(k, impl, EchoConfig{})
+	echoTrip(k, k.Dial(srv), 1, "first")
 
 	fillers := exhaustFDs(k)
 	// Free one fd, for the client; the server then has none for it.
 	fillers[len(fillers)-1].Close()
 	c1 := k.DialAddr(srv.Addr)
 	c1.ExpectClosed()
-	cpu := idleCPU(300 * time.Millisecond)
+	cpu := idleCPUNoFDs(300 * time.Millisecond)
 	for _, f := range fillers[:len(fillers)-1] {
 		f.Close()
 	}
@@ -436,9 +390,9 @@ func EMFILE(t *testing.T, impl Impl) {
 			"reserve again", cpu*100)
 	}
 	c2 := k.Dial(srv)
-	c2.WriteLine("show")
-	if _, err := readRecord(c2); err != nil {
-		k.Fatalf("once fds were free again, a new client's show got %s: the server must go on accepting%s",
+	c2.WriteLine("again")
+	if _, _, err := readEcho(c2); err != nil {
+		k.Fatalf("once fds were free again, a new client's line got %s: the server must go on accepting%s",
 			testkit.Describe(err), c2.Context())
 	}
 }
@@ -507,18 +461,15 @@ func Close(t *testing.T, impl Impl) {
 // by teardown: its connection is not left open with the loop gone.
 func checkUnreadOutputClosed(k *testkit.T, impl Impl) {
 	k.Helper()
-	srv := newStockOn(k, impl, Limits{}, listenSmall(k), stocks...)
+	const repeat = 1024
+	srv := newEchoOn(k, impl, EchoConfig{Repeat: repeat}, listenSmall(k))
 	c := dialSmall(k, srv.Addr) // small buffers on both sides: most of the replies stay queued in the server
 	const n = 64
 	c.SetWriteDeadline(time.Now().Add(testkit.IOTimeout))
-	if _, err := c.Write([]byte(strings.Repeat("show\n", n))); err != nil {
-		k.Fatalf("writing %d × \"show\\n\": %v", n, err)
+	if _, err := c.Write([]byte(strings.Repeat("unread\n", n))); err != nil {
+		k.Fatalf("writing %d × \"unread\\n\": %v", n, err)
 	}
-	probe := k.Dial(srv)
-	probe.WriteLine("show")
-	if _, err := readRecord(probe); err != nil {
-		k.Fatalf("show: %s%s", testkit.Describe(err), probe.Context())
-	}
+	echoTrip(k, k.Dial(srv), repeat, "probe")
 	start := time.Now()
 	srv.Close() // waits for the grace period to pass
 	k.Logf("Close took %v", time.Since(start).Round(time.Millisecond))
@@ -538,16 +489,16 @@ func checkEveryFD(k *testkit.T, impl Impl) {
 	warmUp(k)
 	before := openFDs(k)
 
-	srv := newChat(k, impl, Limits{}, "alice", "bob")
-	alice := login(k, srv, "alice")
-	bob := login(k, srv, "bob")
-	alice.Write(testkit.Encode(wire.Frame{Type: wire.Broadcast, Sender: "alice", Payload: []byte("half")})[:50], "half a frame")
-	barrier(k, bob)
+	srv := newEcho(k, impl, EchoConfig{})
+	alice := k.Dial(srv)
+	bob := k.Dial(srv)
+	alice.Write([]byte("half a line"), "half a line")
+	echoTrip(k, bob, 1, "barrier")
 	idle := []*testkit.Conn{alice, bob}
 	for range 20 {
 		idle = append(idle, k.Dial(srv))
 	}
-	barrier(k, bob)
+	echoTrip(k, bob, 1, "barrier")
 
 	srv.Close() // fails the check if Close does not return, or Serve returns anything but ErrServerClosed
 	for _, c := range idle {
@@ -561,9 +512,9 @@ func checkEveryFD(k *testkit.T, impl Impl) {
 	}
 
 	// Close before Serve: Serve returns at once, and nothing stays open.
-	raw, err := impl.NewChat(ChatConfig{UsersPath: os.DevNull})
+	raw, err := impl.NewEcho(EchoConfig{})
 	if err != nil {
-		k.Fatalf("NewChat: %v", err)
+		k.Fatalf("NewEcho: %v", err)
 	}
 	if err := raw.Close(); err != nil {
 		k.Fatalf("Close before Serve: %v", err)

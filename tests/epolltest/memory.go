@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"net"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/wire"
 )
 
 // smallBuffers is the socket buffer size the memory check asks for on both
@@ -65,56 +65,51 @@ func dialSmall(k *testkit.T, addr string) net.Conn {
 	return nc
 }
 
-// loginSmall logs name in on a new connection with small socket buffers and
-// returns it; it is closed at cleanup.
-func loginSmall(k *testkit.T, addr, name string) net.Conn {
-	k.Helper()
-	nc := dialSmall(k, addr)
-	nc.SetDeadline(time.Now().Add(testkit.IOTimeout))
-	if _, err := nc.Write(testkit.Encode(wire.Frame{Type: wire.Login, Sender: name, Payload: []byte(password(name))})); err != nil {
-		k.Fatalf("%s: sending the login: %v", name, err)
-	}
-	f, err := wire.ReadFrame(nc)
-	if err != nil || f.Type != wire.Login || string(f.Payload) != "OK" {
-		k.Fatalf("%s: login: want %v, got %v, %s", name, loginOK(name), f, testkit.Describe(err))
-	}
-	nc.SetDeadline(time.Time{})
-	return nc
-}
-
 // checkSlowConsumersMemory: a client that does not read costs the server its
 // unsent output and no more, at most MaxPending. Many slow clients are each
-// sent a little less than MaxPending (so none is disconnected); then the
-// server's live heap must be within clients × MaxPending. A loop that keeps
-// the bytes the socket has already taken in front of its output, or lets
-// append grow a buffer past MaxPending, holds more: the original measurement
-// was 1.7 MB per slow client against a 1 MiB limit.
+// sent a little less than MaxPending (so none is disconnected; HighWater is
+// MaxPending, so that the loop does not stop reading from them first); then
+// the server's live heap must be within clients × MaxPending. A loop that
+// keeps the bytes the socket has already taken in front of its output, or
+// lets append grow a buffer past MaxPending, holds more: the original
+// measurement was 1.7 MB per slow client against a 1 MiB limit.
 func checkSlowConsumersMemory(k *testkit.T, impl Impl) {
 	k.Helper()
 	const clients = 100
 	const maxPending = 1 << 20
-	const size = 32 << 10
-	names := []string{"alice"}
-	for i := range clients {
-		names = append(names, fmt.Sprintf("slow%d", i))
+	const repeat = 4096
+	srv := newEchoOn(k, impl, EchoConfig{Repeat: repeat, Limits: Limits{HighWater: maxPending, MaxPending: maxPending}}, listenSmall(k))
+	alice := k.Dial(srv)
+	var slow []net.Conn
+	for range clients {
+		slow = append(slow, dialSmall(k, srv.Addr))
 	}
-	srv := newChatOn(k, impl, ChatConfig{Limits: Limits{HighWater: 64 << 10, MaxPending: maxPending}}, listenSmall(k), names...)
-	alice := login(k, srv, "alice")
-	for _, name := range names[1:] {
-		loginSmall(k, srv.Addr, name)
-	}
-	barrier(k, alice)
+	echoTrip(k, alice, repeat, "a")
 	base := liveHeap()
 
-	// Each slow client is sent n frames: more than the kernel holds, less
-	// than MaxPending, so it stays connected with most of it in the server.
-	n := (maxPending - size) / (size + wire.HeaderSize)
-	for i := range n {
-		alice.SendFrame(wire.Frame{Type: wire.Broadcast, Sender: "alice", Payload: make([]byte, size-i%7)})
+	// Each slow client sends lines of 6 to 8 bytes, whose replies (24 to 32
+	// KiB each, with a few bytes of count) add up to more than the kernel
+	// holds and less than MaxPending, so it stays connected with most of
+	// them in the server.
+	var requests []byte
+	sent := 0
+	for i := 0; ; i++ {
+		line := strings.Repeat("x", 8-i%3)
+		size := len(line)*repeat + 16
+		if sent+size > maxPending-32<<10 {
+			break
+		}
+		requests = append(requests, line+"\n"...)
+		sent += size
 	}
-	barrier(k, alice) // every broadcast has been queued for every slow client
+	for i, nc := range slow {
+		nc.SetWriteDeadline(time.Now().Add(testkit.IOTimeout))
+		if _, err := nc.Write(requests); err != nil {
+			k.Fatalf("slow client %d: writing its requests: %v", i+1, err)
+		}
+	}
+	echoTrip(k, alice, repeat, "a") // every slow client's requests have been read and answered
 	live := liveHeap() - base
-	sent := n * (size + wire.HeaderSize)
 	// + 64 KiB per client of bookkeeping, and the loop's pool of output
 	// buffers (4 MiB).
 	bound := clients*(maxPending+64<<10) + 4<<20
@@ -138,49 +133,49 @@ func liveHeap() int {
 	return int(m.HeapAlloc)
 }
 
-// checkIdleHoldsNoBuffer: once a frame that arrived in pieces is complete
+// checkIdleHoldsNoBuffer: once a request that arrived in pieces is complete
 // and handled, the connection gives its input buffer back. Many clients each
-// send half of a 60 KB frame, then the rest; afterwards the server's live
-// heap must be about what it was. A connection that keeps its input buffer
-// (c.in = c.in[:0] instead of nil), or is given one of its own at accept,
-// holds that memory for as long as it is connected, idle or not.
+// send half of a line, then the rest and more lines, 60 KB in all; afterwards
+// the server's live heap must be about what it was. A connection that keeps
+// its input buffer (c.in = c.in[:0] instead of nil), or is given one of its
+// own at accept, holds that memory for as long as it is connected, idle or
+// not.
 func checkIdleHoldsNoBuffer(k *testkit.T, impl Impl) {
 	k.Helper()
 	const clients = 100
-	const size = 60000
-	names := []string{"bob"}
-	for i := range clients {
-		names = append(names, fmt.Sprintf("user%d", i))
-	}
-	srv := newChat(k, impl, Limits{}, names...)
-	bob := login(k, srv, "bob")
-	barrier(k, bob)
+	const lines, size = 8, 7500 // 60 KB of requests per client
+	srv := newEcho(k, impl, EchoConfig{})
+	bob := k.Dial(srv)
+	echoTrip(k, bob, 1, "barrier")
 	base := liveHeap() // before the clients connect: what they cost idle counts too
 	var conns []*testkit.Conn
-	for _, name := range names[1:] {
-		conns = append(conns, login(k, srv, name))
+	for range clients {
+		conns = append(conns, k.Dial(srv))
 	}
-	barrier(k, bob)
-	frames := make([][]byte, clients)
+	echoTrip(k, bob, 1, "barrier")
+	line := strings.Repeat("y", size-1)
+	stream := []byte(strings.Repeat(line+"\n", lines))
+	for _, c := range conns {
+		c.Write(stream[:size/2], "the first half of a line")
+	}
+	echoTrip(k, bob, 1, "barrier") // every first half has been read, and kept
 	for i, c := range conns {
-		frames[i] = testkit.Encode(wire.Frame{Type: wire.PrivateMsg, Sender: names[i+1], Target: "nobody", Payload: make([]byte, size)})
-		c.Write(frames[i][:size/2], "the first half of a private message to nobody")
+		c.Write(stream[size/2:], fmt.Sprintf("the rest of the line and %d more", lines-1))
+		for j := range lines {
+			if _, got, err := readEcho(c); err != nil || got != line {
+				k.Fatalf("client %d, the echo of line %d of %d (%d bytes, the first sent in two parts): got %.40q…, %s%s",
+					i+1, j+1, lines, size, got, testkit.Describe(err), c.Context())
+			}
+		}
 	}
-	barrier(k, bob) // every first half has been read, and kept
-	for i, c := range conns {
-		c.Write(frames[i][size/2:], "the rest of the private message")
-		c.ExpectFrame(wire.Frame{Type: wire.PrivateMsg, Sender: wire.ServerName, Target: names[i+1],
-			Payload: []byte("User not online.")})
-	}
-	frames = nil
 	live := liveHeap() - base
 	const bound = clients*(8<<10) + 1<<20 // the clients' own buffers (4 KiB each) are in the test process too
-	k.Logf("%d clients, each idle again after a %d-byte frame sent in two halves: the live heap grew by %d KiB",
-		clients, size, live>>10)
+	k.Logf("%d clients, each idle again after %d bytes of lines, the first sent in two halves: the live heap grew by %d KiB",
+		clients, len(stream), live>>10)
 	if live > bound {
-		k.Fatalf("%d clients each sent a %d-byte frame in two halves, got the answer, and are idle: the server's live "+
-			"heap grew by %d KiB, %d bytes per idle connection; want next to nothing\nhint: when the handler has "+
-			"consumed everything, set c.in = nil (not c.in[:0], which keeps the buffer): an idle connection holds "+
-			"no buffer", clients, size, live>>10, live/clients)
+		k.Fatalf("%d clients each sent %d bytes of lines, the first in two halves, got the answers, and are idle: the "+
+			"server's live heap grew by %d KiB, %d bytes per idle connection; want next to nothing\nhint: when the "+
+			"handler has consumed everything, set c.in = nil (not c.in[:0], which keeps the buffer): an idle "+
+			"connection holds no buffer", clients, len(stream), live>>10, live/clients)
 	}
 }

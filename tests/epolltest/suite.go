@@ -33,26 +33,22 @@ type Impl struct {
 	// DrainLines does the same for '\n'-terminated lines, handed over without
 	// the '\n' and a trailing '\r' (exercise 5.2).
 	DrainLines func(in []byte, fn func(line []byte) bool) (int, error)
-	// NewChat builds the chat server on the loop.
-	NewChat func(ChatConfig) (lab.Server, error)
-	// NewStock builds the stock server on the loop.
-	NewStock func(StockConfig) (lab.Server, error)
+	// NewEcho builds the chapter's given echo server on the loop: the loop's
+	// own exercises (5.3–5.8) are checked on it, so that they need no
+	// exercise of the chat or stock server (those run tests/chattest and
+	// tests/stocktest).
+	NewEcho func(EchoConfig) (lab.Server, error)
 }
 
-// ChatConfig is what the suite sets when it builds a chat server.
-type ChatConfig struct {
-	// UsersPath is the users file, in a temporary folder of the check's own.
-	UsersPath string
-	// LoginTimeout is how long a new connection has to log in; 0 means the
-	// server's default.
-	LoginTimeout time.Duration
-	Limits
-}
-
-// StockConfig is what the suite sets when it builds a stock server.
-type StockConfig struct {
-	// StockPath is the stock file, in a temporary folder of the check's own.
-	StockPath string
+// EchoConfig is what the suite sets when it builds an echo server: it
+// answers every line with "n " and Repeat copies of the line, then '\n', n
+// counting the lines it answered before, from every client.
+type EchoConfig struct {
+	// Repeat is how many copies of a line its reply holds; 0 means 1.
+	Repeat int
+	// GreetTimeout is how long a new connection has to send its first line
+	// before it is closed; 0 means never.
+	GreetTimeout time.Duration
 	Limits
 }
 
@@ -62,7 +58,7 @@ type Limits struct {
 	// connection, until its output has been sent.
 	HighWater int
 	// MaxPending: at this many unsent bytes the connection is closed (its
-	// client does not read what others send it).
+	// client does not read what it is sent).
 	MaxPending int
 }
 
