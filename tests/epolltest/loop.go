@@ -108,7 +108,7 @@ func PartialWrites(t *testing.T, impl Impl) {
 	// MaxPending is out of the way: the check holds for a loop whose
 	// back-pressure (5.5) is not written yet, which queues every reply.
 	const repeat = 1024
-	srv := newEchoOn(k, impl, EchoConfig{Repeat: repeat, Limits: Limits{MaxPending: 1 << 30}}, listenSmall(k))
+	srv := newEchoOn(k, impl, EchoConfig{Repeat: repeat, Limits: Limits{MaxPending: 1 << 30}}, k.ListenSmall())
 	probe := k.Dial(srv)
 	echoTrip(k, probe, repeat, "probe")
 
@@ -462,8 +462,8 @@ func Close(t *testing.T, impl Impl) {
 func checkUnreadOutputClosed(k *testkit.T, impl Impl) {
 	k.Helper()
 	const repeat = 1024
-	srv := newEchoOn(k, impl, EchoConfig{Repeat: repeat}, listenSmall(k))
-	c := dialSmall(k, srv.Addr) // small buffers on both sides: most of the replies stay queued in the server
+	srv := newEchoOn(k, impl, EchoConfig{Repeat: repeat}, k.ListenSmall())
+	c := k.DialSmall(srv.Addr) // small buffers on both sides: most of the replies stay queued in the server
 	const n = 64
 	c.SetWriteDeadline(time.Now().Add(testkit.IOTimeout))
 	if _, err := c.Write([]byte(strings.Repeat("unread\n", n))); err != nil {

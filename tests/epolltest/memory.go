@@ -3,67 +3,14 @@
 package epolltest
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"serverlab/tests/testkit"
 )
-
-// smallBuffers is the socket buffer size the memory check asks for on both
-// ends of a slow client's connection (Linux doubles it, and turns
-// autotuning off), so that the kernel holds next to nothing of what the
-// server sends it and the rest is the server's to hold.
-const smallBuffers = 4096
-
-// smallKernel bounds what the kernel holds for such a connection: both
-// buffers at twice the size asked, plus one segment of up to 64 KiB that a
-// send may queue past a full buffer.
-const smallKernel = 2*(2*smallBuffers) + 64<<10
-
-// smallSocket sets a socket's send and receive buffers to smallBuffers.
-func smallSocket(_, _ string, rc syscall.RawConn) error {
-	var err error
-	if cerr := rc.Control(func(fd uintptr) {
-		for _, opt := range []int{syscall.SO_RCVBUF, syscall.SO_SNDBUF} {
-			if e := syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, opt, smallBuffers); e != nil {
-				err = e
-			}
-		}
-	}); cerr != nil {
-		return cerr
-	}
-	return err
-}
-
-// listenSmall listens on 127.0.0.1:0 with small socket buffers, which the
-// accepted connections inherit.
-func listenSmall(k *testkit.T) net.Listener {
-	k.Helper()
-	ln, err := (&net.ListenConfig{Control: smallSocket}).Listen(context.Background(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		k.Fatalf("listen on 127.0.0.1:0: %v", err)
-	}
-	return ln
-}
-
-// dialSmall dials addr with small socket buffers; the connection is closed
-// at cleanup.
-func dialSmall(k *testkit.T, addr string) net.Conn {
-	k.Helper()
-	d := net.Dialer{Timeout: testkit.IOTimeout, Control: smallSocket}
-	nc, err := d.Dial("tcp", addr)
-	if err != nil {
-		k.Fatalf("dial %s: %v", addr, err)
-	}
-	k.OnAbort(func() { nc.Close() })
-	k.Cleanup(func() { nc.Close() })
-	return nc
-}
 
 // checkSlowConsumersMemory: a client that does not read costs the server its
 // unsent output and no more, at most MaxPending. Many slow clients are each
@@ -78,11 +25,11 @@ func checkSlowConsumersMemory(k *testkit.T, impl Impl) {
 	const clients = 100
 	const maxPending = 1 << 20
 	const repeat = 4096
-	srv := newEchoOn(k, impl, EchoConfig{Repeat: repeat, Limits: Limits{HighWater: maxPending, MaxPending: maxPending}}, listenSmall(k))
+	srv := newEchoOn(k, impl, EchoConfig{Repeat: repeat, Limits: Limits{HighWater: maxPending, MaxPending: maxPending}}, k.ListenSmall())
 	alice := k.Dial(srv)
 	var slow []net.Conn
 	for range clients {
-		slow = append(slow, dialSmall(k, srv.Addr))
+		slow = append(slow, k.DialSmall(srv.Addr))
 	}
 	echoTrip(k, alice, repeat, "a")
 	base := liveHeap()
@@ -121,7 +68,7 @@ func checkSlowConsumersMemory(k *testkit.T, impl Impl) {
 			"MaxPending per client\nhint: after a partial write, c.out = c.out[n:] keeps the sent bytes in front "+
 			"of the buffer, and append grows it past what is pending: reuse the front (move the unsent bytes "+
 			"there) before growing, and never grow a buffer past MaxPending (the given room does both)",
-			clients, sent>>10, maxPending>>10, smallKernel>>10, live>>10, live/clients>>10)
+			clients, sent>>10, maxPending>>10, testkit.SmallAbsorption>>10, live>>10, live/clients>>10)
 	}
 }
 

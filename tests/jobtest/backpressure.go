@@ -3,70 +3,15 @@ package jobtest
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"net"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"serverlab/tests/testkit"
 )
-
-// smallBuffers is the socket buffer size the back-pressure check asks for on
-// both ends (Linux doubles it), so that a few tens of kilobytes fill the
-// connection once the server stops reading.
-const smallBuffers = 4096
-
-// smallSocket sets a socket's send and receive buffers to smallBuffers. With
-// sizes set, Linux turns autotuning off: the buffers stay this small.
-func smallSocket(_, _ string, rc syscall.RawConn) error {
-	var err error
-	if cerr := rc.Control(func(fd uintptr) {
-		for _, opt := range []int{syscall.SO_RCVBUF, syscall.SO_SNDBUF} {
-			if e := testkit.SetsockoptInt(fd, syscall.SOL_SOCKET, opt, smallBuffers); e != nil {
-				err = e
-			}
-		}
-	}); cerr != nil {
-		return cerr
-	}
-	return err
-}
-
-// listenSmall listens on 127.0.0.1:0 with small socket buffers, which the
-// accepted connections inherit.
-func listenSmall(k *testkit.T) net.Listener {
-	k.Helper()
-	lc := net.ListenConfig{Control: smallSocket}
-	ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		k.Fatalf("listen on 127.0.0.1:0: %v", err)
-	}
-	return ln
-}
-
-// dialSmall dials addr with small socket buffers: a client that does not
-// read fills them fast. The connection is closed at cleanup.
-func dialSmall(k *testkit.T, addr string) net.Conn {
-	k.Helper()
-	d := net.Dialer{Timeout: testkit.IOTimeout, Control: smallSocket}
-	nc, err := d.Dial("tcp", addr)
-	if err != nil {
-		k.Fatalf("dial %s: %v", addr, err)
-	}
-	k.OnAbort(func() { nc.Close() })
-	k.Cleanup(func() { nc.Close() })
-	return nc
-}
-
-// smallAbsorption bounds what the kernel holds between a server and a
-// client that does not read, both with small buffers: each side's buffer at
-// twice the size asked (Linux doubles it for its bookkeeping), plus one
-// segment of up to 64 KiB that a send may queue past a full buffer.
-const smallAbsorption = 2*(2*smallBuffers) + 64<<10
 
 // lineCounter is an OnLineRead hook: it counts the lines the server has read
 // and reports when the count reaches a mark.
@@ -117,11 +62,11 @@ func checkFullOutbox(k *testkit.T, impl Impl) {
 	const shortest = len("OK 1 prime\n")
 	lines := newLineCounter(-1)
 	_, srv := newServerOn(k, impl, Config{Workers: 2, QueueCap: 4, MaxPending: maxPending,
-		OnLineRead: lines.onLineRead, WriteTimeout: time.Minute}, listenSmall(k))
-	mute := dialSmall(k, srv.Addr)
+		OnLineRead: lines.onLineRead, WriteTimeout: time.Minute}, k.ListenSmall())
+	mute := k.DialSmall(srv.Addr)
 	sent, err := flood(mute, "PRIME 7\n", 4<<20, time.Second)
 	read := int(lines.n.Load())
-	bound := (maxPending+smallAbsorption)/shortest + 4 + 2 + 1 // answers in the outbox and the kernel, queued, running, in Put
+	bound := (maxPending+testkit.SmallAbsorption)/shortest + 4 + 2 + 1 // answers in the outbox and the kernel, queued, running, in Put
 	if err == nil || read > bound {
 		k.Fatalf("a client sent %d \"PRIME 7\" lines and read no answer; the server read %d of them, want at most %d: "+
 			"with MaxPending %d bytes of answers waiting for it, the reader must stop reading until the writer has "+
@@ -155,10 +100,10 @@ func checkFullQueue(k *testkit.T, impl Impl) {
 	if err != nil {
 		k.Fatalf("NewServer: %v", err)
 	}
-	srv := k.ServeListener(raw, listenSmall(k))
+	srv := k.ServeListener(raw, k.ListenSmall())
 	c := k.Dial(srv)
 	if tc, ok := c.NetConn().(*net.TCPConn); ok {
-		tc.SetWriteBuffer(smallBuffers)
+		tc.SetWriteBuffer(testkit.SmallBuffers)
 	}
 
 	// One megabyte of requests, with job 1 held: the server can run one,

@@ -448,8 +448,8 @@ func flood(nc net.Conn, line string, size int, d time.Duration) (lines int, err 
 // minute, so such a server fails here.
 func checkNonReaderStallsNoOne(k *testkit.T, impl Impl) {
 	k.Helper()
-	_, srv := newServerOn(k, impl, Config{Workers: 2, QueueCap: 8, WriteTimeout: time.Minute}, listenSmall(k))
-	mute := dialSmall(k, srv.Addr)
+	_, srv := newServerOn(k, impl, Config{Workers: 2, QueueCap: 8, WriteTimeout: time.Minute}, k.ListenSmall())
+	mute := k.DialSmall(srv.Addr)
 	// SORT 1000 takes the workers longer than the reader takes to queue it:
 	// the queue is full of this client's jobs when its socket fills.
 	sent, err := flood(mute, "SORT 1000\n", 4<<20, time.Second)
@@ -475,8 +475,8 @@ func checkNonReaderStallsNoOne(k *testkit.T, impl Impl) {
 func checkNonReaderDropped(k *testkit.T, impl Impl) {
 	k.Helper()
 	const timeout = 300 * time.Millisecond
-	_, srv := newServerOn(k, impl, Config{Workers: 2, QueueCap: 8, WriteTimeout: timeout}, listenSmall(k))
-	mute := dialSmall(k, srv.Addr)
+	_, srv := newServerOn(k, impl, Config{Workers: 2, QueueCap: 8, WriteTimeout: timeout}, k.ListenSmall())
+	mute := k.DialSmall(srv.Addr)
 	start := time.Now()
 	sent, err := flood(mute, "HASH a\n", 64<<20, testkit.IOTimeout)
 	if !testkit.IsClosed(err) {

@@ -25,8 +25,8 @@ func Statistics(t *testing.T, impl Impl) {
 // idle, every line it read must be counted answered.
 func checkCountedBeforeWritten(k *testkit.T, impl Impl) {
 	k.Helper()
-	raw, srv := newServerOn(k, impl, Config{Workers: 2, QueueCap: 4, MaxPending: 4096, WriteTimeout: time.Minute}, listenSmall(k))
-	mute := dialSmall(k, srv.Addr)
+	raw, srv := newServerOn(k, impl, Config{Workers: 2, QueueCap: 4, MaxPending: 4096, WriteTimeout: time.Minute}, k.ListenSmall())
+	mute := k.DialSmall(srv.Addr)
 	// Valid and invalid lines: PRIME 0 is answered by the reader itself.
 	sent, err := flood(mute, "PRIME 7\nPRIME 0\n", 4<<20, time.Second)
 	if err == nil {
