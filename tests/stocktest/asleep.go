@@ -1,8 +1,8 @@
 package stocktest
 
 import (
-	"bytes"
 	"runtime"
+	"serverlab/tests/testkit"
 	"strings"
 	"time"
 )
@@ -17,25 +17,11 @@ var blockedStates = []string{
 // actorStates returns the state of every goroutine running an actor of the
 // lock harness, as runtime.Stack prints it ("chan receive", "runnable", …).
 func actorStates() []string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
 	var states []string
-	for _, g := range bytes.Split(buf, []byte("\n\n")) {
-		if !bytes.Contains(g, []byte("(*lockHarness).start.func")) {
-			continue
+	for _, g := range testkit.Goroutines() {
+		if strings.Contains(g.Stack, "(*lockHarness).start.func") {
+			states = append(states, g.State)
 		}
-		header, _, _ := strings.Cut(string(g), "\n")
-		_, state, _ := strings.Cut(header, "[")
-		state, _, _ = strings.Cut(state, "]")
-		state, _, _ = strings.Cut(state, ",")
-		states = append(states, state)
 	}
 	return states
 }

@@ -233,19 +233,24 @@ func (h *slowHandler) Handle(context.Context, slog.Record) error {
 // goroutineIDs returns the ids of the goroutines running now.
 func goroutineIDs() map[int]bool {
 	ids := map[int]bool{}
-	for _, g := range goroutineStacks() {
-		ids[g.id] = true
+	for _, g := range Goroutines() {
+		ids[g.ID] = true
 	}
 	return ids
 }
 
-type goroutine struct {
-	id    int
-	stack string
-	funcs []string // the functions on its stack, innermost first
+// Goroutine is one goroutine as runtime.Stack shows it.
+type Goroutine struct {
+	ID    int
+	State string   // "chan receive", "runnable", "sync.Mutex.Lock", … (without the minutes)
+	Stack string   // its whole block of the dump
+	Funcs []string // the functions on its stack, innermost first
 }
 
-func goroutineStacks() []goroutine {
+// Goroutines returns every goroutine running now, from runtime.Stack: what a
+// check looks at to see where a server's goroutines are, or whether they are
+// parked.
+func Goroutines() []Goroutine {
 	buf := make([]byte, 1<<20)
 	for {
 		n := runtime.Stack(buf, true)
@@ -255,7 +260,7 @@ func goroutineStacks() []goroutine {
 		}
 		buf = make([]byte, 2*len(buf))
 	}
-	var gs []goroutine
+	var gs []Goroutine
 	for _, block := range bytes.Split(buf, []byte("\n\n")) {
 		lines := strings.Split(strings.TrimSpace(string(block)), "\n")
 		head, ok := strings.CutPrefix(lines[0], "goroutine ")
@@ -267,10 +272,13 @@ func goroutineStacks() []goroutine {
 		if err != nil {
 			continue
 		}
-		g := goroutine{id: id, stack: string(block)}
+		_, state, _ := strings.Cut(head, "[")
+		state, _, _ = strings.Cut(state, "]")
+		state, _, _ = strings.Cut(state, ",")
+		g := Goroutine{ID: id, State: state, Stack: string(block)}
 		for _, l := range lines[1:] {
 			if !strings.HasPrefix(l, "\t") && !strings.HasPrefix(l, "created by ") {
-				g.funcs = append(g.funcs, l)
+				g.Funcs = append(g.Funcs, l)
 			}
 		}
 		gs = append(gs, g)
@@ -322,18 +330,18 @@ func serverGoroutines(before map[int]bool) string {
 // (their outermost function is not in tests/ or testing).
 func serverGoroutinesNow(before map[int]bool) map[int]string {
 	found := map[int]string{}
-	for _, g := range goroutineStacks() {
-		if before[g.id] || len(g.funcs) == 0 {
+	for _, g := range Goroutines() {
+		if before[g.ID] || len(g.Funcs) == 0 {
 			continue
 		}
-		outer := g.funcs[len(g.funcs)-1]
+		outer := g.Funcs[len(g.Funcs)-1]
 		isTests := strings.HasPrefix(outer, "serverlab/tests/") || strings.HasPrefix(outer, "testing.")
 		if isTests && !isServerFunc(outer) {
 			continue
 		}
-		for _, f := range g.funcs {
+		for _, f := range g.Funcs {
 			if isServerFunc(f) {
-				found[g.id] = fmt.Sprintf("  goroutine %d in %s", g.id, trimArgs(f))
+				found[g.ID] = fmt.Sprintf("  goroutine %d in %s", g.ID, trimArgs(f))
 				break
 			}
 		}
