@@ -231,7 +231,7 @@ type slowClosingListener struct {
 
 func (l *slowClosingListener) Close() error {
 	l.once.Do(func() {
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // fault injection: a listener slow to close, not synchronisation
 		l.Listener.Close()
 		l.done.Store(true)
 	})

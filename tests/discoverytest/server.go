@@ -372,7 +372,7 @@ type lingeringListener struct {
 func (l *lingeringListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil && l.closed.Load() {
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // fault injection: Accept slow to return after Close, not synchronisation
 		l.returned.Store(true)
 	}
 	return c, err
