@@ -36,7 +36,7 @@ type chatSettings struct {
 }
 
 func runChat(ctx context.Context, args []string) error {
-	f := newFlags("chat", "docs/bench-chat", 3)
+	f := newFlags("chat", "docs/bench-chat", 5)
 	loadClients := f.Int("load-clients", 10, "load test: concurrent clients")
 	loadMessages := f.Int("load-messages", 20, "load test: messages per client")
 	stressFrom := f.Int("stress-from", 2, "stress test: the first step's clients")
@@ -77,7 +77,7 @@ func runChat(ctx context.Context, args []string) error {
 		{File: "memory_vs_clients.png", Title: "Server memory during the stress test (peak)", Y: "MiB",
 			Keys: []string{"rss_kib", "pss_kib"}, Names: []string{"RSS", "PSS"}, Scale: 1.0 / 1024},
 		{File: "avg_latency_vs_clients.png", Title: "Delivery time per step (send → each receiver)", Y: "ms",
-			Keys: []string{"mean_ms", "p95_ms"}, Names: []string{"average", "P95"}},
+			Keys: []string{"mean_ms", "p95_ms"}, Names: []string{"average", "P95"}, LogY: true},
 		{File: "connection_success.png", Title: "Clients that logged in", Y: "% of the step's clients", Keys: []string{"connected_pct"}},
 	}
 

@@ -83,10 +83,9 @@ func (pl Plot) Draw(path string, r *Results) error {
 		return fmt.Errorf("no data for %v", pl.Keys)
 	}
 	if !pl.LogY {
-		// From zero, so that the lines' heights compare, and with room at
-		// the top for the legend, which would otherwise hide the data.
-		p.Y.Min, p.Y.Max = 0, p.Y.Max*(1.1+0.06*float64(n))
+		p.Y.Min = 0 // so that the lines' heights compare
 	}
+	makeRoomForLegend(p, n, pl.LogY)
 	return save(p, path, 8*vg.Inch, 4.5*vg.Inch)
 }
 
@@ -228,7 +227,8 @@ func histogramPlot(title string, dists []Dist) (*plot.Plot, error) {
 		p.Add(l)
 		p.Legend.Add(fmt.Sprintf("%s (%d deliveries)", d.Name, d.Hist.TotalCount()), l)
 	}
-	p.Y.Min, p.Y.Max = 0, p.Y.Max*(1.1+0.06*float64(len(dists)))
+	p.Y.Min = 0
+	makeRoomForLegend(p, len(dists), false)
 	return p, nil
 }
 
@@ -260,6 +260,17 @@ func quantileSample(h *hdrhistogram.Histogram, n int) plotter.Values {
 		vs[i] = float64(max(h.ValueAtQuantile(q), 1)) / 1000 // ≥ 1 µs: a log axis has no 0
 	}
 	return vs
+}
+
+// makeRoomForLegend raises the top of the y axis so that the data stay
+// below a legend of n entries in the top corner, which would hide them.
+func makeRoomForLegend(p *plot.Plot, n int, logScale bool) {
+	share := min(0.05+0.045*float64(n), 0.6) // of the height, for the legend
+	if logScale && p.Y.Min > 0 {
+		p.Y.Max = p.Y.Min * math.Pow(p.Y.Max/p.Y.Min, 1/(1-share))
+		return
+	}
+	p.Y.Max = p.Y.Min + (p.Y.Max-p.Y.Min)/(1-share)
 }
 
 func save(p *plot.Plot, path string, w, h vg.Length) error {
