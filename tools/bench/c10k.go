@@ -39,7 +39,7 @@ type c10kSettings struct {
 
 func runC10K(ctx context.Context, args []string) error {
 	f := newFlags("c10k", "docs/bench-ch05", 1)
-	serverList := f.String("servers", "ch02=./solutions/02/cmd/chatserver,ch05=./solutions/05/cmd/chatserver",
+	serverList := f.String("servers", ourChatServers(),
 		"servers to compare, `label=package,…` (e.g. your ./chapters/05/cmd/chatserver)")
 	clientList := f.String("clients", "2,10,100,1000,5000,10000", "client `counts`, comma-separated")
 	var s c10kSettings
@@ -134,7 +134,7 @@ func c10kTrial(ctx context.Context, t *runner.Trial, s c10kSettings) (runner.Out
 	if err != nil {
 		return runner.Outcome{}, err
 	}
-	room, err := joinChat(ctx, t.Addr, t.Clients, 30*time.Second)
+	room, err := joinChat(ctx, t.Addr, t.Clients, 100, 30*time.Second)
 	if err != nil {
 		return runner.Outcome{}, err
 	}

@@ -37,6 +37,8 @@ type chatSettings struct {
 
 func runChat(ctx context.Context, args []string) error {
 	f := newFlags("chat", "docs/bench-chat", 5)
+	serverList := f.String("servers", ourChatServers(),
+		"the course's servers to compare, `label=package,…` (e.g. yours: ch02=./chapters/02/cmd/chatserver)")
 	loadClients := f.Int("load-clients", 10, "load test: concurrent clients")
 	loadMessages := f.Int("load-messages", 20, "load test: messages per client")
 	stressFrom := f.Int("stress-from", 2, "stress test: the first step's clients")
@@ -47,7 +49,11 @@ func runChat(ctx context.Context, args []string) error {
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	servers, cleanup, err := build(ctx, chatServers(f))
+	ours, err := parseServers(*serverList, []string{"-addr", "{addr}", "-users", "{dir}/users.txt"})
+	if err != nil {
+		return usageError{err}
+	}
+	servers, cleanup, err := build(ctx, append(ours, chatOriginals(f)...))
 	if err != nil {
 		return err
 	}
@@ -78,7 +84,7 @@ func runChat(ctx context.Context, args []string) error {
 			Keys: []string{"rss_kib", "pss_kib"}, Names: []string{"RSS", "PSS"}, Scale: 1.0 / 1024},
 		{File: "avg_latency_vs_clients.png", Title: "Delivery time per step (send → each receiver)", Y: "ms",
 			Keys: []string{"mean_ms", "p95_ms"}, Names: []string{"average", "P95"}, LogY: true},
-		{File: "connection_success.png", Title: "Clients that logged in", Y: "% of the step's clients", Keys: []string{"connected_pct"}},
+		{File: "connection_success.png", Title: "Clients that logged in", Y: "% of the step's clients", Keys: []string{"connected_pct"}, Bars: true},
 	}
 
 	var all []*runner.Results
@@ -100,15 +106,17 @@ func withMessages(s chatSettings, n int) chatSettings {
 	return s
 }
 
-// chatServers are the servers to compare: ours, built from source, and the
-// originals if -peers has them. The originals listen on the fixed port 6000
-// and read users.txt in their working folder.
-func chatServers(f *flags) []runner.Server {
-	ours := []string{"-addr", "{addr}", "-users", "{dir}/users.txt"}
-	servers := []runner.Server{
-		{Name: "ch02", Pkg: "./solutions/02/cmd/chatserver", Args: ours},
-		{Name: "ch05", Pkg: "./solutions/05/cmd/chatserver", Args: ours},
-	}
+// ourChatServers are the default -servers: the reference solutions, or in
+// the student release (which has none) the chapters, i.e. yours.
+func ourChatServers() string {
+	return "ch02=./" + tree() + "/02/cmd/chatserver,ch05=./" + tree() + "/05/cmd/chatserver"
+}
+
+// chatOriginals are the original threaded and select() servers, if -peers
+// has them. They listen on the fixed port 6000 and read users.txt in their
+// working folder.
+func chatOriginals(f *flags) []runner.Server {
+	var servers []runner.Server
 	for _, o := range []struct{ name, bin string }{{"threaded", "chat/chat_server"}, {"select", "chat/chat_server_select"}} {
 		if bin := f.peer(o.bin); bin != "" {
 			servers = append(servers, runner.Server{Name: o.name, Bin: bin, Addr: "127.0.0.1:6000"})
@@ -140,7 +148,7 @@ func chatExperiment(name string, f *flags, servers []runner.Server, clients []in
 func chatTrial(ctx context.Context, t *runner.Trial, s chatSettings) (runner.Outcome, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	room, err := joinChat(ctx, t.Addr, t.Clients, s.timeout)
+	room, err := joinChat(ctx, t.Addr, t.Clients, originalsBacklog, s.timeout)
 	if err != nil {
 		return runner.Outcome{}, err
 	}

@@ -42,10 +42,10 @@ func writeChatUsers(path string, n int) error {
 	return os.WriteFile(path, []byte(b.String()), 0o600)
 }
 
-// loginParallelism bounds the logins in flight: the originals listen with a
-// backlog of 10, and a dropped SYN is retried a second later, which would be
-// measured as a slow login.
-const loginParallelism = 8
+// originalsBacklog is how many logins the chat experiment has in flight at
+// once: the originals listen with a backlog of 10, and a dropped SYN is
+// retried a second later, which would be measured as a slow login.
+const originalsBacklog = 8
 
 // chatRoom is the clients of one trial.
 type chatRoom struct {
@@ -63,17 +63,18 @@ type chatClient struct {
 	mu   sync.Mutex // one broadcast at a time
 }
 
-// joinChat logs n clients in to addr and starts their receivers. Clients
+// joinChat logs n clients in to addr, parallel at a time, and starts their
+// receivers. Clients
 // that cannot log in are left out (len(room.clients) says how many could);
 // joinChat fails only if none could.
-func joinChat(ctx context.Context, addr string, n int, timeout time.Duration) (*chatRoom, error) {
+func joinChat(ctx context.Context, addr string, n, parallel int, timeout time.Duration) (*chatRoom, error) {
 	room := &chatRoom{start: time.Now()}
 	for range min(n, 64) {
 		room.recs = append(room.recs, load.NewRecorder())
 	}
 	clients := make([]*chatClient, n)
 	errs := make([]error, n)
-	slots := make(chan struct{}, loginParallelism)
+	slots := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
 	for i := range n {
 		slots <- struct{}{}

@@ -173,3 +173,12 @@ func build(ctx context.Context, servers []runner.Server) (built []runner.Server,
 	}
 	return built, func() { os.RemoveAll(dir) }, nil
 }
+
+// tree is where the course's servers are: "solutions" in the maintainers'
+// tree, "chapters" (the student's own code) in the student release.
+func tree() string {
+	if _, err := os.Stat("solutions"); err == nil {
+		return "solutions"
+	}
+	return "chapters"
+}
