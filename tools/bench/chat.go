@@ -69,6 +69,7 @@ func runChat(ctx context.Context, args []string) error {
 		{Key: "p95_ms", Title: "p95 ms", Ratio: true},
 		{Key: "p99_ms", Title: "p99 ms", Ratio: true},
 		{Key: "cpu_pct", Title: "CPU %", Ratio: true},
+		{Key: "cpu_us_per_op", Title: "CPU µs/delivery", Ratio: true},
 		{Key: "rss_kib", Title: "RSS KiB"},
 		{Key: "pss_kib", Title: "PSS KiB"},
 	}
