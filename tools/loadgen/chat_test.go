@@ -13,16 +13,8 @@ import (
 	"serverlab/tools/loadgen/chatload/chatloadtest"
 )
 
-// chatEngines are the receive engines this platform has.
-func chatEngines() []string {
-	if chatload.EpollSupported {
-		return []string{chatload.Goroutines, chatload.Epoll}
-	}
-	return []string{chatload.Goroutines}
-}
-
 func TestChatEndToEnd(t *testing.T) {
-	for _, engine := range chatEngines() {
+	for _, engine := range chatload.Engines() {
 		t.Run(engine, func(t *testing.T) { testChatEndToEnd(t, engine) })
 	}
 }
@@ -59,7 +51,7 @@ func testChatEndToEnd(t *testing.T, engine string) {
 }
 
 func TestChatStressSteps(t *testing.T) {
-	for _, engine := range chatEngines() {
+	for _, engine := range chatload.Engines() {
 		t.Run(engine, func(t *testing.T) {
 			_, usersPath := startDiscovery(t, 5*time.Second)
 			addr := startChat(t, usersPath)
@@ -81,7 +73,7 @@ func TestChatStressSteps(t *testing.T) {
 // reassemble frames across reads, and grow its buffer for long ones; one that relays nothing loses everything,
 // which both engines must count once -timeout has passed.
 func TestChatFakeRelay(t *testing.T) {
-	for _, engine := range chatEngines() {
+	for _, engine := range chatload.Engines() {
 		t.Run(engine+"/split", func(t *testing.T) {
 			usersPath := filepath.Join(t.TempDir(), "users.txt")
 			addr := chatloadtest.StartRelay(t, 7)

@@ -108,6 +108,14 @@ const (
 // EpollSupported says whether this platform has the Epoll engine (Linux).
 const EpollSupported = epollSupported
 
+// Engines are the receive engines this platform has.
+func Engines() []string {
+	if EpollSupported {
+		return []string{Goroutines, Epoll}
+	}
+	return []string{Goroutines}
+}
+
 // CheckEngine says what is wrong with engine name, if anything. Its
 // messages speak of the -engine flag that loadgen and bench both have.
 func CheckEngine(name string) error {

@@ -15,14 +15,6 @@ import (
 	"serverlab/tools/users"
 )
 
-// engines are the receive engines this platform has.
-func engines() []string {
-	if chatload.EpollSupported {
-		return []string{chatload.Goroutines, chatload.Epoll}
-	}
-	return []string{chatload.Goroutines}
-}
-
 // runRoom logs n clients in to addr and runs plan once.
 func runRoom(t *testing.T, cfg chatload.Config, n int, plan chatload.Plan) chatload.Result {
 	t.Helper()
@@ -43,7 +35,7 @@ func runRoom(t *testing.T, cfg chatload.Config, n int, plan chatload.Plan) chatl
 // Every client sends, and every other client receives each message once:
 // the plan of loadgen's chat mode and of bench's chat experiment.
 func TestEveryClientSends(t *testing.T) {
-	for _, engine := range engines() {
+	for _, engine := range chatload.Engines() {
 		t.Run(engine, func(t *testing.T) {
 			addr := chatloadtest.StartRelay(t, 7) // frames split across reads
 			cfg := chatload.Config{Addr: addr, Timeout: 5 * time.Second, Engine: engine, Logins: 2}
@@ -64,7 +56,7 @@ func TestEveryClientSends(t *testing.T) {
 // With Senders and Turns, as in bench's c10k experiment, only the first
 // clients send, and a sender does not hear itself.
 func TestSomeClientsSendInTurn(t *testing.T) {
-	for _, engine := range engines() {
+	for _, engine := range chatload.Engines() {
 		t.Run(engine, func(t *testing.T) {
 			addr := chatloadtest.StartRelay(t, 1000)
 			cfg := chatload.Config{Addr: addr, Timeout: 5 * time.Second, Engine: engine}
@@ -89,7 +81,7 @@ func TestSomeClientsSendInTurn(t *testing.T) {
 // What a relay never delivers is lost once Timeout has passed after the
 // last send, and counted as failures.
 func TestSilentRelayLosesEverything(t *testing.T) {
-	for _, engine := range engines() {
+	for _, engine := range chatload.Engines() {
 		t.Run(engine, func(t *testing.T) {
 			addr := chatloadtest.StartRelay(t, 0)
 			cfg := chatload.Config{Addr: addr, Timeout: 200 * time.Millisecond, Engine: engine}
