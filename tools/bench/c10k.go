@@ -55,19 +55,19 @@ func runC10K(ctx context.Context, args []string) error {
 		return err
 	}
 	if err := chatload.CheckEngine(s.engine); err != nil {
-		return usageError{err}
+		return f.fail(err)
 	}
 	if s.rate <= 0 {
-		return usageError{fmt.Errorf("-rate %v: want broadcasts per second above 0", s.rate)}
+		return f.fail(fmt.Errorf("-rate %v: want broadcasts per second above 0", s.rate))
 	}
 	counts, err := parseCounts(*clientList)
 	if err != nil {
-		return usageError{err}
+		return f.fail(err)
 	}
 	ours := []string{"-addr", "{addr}", "-users", "{dir}/users.txt", "-login-timeout", "10m"}
 	servers, err := parseServers(*serverList, ours)
 	if err != nil {
-		return usageError{err}
+		return f.fail(err)
 	}
 	raiseFDLimit()
 	e := runner.Experiment{

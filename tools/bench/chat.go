@@ -51,11 +51,11 @@ func runChat(ctx context.Context, args []string) error {
 		return err
 	}
 	if err := chatload.CheckEngine(*engine); err != nil {
-		return usageError{err}
+		return f.fail(err)
 	}
 	ours, err := parseServers(*serverList, []string{"-addr", "{addr}", "-users", "{dir}/users.txt"})
 	if err != nil {
-		return usageError{err}
+		return f.fail(err)
 	}
 	servers, cleanup, err := build(ctx, append(ours, chatOriginals(f)...))
 	if err != nil {
