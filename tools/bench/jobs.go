@@ -38,7 +38,8 @@ var jobWorkloads = []string{"prime", "sort", "matmul", "mixed"}
 
 func runJobs(ctx context.Context, args []string) error {
 	f := newFlags("jobs", "docs/bench-ch03", 3)
-	pkg := f.String("server", "./"+tree()+"/03/cmd/jobserver", "the course's job server, a Go `package`")
+	serverList := f.String("servers", "ch03=./"+tree()+"/03/cmd/jobserver",
+		"the course's job servers, `label=package,…`; a label=path to a built program runs it as it is (e.g. an older build, to compare)")
 	workers := f.Int("workers", 2, "worker threads of both servers")
 	queue := f.Int("queue", 1024, "job queue capacity of both servers")
 	perClient := f.Int("requests-per-client", 300, "requests per client (the original load_test's flag)")
@@ -56,7 +57,15 @@ func runJobs(ctx context.Context, args []string) error {
 		return usageError{err}
 	}
 	w, q := strconv.Itoa(*workers), strconv.Itoa(*queue)
-	servers := []runner.Server{{Name: "ch03", Pkg: *pkg, Args: []string{"-addr", "{addr}", "-workers", w, "-queue", q}}}
+	servers, err := parseServers(*serverList, []string{"-addr", "{addr}", "-workers", w, "-queue", q})
+	if err != nil {
+		return usageError{err}
+	}
+	for i, s := range servers {
+		if st, err := os.Stat(s.Pkg); err == nil && st.Mode().IsRegular() {
+			servers[i].Bin, servers[i].Pkg = s.Pkg, ""
+		}
+	}
 	baseline := ""
 	var drive func(ctx context.Context, t *runner.Trial) (runner.Outcome, error)
 	if bin, loadTest := f.peer("threadforge/build/threadforge_server"), f.peer("threadforge/build/load_test"); bin != "" && loadTest != "" {
