@@ -86,34 +86,48 @@ func runJobs(ctx context.Context, args []string) error {
 			return loadgenTrial(ctx, built[0].Bin, t, *perClient)
 		}
 	}
-	e := runner.Experiment{
-		Name:     "jobs",
-		Command:  f.command(),
-		Servers:  servers,
-		Baseline: baseline,
-		Clients:  clients,
-		KnobName: "workload",
-		Knobs:    workloads,
-		Rounds:   f.rounds,
-		Trial:    drive,
-		Table: []runner.Column{
-			{Key: "throughput_rps", Title: "req/s", Ratio: true},
-			{Key: "p50_ms", Title: "p50 ms", Ratio: true},
-			{Key: "p99_ms", Title: "p99 ms", Ratio: true},
-			{Key: "cpu_us_per_op", Title: "server CPU µs/req", Ratio: true},
-			{Key: "failures", Title: "failed"},
-		},
-		Plots: []runner.Plot{
-			{File: "throughput.png", Title: "Throughput (" + w + " workers)", Y: "requests/s", Keys: []string{"throughput_rps"}, LogY: true},
-			{File: "p99.png", Title: "p99 latency (" + w + " workers)", Y: "ms", Keys: []string{"p99_ms"}, LogY: true},
-			{File: "cpu_per_request.png", Title: "Server CPU per request (utime+stime)", Y: "µs", Keys: []string{"cpu_us_per_op"}, LogY: true},
-		},
-	}
-	res, err := e.Run(ctx)
+	servers, cleanup, err := build(ctx, servers)
 	if err != nil {
 		return err
 	}
-	return runner.WriteFiles(f.out, res)
+	defer cleanup()
+	// One experiment per workload, so that each has its own table and plots
+	// (bars: one group per client count, one bar per server).
+	var results []*runner.Results
+	for _, wl := range workloads {
+		e := runner.Experiment{
+			Name:     "jobs-" + wl,
+			Command:  f.command(),
+			Servers:  servers,
+			Baseline: baseline,
+			Clients:  clients,
+			KnobName: "workload",
+			Knobs:    []string{wl},
+			Rounds:   f.rounds,
+			Trial:    drive,
+			Table: []runner.Column{
+				{Key: "throughput_rps", Title: "req/s", Ratio: true},
+				{Key: "p50_ms", Title: "p50 ms", Ratio: true},
+				{Key: "p99_ms", Title: "p99 ms", Ratio: true},
+				{Key: "cpu_us_per_op", Title: "server CPU µs/req", Ratio: true},
+				{Key: "failures", Title: "failed"},
+			},
+			Plots: []runner.Plot{
+				{File: wl + "-throughput.png", Title: strings.ToUpper(wl) + ": throughput, " + w + " workers", Y: "requests/s",
+					Keys: []string{"throughput_rps"}, Bars: true},
+				{File: wl + "-p99.png", Title: strings.ToUpper(wl) + ": p99 latency, " + w + " workers", Y: "ms",
+					Keys: []string{"p99_ms"}, Bars: true},
+				{File: wl + "-cpu.png", Title: strings.ToUpper(wl) + ": server CPU per request (utime+stime)", Y: "µs",
+					Keys: []string{"cpu_us_per_op"}, Bars: true},
+			},
+		}
+		res, err := e.Run(ctx)
+		if err != nil {
+			return err
+		}
+		results = append(results, res)
+	}
+	return runner.WriteFiles(f.out, results...)
 }
 
 func parseWorkloads(s string) ([]string, error) {
