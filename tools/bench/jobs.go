@@ -45,6 +45,7 @@ func runJobs(ctx context.Context, args []string) error {
 	perClient := f.Int("requests-per-client", 300, "requests per client (the original load_test's flag)")
 	clientList := f.String("clients", "10,50", "client counts, comma-separated")
 	workloadList := f.String("workloads", strings.Join(jobWorkloads, ","), "workloads, comma-separated: prime, sort, matmul, mixed")
+	procs := f.Int("gomaxprocs", 0, "also run the first server with GOMAXPROCS=`n` (0: not), to see what more Ps than cores change on a loaded machine")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -65,6 +66,12 @@ func runJobs(ctx context.Context, args []string) error {
 		if st, err := os.Stat(s.Pkg); err == nil && st.Mode().IsRegular() {
 			servers[i].Bin, servers[i].Pkg = s.Pkg, ""
 		}
+	}
+	if *procs > 0 {
+		extra := servers[0]
+		extra.Name = fmt.Sprintf("%s-procs%d", extra.Name, *procs)
+		extra.Env = []string{"GOMAXPROCS=" + strconv.Itoa(*procs)}
+		servers = append(servers, extra)
 	}
 	baseline := ""
 	var drive func(ctx context.Context, t *runner.Trial) (runner.Outcome, error)
