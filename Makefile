@@ -128,6 +128,12 @@ release-check: #M build the student release, unpack it elsewhere, run its vet, t
 	echo "== make help" && $(MAKE) --no-print-directory help && \
 	echo "release-check: the student release passes its own vet, tests and grade"
 
+# Chapter 03's job server against ThreadForge, driven by the original's own
+# load_test with PEERS (without it: ch03 alone, driven by loadgen jobs).
+.PHONY: bench-ch03
+bench-ch03: #M ch03 job server vs ThreadForge (PEERS=): 4 workloads x 10/50 clients, its load_test, into docs/bench-ch03 (about 3 min)
+	$(GO) run ./tools/bench jobs -out docs/bench-ch03 $(if $(PEERS),-peers $(PEERS))
+
 bench-ch05: #M chapter 05's C10K experiment: ch02 vs ch05 chat servers, 2 to 10,000 clients (about 5 min)
 	$(GO) run ./tools/bench c10k -out docs/bench-ch05
 

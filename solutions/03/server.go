@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"serverlab/tools/jobs"
@@ -330,11 +331,14 @@ const (
 )
 
 // clientConn is one client's connection. Its reader and the workers answering
-// its jobs hand answers to its writer goroutine through an outbox; nobody but
-// the writer ever writes to the socket, so a client that does not read can
-// hold up only its own writer, never a worker.
+// its jobs hand answers to it with send: when the socket takes the answer at
+// once (the usual case) send writes it straight away, without waiting;
+// otherwise it goes to an outbox that the connection's writer goroutine sends.
+// Nobody ever waits on the socket but the writer, so a client that does not
+// read can hold up only its own writer, never a worker.
 type clientConn struct {
 	nc  net.Conn
+	raw syscall.RawConn // the socket under nc, for writeNow; nil if none
 	srv *Server
 
 	mu      sync.Mutex
@@ -350,6 +354,9 @@ type clientConn struct {
 
 func newClientConn(nc net.Conn, s *Server) *clientConn {
 	c := &clientConn{nc: nc, srv: s, refs: 1} // the reader's reference
+	if sc, ok := nc.(syscall.Conn); ok {
+		c.raw, _ = sc.SyscallConn()
+	}
 	c.ready.L = &c.mu
 	c.room.L = &c.mu
 	return c
@@ -373,14 +380,26 @@ func (c *clientConn) release() {
 	}
 }
 
-// send appends one whole answer line to the outbox and wakes the writer. It
-// never blocks on the network: the lock is held only for the append, so two
-// answers never interleave and a worker is back at work at once.
+// send hands one whole answer line to the client without ever blocking on
+// the network. If nothing is waiting in the outbox and the writer is not
+// writing, it first tries writeNow, one non-blocking write: in the steady
+// state the socket takes the whole line and the answer leaves at once,
+// without waking the writer goroutine (which, while the workers keep both
+// CPUs busy, could wait for a P until the next job ends). Whatever the socket
+// does not take goes to the outbox, after which the writer sends it, with its
+// deadline. The lock is held for the append or the one non-blocking write, so
+// two answers never interleave and a worker is back at work at once.
 func (c *clientConn) send(line []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.dead {
 		return
+	}
+	if len(c.pending) == 0 && c.writing == 0 {
+		line = line[c.writeNow(line):]
+		if len(line) == 0 {
+			return
+		}
 	}
 	c.pending = append(c.pending, line...)
 	c.ready.Signal()

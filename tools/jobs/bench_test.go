@@ -80,6 +80,60 @@ func BenchmarkMatMul512(b *testing.B) {
 	}
 }
 
+// BenchmarkMatMulKernels is the evidence for matMul's loop order and
+// unrolling: MATMUL 32's product (filling excluded) with the textbook i-j-k
+// loop (a column of b per element, one long chain of additions), the plain
+// i-k-j loop (rows of b and c, stride 1) and matMul (i-k-j, four rows of b per
+// pass over c, no bounds checks in the inner loop). Compare with the C++
+// original's i-k-j loop under g++ -O3 in the same run (docs/bench-ch03.md).
+func BenchmarkMatMulKernels(b *testing.B) {
+	const n = 32
+	x, y, z := make([]float64, n*n), make([]float64, n*n), make([]float64, n*n)
+	fill(x, 1.5)
+	fill(y, 2.0)
+	kernels := []struct {
+		name string
+		mul  func(c, a, b []float64, n int)
+	}{
+		{"ijk", matMulIJK},
+		{"ikj", matMulIKJ},
+		{"matMul", matMul},
+	}
+	for _, k := range kernels {
+		b.Run(k.name, func(b *testing.B) {
+			for b.Loop() {
+				fill(z, 0)
+				k.mul(z, x, y, n)
+			}
+			sinkF64 = z[n*n/2]
+		})
+	}
+}
+
+// matMulIJK is the textbook loop: c[i][j] = Σ_k a[i][k]·b[k][j].
+func matMulIJK(c, a, b []float64, n int) {
+	for i := range n {
+		for j := range n {
+			var s float64
+			for k := range n {
+				s += a[i*n+k] * b[k*n+j]
+			}
+			c[i*n+j] = s
+		}
+	}
+}
+
+// matMulIKJ is the original's loop order, written plainly.
+func matMulIKJ(c, a, b []float64, n int) {
+	for i := range n {
+		for k := range n {
+			for j := range n {
+				c[i*n+j] += a[i*n+k] * b[k*n+j]
+			}
+		}
+	}
+}
+
 // BenchmarkHash hashes a 64-byte argument, a typical request line's.
 func BenchmarkHash(b *testing.B) {
 	text := []byte("the quick brown fox jumps over the lazy dog, twice: once, again.")
