@@ -63,16 +63,20 @@ func runStockBench(ctx context.Context, args []string) error {
 	if err := f.parse(args); err != nil {
 		return err
 	}
+	usage := func(err error) error {
+		fmt.Fprintln(f.Output(), err)
+		return usageError{err}
+	}
 	counts, err := parseCounts(*clientList)
 	if err != nil {
-		return usageError{err}
+		return usage(err)
 	}
 	shares, err := stockShares(*shareList)
 	if err != nil {
-		return usageError{err}
+		return usage(err)
 	}
 	if *workers < 1 || *queries < 1 {
-		return usageError{errors.New("-workers and -queries must be at least 1")}
+		return usage(errors.New("-workers and -queries must be at least 1"))
 	}
 	s := stockSettings{queries: *queries, timeout: *timeout}
 
@@ -90,6 +94,9 @@ func runStockBench(ctx context.Context, args []string) error {
 		}
 		servers = append(servers, originals...)
 	}
+	if servers, err = stockSelect(servers, *only); err != nil {
+		return usage(err)
+	}
 	if s.mcb == "" {
 		s.loadgen = filepath.Join(bin, "loadgen")
 		build := exec.CommandContext(ctx, "go", "build", "-o", s.loadgen, "./tools/loadgen")
@@ -97,9 +104,6 @@ func runStockBench(ctx context.Context, args []string) error {
 		if err := build.Run(); err != nil {
 			return fmt.Errorf("building loadgen: %w", err)
 		}
-	}
-	if servers, err = stockSelect(servers, *only); err != nil {
-		return usageError{err}
 	}
 	baseline := servers[0].Name
 	for _, sv := range servers {
