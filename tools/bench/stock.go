@@ -134,8 +134,8 @@ func runStockBench(ctx context.Context, args []string) error {
 			{Key: "cs_per_q", Title: "context switches/query"},
 		},
 		Plots: []runner.Plot{
-			{File: "throughput.png", Title: "Throughput, " + stockClientName(s), Y: "queries/s", Keys: []string{"throughput_rps"}},
-			{File: "cpu_per_query.png", Title: "Server CPU per query (utime+stime)", Y: "CPU µs per query", Keys: []string{"cpu_us_per_op"}},
+			{File: "throughput.png", Title: "Throughput, " + stockClientName(s), Y: "queries/s", Keys: []string{"throughput_rps"}, Bars: true},
+			{File: "cpu_per_query.png", Title: "Server CPU per query (utime+stime)", Y: "CPU µs per query", Keys: []string{"cpu_us_per_op"}, Bars: true},
 		},
 	}
 	res, err := e.Run(ctx)
