@@ -131,7 +131,7 @@ release-check: #M build the student release, unpack it elsewhere, run its vet, t
 # Chapter 04's stock servers on the experiment runner: -lock stock/tree, one P or
 # one per core, ch05's event loop; with PEERS, the originals (compiled from their
 # sources) and their own multiclient_benchmark as the client.
-bench-ch04: #M stock servers: ch04 (locks, GOMAXPROCS) vs ch05 (+ the originals with PEERS=), 16/64 clients, 2 stock files, into docs/bench-ch04 (about 10 min)
+bench-ch04: #M stock servers: ch04 (locks, GOMAXPROCS) vs ch05 (+ the originals with PEERS=), 16/64 clients, 2 stock files, into docs/bench-ch04 (about 4 min)
 	$(GO) run ./tools/bench stock -out docs/bench-ch04 $(if $(PEERS),-peers $(PEERS))
 
 bench-ch05: #M chapter 05's C10K experiment: ch02 vs ch05 chat servers, 2 to 10,000 clients (about 5 min)
