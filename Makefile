@@ -90,7 +90,7 @@ student-release: ## dist/serverlab-student.tar.gz: the course without solutions/
 ifneq ($(HAVE_SOLUTIONS),)
 ## ---- maintainers (only where solutions/ exists) ---------------------------
 
-.PHONY: test unit release-check bench-ch05 bench-chat interop soak course-sum mutants ladder stress crash
+.PHONY: test unit release-check bench-ch03 bench-ch04 bench-ch05 bench-chat interop soak course-sum mutants ladder stress crash
 
 # The ladder and the mutants are sampled here (one chapter's ladder by day of
 # the year, a few mutants drawn from a seed of the date), so that every part of
@@ -130,9 +130,14 @@ release-check: #M build the student release, unpack it elsewhere, run its vet, t
 
 # Chapter 03's job server against ThreadForge, driven by the original's own
 # load_test with PEERS (without it: ch03 alone, driven by loadgen jobs).
-.PHONY: bench-ch03
 bench-ch03: #M ch03 job server vs ThreadForge (PEERS=): 4 workloads x 10/50 clients, its load_test, into docs/bench-ch03 (about 3 min)
 	$(GO) run ./tools/bench jobs -out docs/bench-ch03 $(if $(PEERS),-peers $(PEERS))
+
+# Chapter 04's stock servers on the experiment runner: -lock stock/tree, one P or
+# one per core, ch05's event loop; with PEERS, the originals (compiled from their
+# sources) and their own multiclient_benchmark as the client.
+bench-ch04: #M stock servers: ch04 (locks, GOMAXPROCS) vs ch05 (+ the originals with PEERS=), 16/64 clients, 2 stock files, into docs/bench-ch04 (about 4 min)
+	$(GO) run ./tools/bench stock -out docs/bench-ch04 $(if $(PEERS),-peers $(PEERS))
 
 bench-ch05: #M chapter 05's C10K experiment: ch02 vs ch05 chat servers, 2 to 10,000 clients (about 5 min)
 	$(GO) run ./tools/bench c10k -out docs/bench-ch05

@@ -27,6 +27,9 @@ type session struct {
 	r      *bufio.Reader
 	out    []byte            // replies not yet written
 	stocks []stockfile.Stock // scratch for show
+	// The connection's deadlines as last set. Setting one re-arms a runtime
+	// timer, so they are moved only when they come near (see rearm).
+	readBy, writeBy time.Time
 }
 
 // serveConn answers requests on conn until the client says exit, closes the
@@ -48,7 +51,7 @@ func (s *Server) serveConn(conn net.Conn) {
 	for {
 		if !lineBuffered(ss.r) {
 			// About to wait for the client: first send what is gathered.
-			if !s.flush(conn, ss) || !s.awaitRequest(conn) {
+			if !s.flush(conn, ss) || !s.awaitRequest(conn, ss) {
 				return
 			}
 		}
@@ -91,9 +94,26 @@ func (s *Server) readFailed(conn net.Conn, line []byte, err error) {
 // reports false if the server is closing: Close's read deadline (in the past)
 // must not be replaced by a later one. (If Close set its deadline before this
 // one, closing() sees it: Close marks the server closed first.)
-func (s *Server) awaitRequest(conn net.Conn) bool {
-	conn.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
+func (s *Server) awaitRequest(conn net.Conn, ss *session) bool {
+	if at, moved := rearm(ss.readBy, s.cfg.IdleTimeout); moved {
+		ss.readBy = at
+		conn.SetReadDeadline(at)
+	}
 	return !s.closing()
+}
+
+// rearm returns the deadline to use for a wait that may last up to d: the
+// current one while at least d is left, or else one d plus a slack of d/8
+// from now (moved reports which). Moving a deadline costs a timer operation
+// in the runtime, and a busy client asks for thousands of waits a second:
+// with the slack, one deadline serves every wait of the next d/8, and a wait
+// is cut after between d and 9d/8.
+func rearm(current time.Time, d time.Duration) (at time.Time, moved bool) {
+	now := time.Now()
+	if current.Sub(now) >= d {
+		return current, false
+	}
+	return now.Add(d + d/8), true
 }
 
 // flush writes the gathered replies. The client gets WriteTimeout to take
@@ -104,9 +124,13 @@ func (s *Server) flush(conn net.Conn, ss *session) bool {
 	if len(ss.out) == 0 {
 		return true
 	}
-	conn.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+	if at, moved := rearm(ss.writeBy, s.cfg.WriteTimeout); moved {
+		ss.writeBy = at
+		conn.SetWriteDeadline(at)
+	}
 	if s.closing() {
-		conn.SetWriteDeadline(time.Now().Add(s.cfg.CloseGrace))
+		ss.writeBy = time.Now().Add(s.cfg.CloseGrace)
+		conn.SetWriteDeadline(ss.writeBy)
 	}
 	_, err := conn.Write(ss.out)
 	ss.out = ss.out[:0]

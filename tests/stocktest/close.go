@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -33,7 +34,69 @@ func Close(t *testing.T, impl Impl) {
 	checkCloseSyncs(k, impl)
 	checkCloseInFlight(k, impl)
 	checkContract(k, impl)
+	if impl.Threaded {
+		checkSecondCloseWaits(k, impl)
+	}
 }
+
+// checkSecondCloseWaits: a second Close, called while the first is still
+// stopping the server, waits for it too. The write-back is held inside the
+// disk's Write, so the first Close cannot finish; the second must not return
+// meanwhile either (the contract's close-waits check races two calls, which
+// on a busy machine may run one after the other).
+func checkSecondCloseWaits(k *testkit.T, impl Impl) {
+	k.Helper()
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	cfg := Config{SyncInterval: never}
+	cfg.Saver.Intercept = func(w io.Writer) io.Writer {
+		return writerFunc(func(p []byte) (int, error) {
+			once.Do(func() { close(entered) })
+			<-release
+			return w.Write(p)
+		})
+	}
+	srv, raw, _ := newServer(k, impl, cfg, market)
+	defer srv.Close()
+	c := k.Dial(srv)
+	exchange(k, c, "sell 3 4", newModel(parseStocks(k, market)).apply(mustParse("sell 3 4")))
+	c.WriteLine("exit")
+	c.ExpectClosed()
+
+	closed := make(chan error, 2)
+	go func() { closed <- raw.Close() }()
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		close(release)
+		k.Fatalf("after a sell and exit, then Close, no write-back started within 10s")
+	}
+	go func() { closed <- raw.Close() }()
+	select {
+	case err := <-closed:
+		close(release)
+		k.Fatalf("while the first Close was still writing the stocks back (its write held by the test), a Close "+
+			"returned (%v).\nEvery Close must wait until the server has stopped: a second call waits for the "+
+			"first one (e.g. on a channel the first closes when it is done)", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(release)
+	for range 2 {
+		select {
+		case err := <-closed:
+			if err != nil {
+				k.Fatalf("Close returned %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			k.Fatalf("Close did not return within 10s once the write-back could finish")
+		}
+	}
+}
+
+// writerFunc is an io.Writer made of a function.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // checkCloseInFlight: Close while a reply is being written. With a lingering
 // close (chapter 04), the client then reads every record the server sent and

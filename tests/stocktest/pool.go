@@ -22,7 +22,8 @@ func WorkerPool(t *testing.T, impl Impl) {
 	checkPool(k, impl, 0, 4)
 	checkPool(k, impl, 2, 2)
 	checkIdleClients(k, impl)
-	checkSteadyClient(k, impl)
+	checkSteadyClient(k, impl, 0)
+	checkSteadyClient(k, impl, steadyIdle/4)
 	checkNonReader(k, impl)
 }
 
@@ -31,10 +32,13 @@ func WorkerPool(t *testing.T, impl Impl) {
 const steadyIdle = 750 * time.Millisecond
 
 // checkSteadyClient: IdleTimeout bounds the silence before each request, not
-// the life of a connection. A client that trades without pause for two
-// idle timeouts stays connected (a read deadline set once, when the client
-// connects, cuts it off).
-func checkSteadyClient(k *testkit.T, impl Impl) {
+// the life of a connection. A client that trades for two idle timeouts,
+// pausing pause after each reply, stays connected (a read deadline set once,
+// when the client connects, cuts it off). With pauses of a quarter of the
+// timeout the server is waiting most of the time, so a deadline that is
+// moved only once it has passed, instead of while enough of it is left, falls
+// inside a wait and cuts the client off too.
+func checkSteadyClient(k *testkit.T, impl Impl, pause time.Duration) {
 	k.Helper()
 	srv, _, _ := newServer(k, impl, Config{IdleTimeout: steadyIdle}, market)
 	m := newModel(parseStocks(k, market))
@@ -48,14 +52,16 @@ func checkSteadyClient(k *testkit.T, impl Impl) {
 		c.WriteLine(line)
 		got, err := readRecord(c)
 		if err != nil {
-			k.Fatalf("with IdleTimeout %v, a client that sent a request as soon as it had each reply was cut off "+
-				"after %v (request %d: %v).\nIdleTimeout bounds the wait for the next request: set the read "+
-				"deadline again before each wait, not once per connection%s",
-				steadyIdle, time.Since(start).Round(time.Millisecond), n, err, c.Context())
+			k.Fatalf("with IdleTimeout %v, a client that sent a request %v after each reply was cut off "+
+				"after %v (request %d: %v).\nIdleTimeout bounds the wait for the next request: before each "+
+				"wait, make sure the read deadline is at least IdleTimeout away (not once per connection, "+
+				"and not only once it has passed)%s",
+				steadyIdle, pause, time.Since(start).Round(time.Millisecond), n, err, c.Context())
 		}
 		if want := m.apply(mustParse(line)); got != want {
 			k.Fatalf("wrong reply\n  want: %q\n   got: %q%s", want, got, c.Context())
 		}
+		time.Sleep(pause) // the client's own pace, not a synchronisation
 	}
 }
 

@@ -1,7 +1,7 @@
 // Command stockserver runs the chapter 04 pre-threaded stock server.
 //
 //	go run ./chapters/04/cmd/stockserver [-addr host] [-file stock.txt] [-sync 16s] [-lock tree|stock]
-//		[-idle 30s] [-write-timeout 10s] <port> [workers]
+//		[-idle 30s] [-write-timeout 10s] [-procs 1] <port> [workers]
 //
 // As the original: the port, then optionally the number of workers (default
 // 4). Like the original it listens on every interface; -addr 127.0.0.1 keeps
@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -26,13 +27,16 @@ import (
 )
 
 func main() {
-	addr, cfg, err := parse(os.Args[1:], os.Stderr)
+	addr, cfg, procs, err := parse(os.Args[1:], os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "stockserver:", err)
 		os.Exit(2)
+	}
+	if procs > 0 {
+		runtime.GOMAXPROCS(procs)
 	}
 	if err := run(addr, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "stockserver:", err)
@@ -41,8 +45,9 @@ func main() {
 }
 
 // parse reads the command line: the flags, then the original's positional
-// arguments, <port> [workers]. It returns the address to listen on.
-func parse(args []string, out io.Writer) (addr string, cfg stock.Config, err error) {
+// arguments, <port> [workers]. It returns the address to listen on, and the
+// -procs flag.
+func parse(args []string, out io.Writer) (addr string, cfg stock.Config, procs int, err error) {
 	fs := flag.NewFlagSet("stockserver", flag.ContinueOnError)
 	fs.SetOutput(out)
 	host := fs.String("addr", "", "the interface to listen on (default: all of them, as the original; 127.0.0.1 for this machine only)")
@@ -51,23 +56,28 @@ func parse(args []string, out io.Writer) (addr string, cfg stock.Config, err err
 	lock := fs.String("lock", "stock", "how trades lock: stock (per-stock locks under the tree's read lock) or tree (the tree's write lock)")
 	idle := fs.Duration("idle", 30*time.Second, "disconnect a client silent this long (a worker serves one client to the end)")
 	writeTimeout := fs.Duration("write-timeout", 10*time.Second, "disconnect a client that does not take its replies within this")
+	fs.IntVar(&procs, "procs", 1, "threads running Go code at once (GOMAXPROCS); 0: one per core. The workers only move bytes, and one "+
+		"thread that runs every ready worker itself saves the hand-offs between threads (the lesson's Experiments)")
 	fs.Usage = func() {
 		fmt.Fprintf(out, "usage: stockserver [flags] <port> [workers]\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return "", cfg, err
+		return "", cfg, 0, err
 	}
 	cfg = stock.Config{StockPath: *file, SyncInterval: *syncEvery, IdleTimeout: *idle, WriteTimeout: *writeTimeout}
 	port, err := parseArgs(fs.Args(), &cfg)
 	if err == nil {
 		cfg.Granularity, err = granularity(*lock)
 	}
+	if err == nil && procs < 0 {
+		err = fmt.Errorf("-procs: want 0 or more, got %d", procs)
+	}
 	if err != nil {
 		fs.Usage()
-		return "", cfg, err
+		return "", cfg, 0, err
 	}
-	return net.JoinHostPort(*host, port), cfg, nil
+	return net.JoinHostPort(*host, port), cfg, procs, nil
 }
 
 // parseArgs reads the original's positional arguments: <port> [workers].

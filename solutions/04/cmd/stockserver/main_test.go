@@ -21,18 +21,18 @@ func TestAddr(t *testing.T) {
 		{[]string{"-addr", "::1", "9000"}, "[::1]:9000"},
 	}
 	for _, c := range cases {
-		addr, _, err := parse(c.args, io.Discard)
+		addr, _, _, err := parse(c.args, io.Discard)
 		if err != nil || addr != c.addr {
 			t.Errorf("stockserver %q listens on %q (%v), want %q", c.args, addr, err, c.addr)
 		}
 	}
-	_, cfg, err := parse([]string{"-lock", "tree", "-file", "s.txt", "-idle", "2s", "9000", "3"}, io.Discard)
+	_, cfg, procs, err := parse([]string{"-lock", "tree", "-file", "s.txt", "-idle", "2s", "-procs", "2", "9000", "3"}, io.Discard)
 	if err != nil || cfg.Granularity != stock.TreeLock || cfg.StockPath != "s.txt" || cfg.Workers != 3 ||
-		cfg.IdleTimeout != 2*time.Second || cfg.WriteTimeout != 10*time.Second {
+		cfg.IdleTimeout != 2*time.Second || cfg.WriteTimeout != 10*time.Second || procs != 2 {
 		t.Errorf("stockserver -lock tree -file s.txt 9000 3: %+v, %v", cfg, err)
 	}
-	for _, args := range [][]string{{}, {"1", "2", "3"}, {"9000", "0"}, {"-lock", "x", "9000"}} {
-		if _, _, err := parse(args, io.Discard); err == nil {
+	for _, args := range [][]string{{}, {"1", "2", "3"}, {"9000", "0"}, {"-lock", "x", "9000"}, {"-procs", "-1", "9000"}} {
+		if _, _, _, err := parse(args, io.Discard); err == nil {
 			t.Errorf("stockserver %q: want a usage error", args)
 		}
 	}
