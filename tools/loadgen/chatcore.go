@@ -196,8 +196,24 @@ func (c *ccClient) othersEcho(body []byte) bool {
 	if i < 0 {
 		return false
 	}
-	id, err := strconv.ParseUint(string(rest[i+len(`"user_id":`):]), 10, 32)
-	return err == nil && uint32(id) != c.user.Load()
+	id, ok := parseUint32(rest[i+len(`"user_id":`):])
+	return ok && id != c.user.Load()
+}
+
+// parseUint32 reads a decimal uint32, without the allocation of
+// strconv.ParseUint(string(b)): it runs for every frame a tester reads.
+func parseUint32(b []byte) (uint32, bool) {
+	if len(b) == 0 || len(b) > 10 {
+		return 0, false
+	}
+	var n uint64
+	for _, d := range b {
+		if d < '0' || d > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(d-'0')
+	}
+	return uint32(n), n <= 1<<32-1
 }
 
 func (c *ccClient) send(m proto.Message) error {
@@ -327,7 +343,7 @@ func runChatcoreOnce(ctx context.Context, cfg chatcoreConfig) (chatcoreResult, e
 			}
 		}
 	}()
-	if err := errors.Join(errs...); err != nil {
+	if err := firstErrors(errs, 3); err != nil {
 		return chatcoreResult{}, err
 	}
 	say("%d clients prepared in %v, running load test", cfg.clients, time.Since(start).Round(time.Millisecond))
@@ -414,4 +430,25 @@ func prepareTester(ctx context.Context, cfg chatcoreConfig, name string, channel
 		return nil, fmt.Errorf("[Server::Error][%s] join: %w", name, err)
 	}
 	return t, nil
+}
+
+// firstErrors joins the first max errors of errs and counts the others: when
+// a login storm times out, 450 identical lines tell nothing that three and a
+// count do not.
+func firstErrors(errs []error, max int) error {
+	var shown []error
+	more := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+		case len(shown) < max:
+			shown = append(shown, err)
+		default:
+			more++
+		}
+	}
+	if more > 0 {
+		shown = append(shown, fmt.Errorf("… and %d more", more))
+	}
+	return errors.Join(shown...)
 }
