@@ -23,6 +23,25 @@ func TestParseUint32(t *testing.T) {
 	}
 }
 
+func TestIsEvent(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		want bool
+	}{
+		{`{"payload":{"user_id":3},"type_id":126}`, true},
+		{`{"payload":{"user_id":3},"type_id":125}`, true},
+		{`{"payload":{"channel":{"id":1,"name":"x"},"user_id":3},"type_id":129}`, true},
+		{`{"payload":{"request_id":3},"type_id":124}`, false},
+		{`{"payload":{"channel_id":1,"content":"x","user_id":3},"type_id":103}`, false},
+		{`{"payload":{"request_id":3},"type_id":1126}`, false},
+		{`126}`, false},
+	} {
+		if got := isEvent([]byte(tc.body)); got != tc.want {
+			t.Errorf("isEvent(%s) = %v, want %v", tc.body, got, tc.want)
+		}
+	}
+}
+
 func TestFirstErrors(t *testing.T) {
 	if firstErrors([]error{nil, nil}, 3) != nil {
 		t.Fatal("no errors: want nil")
