@@ -121,26 +121,17 @@ func (o *outbox) finish() {
 
 // writeLoop is the connection's writer goroutine, the only code that writes
 // to its socket: it writes every frame queued since its last write with one
-// writev (net.Buffers), until the outbox stops or a write fails. Then it
-// closes the socket, which ends the reader too.
-//
-// Each write must end within timeout/2 to timeout: the deadline is moved
-// only when less than half of it is left. Moving it for every write costs a
-// timer update per frame, which at 450 clients in one channel — 200 000
-// frames a second — was 6% of the server's CPU.
+// writev (net.Buffers), each batch within timeout, until the outbox stops or a
+// write fails. Then it closes the socket, which ends the reader too.
 func (c *conn) writeLoop(timeout time.Duration) {
 	defer c.nc.Close()
 	var spare [][]byte
-	var deadline time.Time
 	for {
 		batch, ok := c.out.take(spare)
 		if !ok {
 			return
 		}
-		if now := time.Now(); deadline.Sub(now) < timeout/2 {
-			deadline = now.Add(timeout)
-			c.nc.SetWriteDeadline(deadline)
-		}
+		c.nc.SetWriteDeadline(time.Now().Add(timeout))
 		bufs := net.Buffers(batch)
 		if _, err := bufs.WriteTo(c.nc); err != nil {
 			c.out.close()
