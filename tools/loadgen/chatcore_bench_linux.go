@@ -82,7 +82,7 @@ func runChatcoreBench(ctx context.Context, env *env, args []string) error {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
-	cmd := "loadgen chatcore-bench " + strings.Join(args, " ")
+	cmd := "loadgen chatcore-bench " + strings.Join(shownArgs(args, *bin), " ")
 	if err := writeBenchCSV(filepath.Join(*out, "results.csv"), rows); err != nil {
 		return err
 	}
@@ -92,6 +92,21 @@ func runChatcoreBench(ctx context.Context, env *env, args []string) error {
 	}
 	fmt.Fprint(env.stdout, md)
 	return nil
+}
+
+// shownArgs is args as results.md shows them: the server binary by its base
+// name (make bench-chatcore builds it in a temporary folder).
+func shownArgs(args []string, bin string) []string {
+	shown := slices.Clone(args)
+	for i, a := range shown {
+		if a == bin {
+			shown[i] = filepath.Base(bin)
+		}
+		if v, ok := strings.CutPrefix(a, "-server="); ok && v == bin {
+			shown[i] = "-server=" + filepath.Base(bin)
+		}
+	}
+	return shown
 }
 
 // benchRun starts one server on a fresh database and runs every step on it.
@@ -275,9 +290,14 @@ func benchMarkdown(cmd string, rows []benchRow, counts []int) string {
 			if r.err != nil || r.sent != r.completed {
 				ok = false
 			}
-			p99s = append(p99s, r.p99)
+			if r.err == nil {
+				p99s = append(p99s, r.p99)
+			}
 		}
 		if len(p99s) == 0 {
+			if n == 450 {
+				at450 = "no run got past its logins: p99 ≤ 5 ms **not met**"
+			}
 			continue
 		}
 		slices.Sort(p99s)
