@@ -34,9 +34,9 @@ var errNotStored = errors.New("Message not stored.")
 func (s *Server) writeChat(c *conn, m proto.WriteChat) error {
 	// TODO(ex 7.4): read c.user and c.channel under s.mu. No session: 101
 	// MsgNotAuthorized; no channel: 101 MsgNoChannel. Encode the 103 now (too
-	// large: 101 MsgFrameTooLarge), make an appendRequest with a done channel
-	// of capacity 1 (from: c), send it on s.appends and wait on done; an error there is
-	// errNotStored. Checked by TestEx7_4_History.
+	// large: 101 MsgFrameTooLarge), make an appendRequest (from: c) with a
+	// done channel of capacity 1, send it on s.appends and wait on done; an
+	// error there is errNotStored. Checked by TestEx7_4_History.
 	return lab.NotImplemented("7.4", "Server.writeChat")
 }
 
