@@ -90,7 +90,7 @@ student-release: ## dist/serverlab-student.tar.gz: the course without solutions/
 ifneq ($(HAVE_SOLUTIONS),)
 ## ---- maintainers (only where solutions/ exists) ---------------------------
 
-.PHONY: test unit release-check bench-ch03 bench-ch04 bench-ch05 bench-chat interop soak course-sum mutants ladder stress crash
+.PHONY: test unit release-check bench-ch03 bench-ch04 bench-ch05 bench-chat bench-chatcore interop soak course-sum mutants ladder stress crash
 
 # The ladder and the mutants are sampled here (one chapter's ladder by day of
 # the year, a few mutants drawn from a seed of the date), so that every part of
@@ -163,6 +163,12 @@ N ?= 20
 J ?= 4
 stress: #M the solutions' grade N times, J exercises at once beside J busy loops (N=20 J=4)
 	$(GO) run ./tools/grade -q -budget 0 -target solutions -repeat $(N) -j $(J) -busy $(J)
+
+# make bench-chatcore: RUNS whole ladders of the original's load test, each on a fresh server and database.
+RUNS ?= 3
+bench-chatcore: #M chapter 07's experiment: loadgen chatcore, 5 to 450 clients, against solutions/07 with its default hash (RUNS=3, about 5 min); writes docs/chatcore-bench/
+	@d=$$(mktemp -d) && $(GO) build -o $$d/chatcore-server ./solutions/07/cmd/chatcore-server && $(GO) build -o $$d/loadgen ./tools/loadgen && \
+	$$d/loadgen chatcore-bench -server $$d/chatcore-server -runs $(RUNS) -out docs/chatcore-bench; rc=$$?; rm -rf $$d; exit $$rc
 
 crash: #M chapter 07: kill -9 the server after each acknowledged message, 100 times; nothing acknowledged may be lost
 	$(GO) test -tags crash -count=1 -run Kill9 ./tests/chatcoretest

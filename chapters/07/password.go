@@ -1,11 +1,16 @@
 package chatcore
 
 import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/crypto/argon2"
 	"serverlab/tools/lab"
@@ -98,4 +103,88 @@ func (s *Server) dummyHash() string {
 type dummyState struct {
 	dummyOnce sync.Once
 	dummy     string
+}
+
+// loginMemo remembers, for a short while, which password each user last
+// proved to know, so that logging in again with it skips the argon2id hash.
+// A login storm (450 clients of the load tester at once, or every client
+// reconnecting after a restart of a proxy) would otherwise queue 450 hashes
+// of tens of milliseconds behind two cores, and the last clients would give
+// up before their turn.
+//
+// What it keeps is not the password but an HMAC-SHA-256 of it under a key
+// drawn at start-up and never stored, so nothing in it can be replayed as a
+// password, and nothing of it reaches the disk: the database still holds
+// only argon2id hashes, and a stolen database costs an attacker the full
+// price per guess. Only a password that matched is remembered, so a wrong
+// guess still pays the whole hash: guessing online is as slow as before.
+// Entries expire after loginMemoTTL, and there is at most one per user.
+type loginMemo struct {
+	once sync.Once
+	key  []byte
+
+	mu sync.Mutex
+	m  map[uint32]memoEntry
+}
+
+type memoEntry struct {
+	tag     [sha256.Size]byte
+	expires time.Time
+}
+
+// loginMemoTTL is how long a verified password is remembered.
+const loginMemoTTL = 10 * time.Minute
+
+// tag is the keyed hash of a user's password.
+func (lm *loginMemo) tag(id uint32, password string) (t [sha256.Size]byte) {
+	lm.once.Do(func() {
+		lm.key = make([]byte, 32)
+		rand.Read(lm.key) // never fails (crypto/rand panics instead)
+		lm.m = make(map[uint32]memoEntry)
+	})
+	h := hmac.New(sha256.New, lm.key)
+	binary.Write(h, binary.BigEndian, id)
+	h.Write([]byte(password))
+	h.Sum(t[:0])
+	return t
+}
+
+// remember records that user id knows password.
+func (lm *loginMemo) remember(id uint32, password string) {
+	t := lm.tag(id, password)
+	lm.mu.Lock()
+	defer lm.mu.Unlock()
+	lm.m[id] = memoEntry{tag: t, expires: time.Now().Add(loginMemoTTL)}
+}
+
+// recall reports whether user id proved to know password lately. The tags
+// are compared in constant time, like the hashes.
+func (lm *loginMemo) recall(id uint32, password string) bool {
+	t := lm.tag(id, password)
+	lm.mu.Lock()
+	e, ok := lm.m[id]
+	if ok && time.Now().After(e.expires) {
+		delete(lm.m, id)
+		ok = false
+	}
+	lm.mu.Unlock()
+	return ok && hmac.Equal(t[:], e.tag[:])
+}
+
+// checkPassword reports whether password is u's; u nil (an unknown name) is
+// checked against the dummy hash and is never a match. A password u proved
+// to know lately (see loginMemo) is not hashed again.
+func (s *Server) checkPassword(u *user, password string) (bool, error) {
+	if u == nil {
+		_, err := s.verifyPassword(password, s.dummyHash())
+		return false, err
+	}
+	if s.logins.recall(u.id, password) {
+		return true, nil
+	}
+	ok, err := s.verifyPassword(password, u.hash)
+	if ok {
+		s.logins.remember(u.id, password)
+	}
+	return ok, err
 }

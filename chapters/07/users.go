@@ -11,7 +11,8 @@ func (s *Server) createUser(c *conn, m proto.CreateUserRequest) error {
 	// TODO(ex 7.2): a name in s.users gets 100 proto.MsgUserExists. Else
 	// hash the password (s.hashPassword, outside s.mu: it is slow), store
 	// the user (s.store.CreateUser; ErrExists is MsgUserExists too), add it
-	// to the caches under s.mu, and reply 110 with its id and name.
+	// to the caches under s.mu, s.logins.remember(id, password) (its first
+	// login then needs no second hash), and reply 110 with its id and name.
 	// Checked by TestEx7_2_Users.
 	return lab.NotImplemented("7.2", "Server.createUser")
 }
@@ -22,9 +23,10 @@ func (s *Server) createUser(c *conn, m proto.CreateUserRequest) error {
 // logged in.") and on another ("<name> is already logged in."), and the
 // existing session keeps going.
 func (s *Server) authenticate(c *conn, m proto.AuthenticateRequest) error {
-	// TODO(ex 7.2): c.user set: 100 MsgAlreadyLoggedIn. Verify the password
-	// against the user's hash — or s.dummyHash() for an unknown name, so that
-	// both take as long — outside s.mu; a miss is 100 MsgWrongPassword. Then
+	// TODO(ex 7.2): c.user set: 100 MsgAlreadyLoggedIn. Check the password
+	// with s.checkPassword(u, password) — u nil for an unknown name: it
+	// checks against s.dummyHash(), so that both take as long; it calls your
+	// verifyPassword — outside s.mu; a miss is 100 MsgWrongPassword. Then
 	// under s.mu: the user in s.sessions is 100 MsgUserLoggedIn(name); else
 	// record the session (s.sessions, c.user), reply 116, and
 	// s.broadcastLocked(s.conns, 126). Checked by TestEx7_2_Users.

@@ -18,6 +18,7 @@ var impl = chatcoretest.Impl{
 			LoginTimeout: c.LoginTimeout,
 			IdleTimeout:  c.IdleTimeout,
 			CommitWindow: c.CommitWindow,
+			WriteTimeout: c.WriteTimeout,
 			Admins:       c.Admins,
 			TLS:          c.TLS,
 			OnCommit:     c.OnCommit,

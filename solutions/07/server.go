@@ -88,6 +88,8 @@ type Server struct {
 	// take 450 times that.
 	hashSlots chan struct{}
 	dummyState
+	// logins remembers verified passwords for a while (see loginMemo).
+	logins loginMemo
 
 	// mu guards the fields below and the session and channel fields of
 	// every conn. It is held to read or change them, and to push into

@@ -34,6 +34,7 @@ func (s *Server) createUser(c *conn, m proto.CreateUserRequest) error {
 	s.mu.Lock()
 	s.addUser(&user{id: id, name: m.Name, hash: hash})
 	s.mu.Unlock()
+	s.logins.remember(id, m.Password) // its first login needs no second hash
 	s.reply(c, proto.CreateUserResponse{RequestID: m.RequestID, User: proto.User{ID: id, Name: m.Name}})
 	return nil
 }
@@ -51,11 +52,7 @@ func (s *Server) authenticate(c *conn, m proto.AuthenticateRequest) error {
 		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgAlreadyLoggedIn})
 		return nil
 	}
-	hash := s.dummyHash()
-	if u != nil {
-		hash = u.hash
-	}
-	ok, err := s.verifyPassword(m.Password, hash)
+	ok, err := s.checkPassword(u, m.Password)
 	if err != nil {
 		return err
 	}

@@ -20,7 +20,9 @@ import (
 func BackPressure(t *testing.T, impl Impl) {
 	k := testkit.New(t, "7.5")
 	const limit = proto.HeaderSize + proto.MaxFrame + 64<<10
-	e := start(k, impl, Config{MaxPending: limit})
+	// A write that blocks for a minute fails too, and drops its client: a
+	// server that never drops for the bound must not pass because of it.
+	e := start(k, impl, Config{MaxPending: limit, WriteTimeout: time.Minute})
 
 	check(k, e, "slow-consumer-dropped", func(k *testkit.T, e *env) {
 		a, b := e.login("bp-sender"), e.login("bp-reader")

@@ -50,6 +50,10 @@ type Config struct {
 	// CommitWindow: how long the committer waits for more messages to join
 	// a batch.
 	CommitWindow time.Duration
+	// WriteTimeout bounds one write to a client (0: the server's default).
+	// The back-pressure checks set it long, so that only the outbox's bound
+	// can be what drops a client that stops reading.
+	WriteTimeout time.Duration
 	// Admins may stop the server with Shutdown (102).
 	Admins []string
 	// TLS, if set, makes the server speak TLS.
