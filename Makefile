@@ -90,7 +90,7 @@ student-release: ## dist/serverlab-student.tar.gz: the course without solutions/
 ifneq ($(HAVE_SOLUTIONS),)
 ## ---- maintainers (only where solutions/ exists) ---------------------------
 
-.PHONY: test unit release-check bench-ch05 interop soak course-sum mutants ladder stress crash
+.PHONY: test unit release-check bench-ch05 bench-chat interop soak course-sum mutants ladder stress crash
 
 # The ladder and the mutants are sampled here (one chapter's ladder by day of
 # the year, a few mutants drawn from a seed of the date), so that every part of
@@ -129,7 +129,12 @@ release-check: #M build the student release, unpack it elsewhere, run its vet, t
 	echo "release-check: the student release passes its own vet, tests and grade"
 
 bench-ch05: #M chapter 05's C10K experiment: ch02 vs ch05 chat servers, 2 to 10,000 clients (about 5 min)
-	$(GO) run ./tools/bench/c10k -out docs/bench-ch05
+	$(GO) run ./tools/bench c10k -out docs/bench-ch05
+
+# The chat system's monitoring suite on the experiment runner (tools/bench):
+# with PEERS, the original threaded and select() servers run alternately too.
+bench-chat: #M chat servers ch02 vs ch05 (+ the originals with PEERS=): load and stress test, 5 plots in docs/bench-chat (about 5 min)
+	$(GO) run ./tools/bench chat -out docs/bench-chat $(if $(PEERS),-peers $(PEERS))
 
 # make interop: where the originals are built (see docs/interop.md); empty: only Debian's curl, wrk, httperf.
 PEERS ?=
