@@ -1,0 +1,317 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"serverlab/tools/bench/runner"
+)
+
+// sffSizes are the files of the sff part, in the order the client asks for
+// them: every size from 1 KiB to 8 MiB once, shuffled (by hand, once), so
+// that arrival order and size order disagree.
+var sffSizes = []int{8 << 20, 1 << 10, 1 << 20, 4 << 10, 4 << 20, 64 << 10, 2 << 20, 16 << 10, 512 << 10, 256 << 10, 32 << 10, 128 << 10}
+
+// Timing of the sff part. The CGI request holds the only worker for
+// sffHold; the files arrive sffGap apart after sffSettle, all of them well
+// before the worker is free, so that they wait in the buffer together.
+const (
+	sffHold   = time.Second // spin.cgi?1
+	sffSettle = 300 * time.Millisecond
+	sffGap    = 20 * time.Millisecond
+)
+
+// sffRequest is one request of one sff trial, for the per-request CSV and
+// the plots.
+type sffRequest struct {
+	Policy  string
+	Round   int
+	Arrival int // 1 = first file asked for
+	Size    int // bytes
+	// Start is when its first byte arrived: when the worker took it up.
+	// Done is when its last byte arrived. Both count from the end of the CGI
+	// request. A worker is free again once a file is in the kernel's socket
+	// buffers, so large files can finish after a later small one even under
+	// FIFO: Start shows the policy's order, Done what the client sees.
+	Start, Done time.Duration
+}
+
+// runSFF runs the sff part: the chapter's server with one worker, FIFO and
+// SFF taking turns.
+func runSFF(ctx context.Context, f *flags) (*runner.Results, []sffRequest, error) {
+	spin, cleanup, err := spinProgram(ctx, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer cleanup()
+	args := func(policy string) []string {
+		return []string{"-addr", "127.0.0.1", "-p", "{port}", "-d", "{dir}/www", "-t", "1", "-b", "64", "-s", policy}
+	}
+	var (
+		mu   sync.Mutex
+		reqs []sffRequest
+	)
+	e := runner.Experiment{
+		Name: "web-sff", Command: f.command(), Baseline: "FIFO",
+		Servers: []runner.Server{
+			{Name: "FIFO", Pkg: "./solutions/06/cmd/wserver", Args: args("FIFO")},
+			{Name: "SFF", Pkg: "./solutions/06/cmd/wserver", Args: args("SFF")},
+		},
+		Clients: []int{len(sffSizes)}, Rounds: f.rounds,
+		Setup: func(t *runner.Trial) error { return sffSetup(t, spin) },
+		Trial: func(ctx context.Context, t *runner.Trial) (runner.Outcome, error) {
+			got, v, err := sffTrial(ctx, t)
+			mu.Lock()
+			reqs = append(reqs, got...)
+			mu.Unlock()
+			return runner.Outcome{Values: v}, err
+		},
+		Table: []runner.Column{
+			{Key: "tau_arrival", Title: "service order vs arrival (Kendall τ)"},
+			{Key: "tau_size", Title: "service order vs size (Kendall τ)"},
+			{Key: "small_ms", Title: "6 smallest: mean ms", Ratio: true},
+			{Key: "large_ms", Title: "6 largest: mean ms", Ratio: true},
+			{Key: "last_ms", Title: "last done ms"},
+		},
+	}
+	res, err := e.Run(ctx)
+	return res, reqs, err
+}
+
+// spinProgram returns spin.cgi: the OSTEP original's with -peers, else the
+// course's (tests/webtest/cgiprog/spin), built into a temporary folder.
+func spinProgram(ctx context.Context, f *flags) (string, func(), error) {
+	if bin := f.peer("ostep/concurrency-webserver/src/spin.cgi"); bin != "" {
+		return bin, func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "bench-spin-")
+	if err != nil {
+		return "", nil, err
+	}
+	bin := filepath.Join(dir, "spin.cgi")
+	cmd := exec.CommandContext(ctx, goCommand(), "build", "-o", bin, "./tests/webtest/cgiprog/spin")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("building spin.cgi: %w", err)
+	}
+	return bin, func() { os.RemoveAll(dir) }, nil
+}
+
+// goCommand is the go tool that runs this program.
+func goCommand() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+}
+
+// sffSetup writes the trial's files and copies spin.cgi next to them.
+func sffSetup(t *runner.Trial, spin string) error {
+	www := filepath.Join(t.Dir, "www")
+	if err := os.Mkdir(www, 0o755); err != nil {
+		return err
+	}
+	for _, n := range sffSizes {
+		b := make([]byte, n)
+		rand.Read(b)
+		if err := os.WriteFile(filepath.Join(www, fmt.Sprintf("f%d.bin", n)), b, 0o644); err != nil {
+			return err
+		}
+	}
+	prog, err := os.ReadFile(spin)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(www, "spin.cgi"), prog, 0o755)
+}
+
+// sffTrial holds the one worker with spin.cgi?1, asks for every file while it
+// waits, and records when each file has arrived in full.
+func sffTrial(ctx context.Context, t *runner.Trial) ([]sffRequest, map[string]float64, error) {
+	deadline := time.Now().Add(30 * time.Second)
+	blocker := make(chan fetchResult, 1)
+	go func() { blocker <- fetch(t.Addr, "/spin.cgi?1", -1, deadline) }()
+	select { // the worker is now in the program (a bench, not a test: a pause will do)
+	case <-time.After(sffSettle):
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	results := make([]chan fetchResult, len(sffSizes))
+	for i, size := range sffSizes {
+		results[i] = make(chan fetchResult, 1)
+		go func() { results[i] <- fetch(t.Addr, fmt.Sprintf("/f%d.bin", size), size, deadline) }()
+		time.Sleep(sffGap) // arrival order: one at a time
+	}
+	b := <-blocker
+	if b.err != nil {
+		return nil, nil, fmt.Errorf("spin.cgi: %w", b.err)
+	}
+	var reqs []sffRequest
+	for i, ch := range results {
+		r := <-ch
+		if r.err != nil {
+			return nil, nil, fmt.Errorf("file %d (%d bytes): %w", i+1, sffSizes[i], r.err)
+		}
+		reqs = append(reqs, sffRequest{Policy: t.Server, Round: t.Round, Arrival: i + 1, Size: sffSizes[i],
+			Start: r.first.Sub(b.done), Done: r.done.Sub(b.done)})
+	}
+	v := sffValues(reqs)
+	t.Logf("%s: service order vs arrival τ=%.2f, vs size τ=%.2f; the 6 smallest done after %.1f ms on average",
+		t.Server, v["tau_arrival"], v["tau_size"], v["small_ms"])
+	return reqs, v, nil
+}
+
+type fetchResult struct {
+	first, done time.Time
+	err         error
+}
+
+// sffValues are a trial's numbers: Kendall's τ between the order in which the
+// worker took the files up (their first bytes) and the arrival order, and
+// between that order and the size order (1: exactly that order; -1: exactly
+// reversed), and the mean completion time of the six smallest and of the six
+// largest files.
+func sffValues(reqs []sffRequest) map[string]float64 {
+	start := func(r sffRequest) float64 { return float64(r.Start) }
+	bySize := slices.Clone(reqs)
+	slices.SortFunc(bySize, func(a, b sffRequest) int { return a.Size - b.Size })
+	mean := func(rs []sffRequest) float64 {
+		var sum time.Duration
+		for _, r := range rs {
+			sum += r.Done
+		}
+		return float64(sum) / float64(len(rs)) / float64(time.Millisecond)
+	}
+	half := len(bySize) / 2
+	last := slices.MaxFunc(reqs, func(a, b sffRequest) int { return int(a.Done - b.Done) })
+	return map[string]float64{
+		"tau_arrival": kendall(reqs, func(r sffRequest) float64 { return float64(r.Arrival) }, start),
+		"tau_size":    kendall(reqs, func(r sffRequest) float64 { return float64(r.Size) }, start),
+		"small_ms":    mean(bySize[:half]),
+		"large_ms":    mean(bySize[half:]),
+		"last_ms":     float64(last.Done) / float64(time.Millisecond),
+	}
+}
+
+// kendall is Kendall's rank correlation τ between x and y over rs:
+// (concordant − discordant pairs) / all pairs.
+func kendall(rs []sffRequest, x, y func(sffRequest) float64) float64 {
+	var score, pairs float64
+	for i := range rs {
+		for j := i + 1; j < len(rs); j++ {
+			dx, dy := x(rs[i])-x(rs[j]), y(rs[i])-y(rs[j])
+			switch {
+			case dx*dy > 0:
+				score++
+			case dx*dy < 0:
+				score--
+			}
+			pairs++
+		}
+	}
+	if pairs == 0 {
+		return 0
+	}
+	return score / pairs
+}
+
+// writeSFFFiles writes every request of the sff part (sff_requests.csv) and
+// its two plots: completion time by arrival and by file size, the median
+// over the rounds for each request.
+func writeSFFFiles(dir string, reqs []sffRequest) error {
+	var csv strings.Builder
+	csv.WriteString("policy,round,arrival,bytes,start_ms,done_ms\n")
+	for _, r := range reqs {
+		fmt.Fprintf(&csv, "%s,%d,%d,%d,%.3f,%.3f\n", r.Policy, r.Round, r.Arrival, r.Size, ms(r.Start), ms(r.Done))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sff_requests.csv"), []byte(csv.String()), 0o644); err != nil {
+		return err
+	}
+	byArrival := func(r sffRequest) float64 { return float64(r.Arrival) }
+	bySize := func(r sffRequest) float64 { return float64(r.Size) / 1024 }
+	start := func(r sffRequest) time.Duration { return r.Start }
+	done := func(r sffRequest) time.Duration { return r.Done }
+	return errors.Join(
+		sffPlot(filepath.Join(dir, "sff_start_by_arrival.png"), reqs, byArrival, start, false,
+			"When the one worker took each file up (spin.cgi?1 held it while they arrived)",
+			"file, in arrival order", "first byte, ms after the CGI reply"),
+		sffPlot(filepath.Join(dir, "sff_done_by_size.png"), reqs, bySize, done, true,
+			"When each file had arrived in full (spin.cgi?1 held the one worker while they arrived)",
+			"file size (KiB)", "last byte, ms after the CGI reply"),
+	)
+}
+
+// ms is d in milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// sffPlot draws y (a time after the CGI reply) against x, one line per
+// policy through the median of the rounds at each request.
+func sffPlot(path string, reqs []sffRequest, x func(sffRequest) float64, y func(sffRequest) time.Duration,
+	logX bool, title, xLabel, yLabel string) error {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = xLabel
+	p.Y.Label.Text = yLabel
+	if logX {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	p.Legend.Top, p.Legend.Left = true, true
+	for i, policy := range []string{"FIFO", "SFF"} {
+		var pts plotter.XYs
+		for _, arrival := range slices.Sorted(slices.Values(arrivals(reqs))) {
+			var ys []float64
+			var at float64
+			for _, r := range reqs {
+				if r.Policy == policy && r.Arrival == arrival {
+					ys = append(ys, ms(y(r)))
+					at = x(r)
+				}
+			}
+			if len(ys) > 0 {
+				pts = append(pts, plotter.XY{X: at, Y: runner.Median(ys)})
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		slices.SortFunc(pts, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
+		line, points, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return err
+		}
+		line.Color = plotutil.Color(i)
+		points.Color = line.Color
+		points.Shape = plotutil.Shape(i)
+		p.Add(line, points)
+		p.Legend.Add(policy, line, points)
+	}
+	return p.Save(20*vg.Centimeter, 12*vg.Centimeter, path)
+}
+
+// arrivals are the arrival numbers present in reqs, once each.
+func arrivals(reqs []sffRequest) []int {
+	var out []int
+	for _, r := range reqs {
+		if !slices.Contains(out, r.Arrival) {
+			out = append(out, r.Arrival)
+		}
+	}
+	return out
+}
