@@ -46,7 +46,7 @@ func TestNetModeServesThePage(t *testing.T) {
 }
 
 func TestUnknownModeIsAnError(t *testing.T) {
-	if err := run(context.Background(), "fast", "127.0.0.1:0", 1, bodySize); err == nil {
+	if err := run(context.Background(), "fast", "127.0.0.1:0", 1, bodySize, ""); err == nil {
 		t.Fatal(`run(mode "fast"): want an error naming the mode, got nil`)
 	}
 }
