@@ -327,8 +327,8 @@ func writeStaticRatios(path string, r *runner.Results) error {
 	for _, c := range r.Cells() {
 		for _, ours := range []string{"ch06", "ch06-sff"} {
 			for _, other := range r.Servers {
-				if other == "ch06" || other == "ch06-sff" {
-					continue
+				if _, n := r.Median(other, c, "throughput_rps"); other == "ch06" || other == "ch06-sff" || n == 0 {
+					continue // ours, or a server without a successful trial (see results.md)
 				}
 				var ratios []string
 				var xs []float64

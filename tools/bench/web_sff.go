@@ -43,11 +43,13 @@ type sffRequest struct {
 	Round   int
 	Arrival int // 1 = first file asked for
 	Size    int // bytes
-	// Start is when its first byte arrived: when the worker took it up.
-	// Done is when its last byte arrived. Both count from the end of the CGI
-	// request. A worker is free again once a file is in the kernel's socket
-	// buffers, so large files can finish after a later small one even under
-	// FIFO: Start shows the policy's order, Done what the client sees.
+	Served  int // its place in the server's log of served requests (1 = first)
+	// Start is when its first byte arrived at the client, Done its last,
+	// both after the first byte of any file (the moment the worker, free of
+	// the CGI program, took its first file up). A worker is free again once
+	// a file is in the kernel's socket buffers, so a large file can finish
+	// after a later small one even under FIFO: Served is the policy's
+	// order, Done what the client sees.
 	Start, Done time.Duration
 }
 
@@ -59,8 +61,18 @@ func runSFF(ctx context.Context, f *flags) (*runner.Results, []sffRequest, error
 		return nil, nil, err
 	}
 	defer cleanup()
+	built, cleanBin, err := build(ctx, []runner.Server{{Name: "wserver", Pkg: "./solutions/06/cmd/wserver"}})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer cleanBin()
+	// The server logs every request it has served (-v), into the trial's
+	// folder (a shell redirects it, then execs the server: same process).
+	// With one worker that log is the order of service, exactly, whatever
+	// the client's clocks say.
 	args := func(policy string) []string {
-		return []string{"-addr", "127.0.0.1", "-p", "{port}", "-d", "{dir}/www", "-t", "1", "-b", "64", "-s", policy}
+		return []string{"-c", `exec "$0" -addr 127.0.0.1 -p "$1" -d "$2/www" -t 1 -b 64 -s "$3" -v 2>"$2/server.log"`,
+			built[0].Bin, "{port}", "{dir}", policy}
 	}
 	var (
 		mu   sync.Mutex
@@ -69,8 +81,8 @@ func runSFF(ctx context.Context, f *flags) (*runner.Results, []sffRequest, error
 	e := runner.Experiment{
 		Name: "web-sff", Command: f.command(), Baseline: "FIFO",
 		Servers: []runner.Server{
-			{Name: "FIFO", Pkg: "./solutions/06/cmd/wserver", Args: args("FIFO")},
-			{Name: "SFF", Pkg: "./solutions/06/cmd/wserver", Args: args("SFF")},
+			{Name: "FIFO", Bin: "/bin/sh", Args: args("FIFO")},
+			{Name: "SFF", Bin: "/bin/sh", Args: args("SFF")},
 		},
 		Clients: []int{len(sffSizes)}, Rounds: f.rounds,
 		Setup: func(t *runner.Trial) error { return sffSetup(t, spin) },
@@ -113,12 +125,12 @@ func spinProgram(ctx context.Context, f *flags) (string, func(), error) {
 	return bin, func() { os.RemoveAll(dir) }, nil
 }
 
-// goCommand is the go tool that runs this program.
+// goCommand is the go command: $GO as the Makefile sets it, or go.
 func goCommand() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
+	if g := os.Getenv("GO"); g != "" {
+		return g
 	}
-	return filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+	return "go"
 }
 
 // sffSetup writes the trial's files and copies spin.cgi next to them.
@@ -162,19 +174,62 @@ func sffTrial(ctx context.Context, t *runner.Trial) ([]sffRequest, map[string]fl
 	if b.err != nil {
 		return nil, nil, fmt.Errorf("spin.cgi: %w", b.err)
 	}
-	var reqs []sffRequest
+	var fetched []fetchResult
 	for i, ch := range results {
 		r := <-ch
 		if r.err != nil {
 			return nil, nil, fmt.Errorf("file %d (%d bytes): %w", i+1, sffSizes[i], r.err)
 		}
-		reqs = append(reqs, sffRequest{Policy: t.Server, Round: t.Round, Arrival: i + 1, Size: sffSizes[i],
-			Start: r.first.Sub(b.done), Done: r.done.Sub(b.done)})
+		fetched = append(fetched, r)
+	}
+	served, err := servedOrder(filepath.Join(t.Dir, "server.log"))
+	if err != nil {
+		return nil, nil, err
+	}
+	// Time zero is the first byte of the first file served: the end of the
+	// CGI request as the client sees it would do too, but a client thread
+	// woken late on a busy machine would shift every file by its delay.
+	zero := fetched[0].first
+	for _, r := range fetched {
+		if r.first.Before(zero) {
+			zero = r.first
+		}
+	}
+	var reqs []sffRequest
+	for i, r := range fetched {
+		uri := fmt.Sprintf("/f%d.bin", sffSizes[i])
+		if served[uri] == 0 {
+			return nil, nil, fmt.Errorf("%s is not in the server's log of served requests", uri)
+		}
+		reqs = append(reqs, sffRequest{Policy: t.Server, Round: t.Round, Arrival: i + 1, Size: sffSizes[i], Served: served[uri],
+			Start: r.first.Sub(zero), Done: r.done.Sub(zero)})
 	}
 	v := sffValues(reqs)
 	t.Logf("%s: service order vs arrival τ=%.2f, vs size τ=%.2f; the 6 smallest done after %.1f ms on average",
 		t.Server, v["tau_arrival"], v["tau_size"], v["small_ms"])
 	return reqs, v, nil
+}
+
+// servedOrder reads the server's -v log and returns each served URI's place
+// in it (1 = served first). The lines are slog's text format:
+// `time=… level=DEBUG msg=served uri=/f1024.bin`.
+func servedOrder(path string) (map[string]int, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("the server's log: %w", err)
+	}
+	order := map[string]int{}
+	for line := range strings.Lines(string(data)) {
+		_, rest, ok := strings.Cut(line, " msg=served uri=")
+		if !ok {
+			continue
+		}
+		uri, _, _ := strings.Cut(strings.TrimSpace(rest), " ")
+		if order[uri] == 0 {
+			order[uri] = len(order) + 1
+		}
+	}
+	return order, nil
 }
 
 type fetchResult struct {
@@ -183,12 +238,12 @@ type fetchResult struct {
 }
 
 // sffValues are a trial's numbers: Kendall's τ between the order in which the
-// worker took the files up (their first bytes) and the arrival order, and
-// between that order and the size order (1: exactly that order; -1: exactly
-// reversed), and the mean completion time of the six smallest and of the six
-// largest files.
+// server served the files (its log) and the arrival order, and between that
+// order and the size order (1: exactly that order; -1: exactly reversed), and
+// the mean completion time, as the client saw it, of the six smallest and of
+// the six largest files.
 func sffValues(reqs []sffRequest) map[string]float64 {
-	start := func(r sffRequest) float64 { return float64(r.Start) }
+	served := func(r sffRequest) float64 { return float64(r.Served) }
 	bySize := slices.Clone(reqs)
 	slices.SortFunc(bySize, func(a, b sffRequest) int { return a.Size - b.Size })
 	mean := func(rs []sffRequest) float64 {
@@ -201,8 +256,8 @@ func sffValues(reqs []sffRequest) map[string]float64 {
 	half := len(bySize) / 2
 	last := slices.MaxFunc(reqs, func(a, b sffRequest) int { return int(a.Done - b.Done) })
 	return map[string]float64{
-		"tau_arrival": kendall(reqs, func(r sffRequest) float64 { return float64(r.Arrival) }, start),
-		"tau_size":    kendall(reqs, func(r sffRequest) float64 { return float64(r.Size) }, start),
+		"tau_arrival": kendall(reqs, func(r sffRequest) float64 { return float64(r.Arrival) }, served),
+		"tau_size":    kendall(reqs, func(r sffRequest) float64 { return float64(r.Size) }, served),
 		"small_ms":    mean(bySize[:half]),
 		"large_ms":    mean(bySize[half:]),
 		"last_ms":     float64(last.Done) / float64(time.Millisecond),
@@ -236,9 +291,9 @@ func kendall(rs []sffRequest, x, y func(sffRequest) float64) float64 {
 // over the rounds for each request.
 func writeSFFFiles(dir string, reqs []sffRequest) error {
 	var csv strings.Builder
-	csv.WriteString("policy,round,arrival,bytes,start_ms,done_ms\n")
+	csv.WriteString("policy,round,arrival,bytes,served,start_ms,done_ms\n")
 	for _, r := range reqs {
-		fmt.Fprintf(&csv, "%s,%d,%d,%d,%.3f,%.3f\n", r.Policy, r.Round, r.Arrival, r.Size, ms(r.Start), ms(r.Done))
+		fmt.Fprintf(&csv, "%s,%d,%d,%d,%d,%.3f,%.3f\n", r.Policy, r.Round, r.Arrival, r.Size, r.Served, ms(r.Start), ms(r.Done))
 	}
 	if err := os.WriteFile(filepath.Join(dir, "sff_requests.csv"), []byte(csv.String()), 0o644); err != nil {
 		return err
@@ -250,17 +305,17 @@ func writeSFFFiles(dir string, reqs []sffRequest) error {
 	return errors.Join(
 		sffPlot(filepath.Join(dir, "sff_start_by_arrival.png"), reqs, byArrival, start, false,
 			"When the one worker took each file up (spin.cgi?1 held it while they arrived)",
-			"file, in arrival order", "first byte, ms after the CGI reply"),
+			"file, in arrival order", "first byte, ms after the worker took the first file"),
 		sffPlot(filepath.Join(dir, "sff_done_by_size.png"), reqs, bySize, done, true,
 			"When each file had arrived in full (spin.cgi?1 held the one worker while they arrived)",
-			"file size (KiB)", "last byte, ms after the CGI reply"),
+			"file size (KiB)", "last byte, ms after the worker took the first file"),
 	)
 }
 
 // ms is d in milliseconds.
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// sffPlot draws y (a time after the CGI reply) against x, one line per
+// sffPlot draws y (a time after the first file's first byte) against x, one line per
 // policy through the median of the rounds at each request.
 func sffPlot(path string, reqs []sffRequest, x func(sffRequest) float64, y func(sffRequest) time.Duration,
 	logX bool, title, xLabel, yLabel string) error {
