@@ -300,34 +300,50 @@ func writeSFFFiles(dir string, reqs []sffRequest) error {
 	}
 	byArrival := func(r sffRequest) float64 { return float64(r.Arrival) }
 	bySize := func(r sffRequest) float64 { return float64(r.Size) / 1024 }
-	start := func(r sffRequest) time.Duration { return r.Start }
-	done := func(r sffRequest) time.Duration { return r.Done }
+	served := func(r sffRequest) float64 { return float64(r.Served - 1) } // the CGI request was first
+	done := func(r sffRequest) float64 { return ms(r.Done) }
+	arrivalTicks := plot.ConstantTicks(sizeTicks())
 	return errors.Join(
-		sffPlot(filepath.Join(dir, "sff_start_by_arrival.png"), reqs, byArrival, start, false,
-			"When the one worker took each file up (spin.cgi?1 held it while they arrived)",
-			"file, in arrival order", "first byte, ms after the worker took the first file"),
-		sffPlot(filepath.Join(dir, "sff_done_by_size.png"), reqs, bySize, done, true,
-			"When each file had arrived in full (spin.cgi?1 held the one worker while they arrived)",
-			"file size (KiB)", "last byte, ms after the worker took the first file"),
+		sffPlot(filepath.Join(dir, "sff_order.png"), reqs, byArrival, served, false, arrivalTicks,
+			"Order of service, one worker (spin.cgi?1 held it while 12 files arrived)",
+			"the files, in the order they arrived", "served as number … (server's log)"),
+		sffPlot(filepath.Join(dir, "sff_done_by_size.png"), reqs, bySize, done, true, plot.LogTicks{Prec: -1},
+			"When each file had arrived in full (median of the rounds)",
+			"file size (KiB, log scale)", "last byte, ms after the first file's first"),
 	)
+}
+
+// sizeTicks label the arrival axis with each file's size.
+func sizeTicks() []plot.Tick {
+	var ticks []plot.Tick
+	for i, n := range sffSizes {
+		label := fmt.Sprintf("%d KiB", n>>10)
+		if n >= 1<<20 {
+			label = fmt.Sprintf("%d MiB", n>>20)
+		}
+		ticks = append(ticks, plot.Tick{Value: float64(i + 1), Label: label})
+	}
+	return ticks
 }
 
 // ms is d in milliseconds.
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// sffPlot draws y (a time after the first file's first byte) against x, one line per
-// policy through the median of the rounds at each request.
-func sffPlot(path string, reqs []sffRequest, x func(sffRequest) float64, y func(sffRequest) time.Duration,
-	logX bool, title, xLabel, yLabel string) error {
+// sffPlot draws y against x, one line per policy through the median of the
+// rounds at each request.
+func sffPlot(path string, reqs []sffRequest, x, y func(sffRequest) float64, logX bool, ticks plot.Ticker,
+	title, xLabel, yLabel string) error {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = xLabel
 	p.Y.Label.Text = yLabel
+	p.X.Tick.Marker = ticks
 	if logX {
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
-	p.Legend.Top, p.Legend.Left = true, true
+	// Bottom right: empty in both plots (late arrivals are served late under
+	// FIFO, large files finish late under both).
+	p.Legend.Top, p.Legend.Left = false, false
 	for i, policy := range []string{"FIFO", "SFF"} {
 		var pts plotter.XYs
 		for _, arrival := range slices.Sorted(slices.Values(arrivals(reqs))) {
@@ -335,7 +351,7 @@ func sffPlot(path string, reqs []sffRequest, x func(sffRequest) float64, y func(
 			var at float64
 			for _, r := range reqs {
 				if r.Policy == policy && r.Arrival == arrival {
-					ys = append(ys, ms(y(r)))
+					ys = append(ys, y(r))
 					at = x(r)
 				}
 			}
@@ -357,7 +373,7 @@ func sffPlot(path string, reqs []sffRequest, x func(sffRequest) float64, y func(
 		p.Add(line, points)
 		p.Legend.Add(policy, line, points)
 	}
-	return p.Save(20*vg.Centimeter, 12*vg.Centimeter, path)
+	return p.Save(24*vg.Centimeter, 12*vg.Centimeter, path)
 }
 
 // arrivals are the arrival numbers present in reqs, once each.
