@@ -50,3 +50,9 @@ func TestUnknownModeIsAnError(t *testing.T) {
 		t.Fatal(`run(mode "fast"): want an error naming the mode, got nil`)
 	}
 }
+
+func TestFileNeedsNetMode(t *testing.T) {
+	if err := run(context.Background(), "raw", "127.0.0.1:0", 1, bodySize, "f.html"); err == nil {
+		t.Fatal(`run(mode "raw", -file f.html): want an error (-file is net mode's), got nil`)
+	}
+}
