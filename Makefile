@@ -133,7 +133,7 @@ bench-ch05: #M chapter 05's C10K experiment: ch02 vs ch05 chat servers, 2 to 10,
 
 # The chat system's monitoring suite on the experiment runner (tools/bench):
 # with PEERS, the original threaded and select() servers run alternately too.
-bench-chat: #M chat servers ch02 vs ch05 (+ the originals with PEERS=): load and stress test, 5 plots in docs/bench-chat (about 5 min)
+bench-chat: #M chat servers ch02 vs ch05 (+ the originals with PEERS=): load and stress test, 5 plots in docs/bench-chat (about 3 min)
 	$(GO) run ./tools/bench chat -out docs/bench-chat $(if $(PEERS),-peers $(PEERS))
 
 # Chapter 06 on the experiment runner: static files (1 KiB, 100 KiB; FIFO and SFF) against the

@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
+	"maps"
+	"math"
 	"strconv"
 	"strings"
 	"time"
 
 	"serverlab/tools/bench/runner"
+	"serverlab/tools/loadgen/chatload"
 	"serverlab/tools/monitor/procstat"
 )
 
@@ -35,29 +37,37 @@ type c10kSettings struct {
 	rate         float64 // broadcasts a second, all senders together
 	size         int
 	idle, active time.Duration
+	engine       string // chatload.Goroutines or chatload.Epoll
 }
 
 func runC10K(ctx context.Context, args []string) error {
 	f := newFlags("c10k", "docs/bench-ch05", 1)
-	serverList := f.String("servers", "ch02=./solutions/02/cmd/chatserver,ch05=./solutions/05/cmd/chatserver",
+	serverList := f.String("servers", ourChatServers(),
 		"servers to compare, `label=package,…` (e.g. your ./chapters/05/cmd/chatserver)")
 	clientList := f.String("clients", "2,10,100,1000,5000,10000", "client `counts`, comma-separated")
 	var s c10kSettings
-	f.Float64Var(&s.rate, "rate", 5, "broadcasts per second during the active phase (the senders take turns)")
+	f.Float64Var(&s.rate, "rate", 5, "broadcasts per second in all during the active phase (the clients take turns)")
 	f.IntVar(&s.size, "size", 64, "payload bytes per broadcast")
 	f.DurationVar(&s.idle, "idle", 3*time.Second, "idle measurement window")
 	f.DurationVar(&s.active, "active", 5*time.Second, "active phase")
+	f.StringVar(&s.engine, "engine", chatload.Goroutines, "how the clients receive: `goroutines` (one per client) or epoll (one goroutine for all; Linux)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
+	if err := chatload.CheckEngine(s.engine); err != nil {
+		return f.fail(err)
+	}
+	if s.rate <= 0 {
+		return f.fail(fmt.Errorf("-rate %v: want broadcasts per second above 0", s.rate))
+	}
 	counts, err := parseCounts(*clientList)
 	if err != nil {
-		return usageError{err}
+		return f.fail(err)
 	}
 	ours := []string{"-addr", "{addr}", "-users", "{dir}/users.txt", "-login-timeout", "10m"}
 	servers, err := parseServers(*serverList, ours)
 	if err != nil {
-		return usageError{err}
+		return f.fail(err)
 	}
 	raiseFDLimit()
 	e := runner.Experiment{
@@ -66,9 +76,7 @@ func runC10K(ctx context.Context, args []string) error {
 		Servers: servers,
 		Clients: counts,
 		Rounds:  f.rounds,
-		Setup: func(t *runner.Trial) error {
-			return writeChatUsers(filepath.Join(t.Dir, "users.txt"), t.Clients)
-		},
+		Setup:   writeChatUsers,
 		Trial: func(ctx context.Context, t *runner.Trial) (runner.Outcome, error) {
 			return c10kTrial(ctx, t, s)
 		},
@@ -134,12 +142,12 @@ func c10kTrial(ctx context.Context, t *runner.Trial, s c10kSettings) (runner.Out
 	if err != nil {
 		return runner.Outcome{}, err
 	}
-	room, err := joinChat(ctx, t.Addr, t.Clients, 30*time.Second)
+	room, err := joinChat(ctx, t, chatload.Config{Addr: t.Addr, Timeout: 30 * time.Second, Logins: 100, Engine: s.engine})
 	if err != nil {
 		return runner.Outcome{}, err
 	}
-	defer room.close()
-	loggedIn := len(room.clients)
+	defer room.Close()
+	loggedIn := room.Connected()
 	v["logged_in"] = float64(loggedIn)
 	v["base_rss_kib"] = float64(base.RSSKiB)
 
@@ -160,46 +168,35 @@ func c10kTrial(ctx context.Context, t *runner.Trial, s c10kSettings) (runner.Out
 	v["idle_rss_kib"], v["idle_pss_kib"] = float64(idleEnd.RSSKiB), float64(idleEnd.PSSKiB)
 	v["rss_per_conn_kib"] = float64(idleEnd.RSSKiB-base.RSSKiB) / float64(loggedIn)
 
-	start := time.Now()
-	sent := c10kBroadcast(ctx, room, s)
-	want := sent * int64(loggedIn-1)
-	got := room.await(ctx, want, 5*time.Second)
+	res, err := room.Run(ctx, c10kPlan(s, loggedIn))
+	if err != nil {
+		return runner.Outcome{}, err
+	}
 	after, err := procstat.Read(t.PID)
 	if err != nil {
 		return runner.Outcome{}, err
 	}
 	v["active_cpu_pct"] = procstat.CPUPercent(idleEnd, after)
-	if got > 0 {
+	if got := res.Expected - res.Lost; got > 0 {
 		cpu := float64(after.CPUTicks-idleEnd.CPUTicks) / procstat.ClockTicks
 		v["cpu_us_per_delivery"] = cpu / float64(got) * 1e6
 	}
-	res := room.result(time.Since(start), want-got)
-	for k, x := range runner.LoadValues(res) {
-		v[k] = x
-	}
-	v["sent"], v["expected"] = float64(sent), float64(want)
-	if want > 0 {
-		v["delivered_pct"] = 100 * float64(got) / float64(want)
-	}
-	return runner.Outcome{Values: v, Latency: res.Latency}, ctx.Err()
+	maps.Copy(v, chatValues(t, res))
+	return runner.Outcome{Values: v, Latency: res.Delivery.Latency}, nil
 }
 
-// c10kBroadcast makes the clients take turns broadcasting, s.rate a second,
-// for s.active; it returns how many broadcasts were sent.
-func c10kBroadcast(ctx context.Context, room *chatRoom, s c10kSettings) int64 {
-	ctx, cancel := context.WithTimeout(ctx, s.active)
-	defer cancel()
-	tick := time.NewTicker(time.Duration(float64(time.Second) / s.rate))
-	defer tick.Stop()
-	var sent int64
-	for i := 0; ; i++ {
-		select {
-		case <-ctx.Done():
-			return sent
-		case <-tick.C:
-		}
-		if room.broadcast(room.clients[i%len(room.clients)], s.size, 10*time.Second) == nil {
-			sent++
-		}
+// c10kPlan is the active phase for n logged-in clients: s.rate broadcasts
+// a second in all for s.active, the clients taking turns. With more clients
+// than broadcasts each of the first ones sends one; with fewer, each sends
+// its share, rounded down.
+func c10kPlan(s c10kSettings, n int) chatload.Plan {
+	total := max(1, int(math.Round(s.rate*s.active.Seconds())))
+	senders := min(n, total)
+	return chatload.Plan{
+		Messages: max(1, total/senders),
+		Size:     s.size,
+		Interval: time.Duration(float64(senders) / s.rate * float64(time.Second)),
+		Senders:  senders,
+		Turns:    true,
 	}
 }

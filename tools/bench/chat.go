@@ -2,13 +2,12 @@ package main
 
 import (
 	"context"
-	"math/rand/v2"
+	"fmt"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"serverlab/tools/bench/runner"
+	"serverlab/tools/loadgen/chatload"
 )
 
 // The chat experiment is the original chat system's monitoring suite
@@ -33,10 +32,13 @@ type chatSettings struct {
 	interval time.Duration
 	size     int
 	timeout  time.Duration // for a login, a write, and for deliveries still missing at the end
+	engine   string        // chatload.Goroutines or chatload.Epoll
 }
 
 func runChat(ctx context.Context, args []string) error {
-	f := newFlags("chat", "docs/bench-chat", 3)
+	f := newFlags("chat", "docs/bench-chat", 5)
+	serverList := f.String("servers", ourChatServers(),
+		"the course's servers to compare, `label=package,…` (e.g. yours: ch02=./chapters/02/cmd/chatserver)")
 	loadClients := f.Int("load-clients", 10, "load test: concurrent clients")
 	loadMessages := f.Int("load-messages", 20, "load test: messages per client")
 	stressFrom := f.Int("stress-from", 2, "stress test: the first step's clients")
@@ -44,15 +46,23 @@ func runChat(ctx context.Context, args []string) error {
 	stressStep := f.Int("stress-step", 5, "stress test: clients added per step")
 	stressMessages := f.Int("stress-messages", 10, "stress test: messages per client and step")
 	interval := f.Duration("interval", 50*time.Millisecond, "pause between one client's messages (the original's tests: 50ms)")
+	engine := f.String("engine", chatload.Goroutines, "how the clients receive: `goroutines` (one per client) or epoll (one goroutine for all; Linux)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	servers, cleanup, err := build(ctx, chatServers(f))
+	if err := chatload.CheckEngine(*engine); err != nil {
+		return f.fail(err)
+	}
+	ours, err := parseServers(*serverList, []string{"-addr", "{addr}", "-users", "{dir}/users.txt"})
+	if err != nil {
+		return f.fail(err)
+	}
+	servers, cleanup, err := build(ctx, append(ours, chatOriginals(f)...))
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	base := chatSettings{interval: *interval, size: 64, timeout: 3 * time.Second}
+	base := chatSettings{interval: *interval, size: 64, timeout: 3 * time.Second, engine: *engine}
 
 	loadTest := chatExperiment("chat-load", f, servers, []int{*loadClients}, withMessages(base, *loadMessages))
 	loadTest.Table = []runner.Column{
@@ -63,6 +73,7 @@ func runChat(ctx context.Context, args []string) error {
 		{Key: "p95_ms", Title: "p95 ms", Ratio: true},
 		{Key: "p99_ms", Title: "p99 ms", Ratio: true},
 		{Key: "cpu_pct", Title: "CPU %", Ratio: true},
+		{Key: "cpu_us_per_op", Title: "CPU µs/delivery", Ratio: true},
 		{Key: "rss_kib", Title: "RSS KiB"},
 		{Key: "pss_kib", Title: "PSS KiB"},
 	}
@@ -77,8 +88,8 @@ func runChat(ctx context.Context, args []string) error {
 		{File: "memory_vs_clients.png", Title: "Server memory during the stress test (peak)", Y: "MiB",
 			Keys: []string{"rss_kib", "pss_kib"}, Names: []string{"RSS", "PSS"}, Scale: 1.0 / 1024},
 		{File: "avg_latency_vs_clients.png", Title: "Delivery time per step (send → each receiver)", Y: "ms",
-			Keys: []string{"mean_ms", "p95_ms"}, Names: []string{"average", "P95"}},
-		{File: "connection_success.png", Title: "Clients that logged in", Y: "% of the step's clients", Keys: []string{"connected_pct"}},
+			Keys: []string{"mean_ms", "p95_ms"}, Names: []string{"average", "P95"}, LogY: true},
+		{File: "connection_success.png", Title: "Clients that logged in", Y: "% of the step's clients", Keys: []string{"connected_pct"}, Bars: true},
 	}
 
 	var all []*runner.Results
@@ -100,15 +111,17 @@ func withMessages(s chatSettings, n int) chatSettings {
 	return s
 }
 
-// chatServers are the servers to compare: ours, built from source, and the
-// originals if -peers has them. The originals listen on the fixed port 6000
-// and read users.txt in their working folder.
-func chatServers(f *flags) []runner.Server {
-	ours := []string{"-addr", "{addr}", "-users", "{dir}/users.txt"}
-	servers := []runner.Server{
-		{Name: "ch02", Pkg: "./solutions/02/cmd/chatserver", Args: ours},
-		{Name: "ch05", Pkg: "./solutions/05/cmd/chatserver", Args: ours},
-	}
+// ourChatServers are the default -servers: the reference solutions, or in
+// the student release (which has none) the chapters, i.e. yours.
+func ourChatServers() string {
+	return "ch02=./" + tree() + "/02/cmd/chatserver,ch05=./" + tree() + "/05/cmd/chatserver"
+}
+
+// chatOriginals are the original threaded and select() servers, if -peers
+// has them. They listen on the fixed port 6000 and read users.txt in their
+// working folder.
+func chatOriginals(f *flags) []runner.Server {
+	var servers []runner.Server
 	for _, o := range []struct{ name, bin string }{{"threaded", "chat/chat_server"}, {"select", "chat/chat_server_select"}} {
 		if bin := f.peer(o.bin); bin != "" {
 			servers = append(servers, runner.Server{Name: o.name, Bin: bin, Addr: "127.0.0.1:6000"})
@@ -125,63 +138,70 @@ func chatExperiment(name string, f *flags, servers []runner.Server, clients []in
 		Servers: servers,
 		Clients: clients,
 		Rounds:  f.rounds,
-		Setup: func(t *runner.Trial) error {
-			return writeChatUsers(filepath.Join(t.Dir, "users.txt"), t.Clients)
-		},
+		Setup:   writeChatUsers,
 		Trial: func(ctx context.Context, t *runner.Trial) (runner.Outcome, error) {
 			return chatTrial(ctx, t, s)
 		},
 	}
 }
 
-// chatTrial logs the clients in, makes each broadcast its messages (from a
-// random point of the first interval, so that they do not send in lockstep)
-// and waits for the deliveries.
+// chatTrial logs the clients in and makes each broadcast its messages,
+// from a random point of the first interval so that they do not send in
+// lockstep, while every other client times each delivery.
 func chatTrial(ctx context.Context, t *runner.Trial, s chatSettings) (runner.Outcome, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	room, err := joinChat(ctx, t.Addr, t.Clients, s.timeout)
+	room, err := joinChat(ctx, t, chatload.Config{Addr: t.Addr, Timeout: s.timeout, Logins: originalsBacklog, Engine: s.engine})
 	if err != nil {
 		return runner.Outcome{}, err
 	}
-	defer room.close()
-	start := time.Now()
-	var senders sync.WaitGroup
-	var sent atomic.Int64
-	for _, c := range room.clients {
-		senders.Go(func() {
-			next := time.Now().Add(rand.N(s.interval + 1))
-			for range s.messages {
-				select {
-				case <-time.After(time.Until(next)):
-				case <-ctx.Done():
-					return
-				}
-				next = next.Add(s.interval)
-				if room.broadcast(c, s.size, s.timeout) != nil {
-					return
-				}
-				sent.Add(1)
-			}
-		})
+	defer room.Close()
+	res, err := room.Run(ctx, chatload.Plan{Messages: s.messages, Size: s.size, Interval: s.interval})
+	if err != nil {
+		return runner.Outcome{}, err
 	}
-	senders.Wait()
-	total := sent.Load()
-	want := total * int64(len(room.clients)-1)
-	got := room.await(ctx, want, s.timeout)
-	wall := time.Since(start)
+	return runner.Outcome{Values: chatValues(t, res), Latency: res.Delivery.Latency}, nil
+}
 
-	res := room.result(wall, want-got)
-	v := runner.LoadValues(res)
-	v["connected"] = float64(len(room.clients))
-	v["connected_pct"] = 100 * float64(len(room.clients)) / float64(t.Clients)
-	v["sent"] = float64(total)
-	v["expected"] = float64(want)
-	v["lost"] = float64(want - got)
-	if want > 0 {
-		v["delivered_pct"] = 100 * float64(got) / float64(want)
+// The chat experiments' clients are package chatload's, loadgen chat's
+// too. They log in with the names chatNames gives, from the users file
+// the experiment writes into the trial's folder before the server starts
+// (the course's servers read it with -users, the originals from their
+// working folder).
+func chatNames(n int) []string { return chatload.Names("b", n) }
+
+func writeChatUsers(t *runner.Trial) error {
+	return chatload.AppendUsers(filepath.Join(t.Dir, "users.txt"), chatNames(t.Clients))
+}
+
+// originalsBacklog is how many logins the chat experiment has in flight at
+// once: the originals listen with a backlog of 10, and a dropped SYN is
+// retried a second later, which would be measured as a slow login.
+const originalsBacklog = 8
+
+// joinChat logs the trial's clients in; it fails only if none could.
+func joinChat(ctx context.Context, t *runner.Trial, cfg chatload.Config) (*chatload.Room, error) {
+	room := chatload.Join(ctx, cfg, chatNames(t.Clients))
+	if room.Connected() == 0 {
+		room.Close()
+		return nil, fmt.Errorf("none of %d clients could log in: %w", t.Clients, room.LoginError())
 	}
-	return runner.Outcome{Values: v, Latency: res.Latency}, ctx.Err()
+	return room, nil
+}
+
+// chatValues are a chat run's results as the runner's values.
+func chatValues(t *runner.Trial, res chatload.Result) map[string]float64 {
+	v := runner.LoadValues(res.Delivery)
+	v["connected"] = float64(res.Connected)
+	v["connected_pct"] = 100 * float64(res.Connected) / float64(t.Clients)
+	v["sent"] = float64(res.Sent)
+	v["expected"] = float64(res.Expected)
+	v["lost"] = float64(res.Lost)
+	if res.Expected > 0 {
+		v["delivered_pct"] = 100 * float64(res.Expected-res.Lost) / float64(res.Expected)
+	}
+	v["fanout_p99_ms"] = float64(res.Fanout.P99) / float64(time.Millisecond)
+	return v
 }
 
 // deliveryPlot draws the load test's delivery times, every server's rounds

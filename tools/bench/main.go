@@ -130,6 +130,14 @@ func (f *flags) parse(args []string) error {
 	return nil
 }
 
+// fail reports a command-line mistake the flag package cannot see (a bad
+// value of a flag of the experiment's own) and returns it as a usageError,
+// which exits 2.
+func (f *flags) fail(err error) error {
+	fmt.Fprintf(f.Output(), "bench %s: %v\n", f.name, err)
+	return usageError{err}
+}
+
 // peer returns the path of an original under -peers, or "" (with a note on
 // stderr) if -peers is empty or the program is not built there.
 func (f *flags) peer(rel string) string {
@@ -172,4 +180,13 @@ func build(ctx context.Context, servers []runner.Server) (built []runner.Server,
 		return nil, nil, err
 	}
 	return built, func() { os.RemoveAll(dir) }, nil
+}
+
+// tree is where the course's servers are: "solutions" in the maintainers'
+// tree, "chapters" (the student's own code) in the student release.
+func tree() string {
+	if _, err := os.Stat("solutions"); err == nil {
+		return "solutions"
+	}
+	return "chapters"
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -52,4 +53,16 @@ func TestBadFlagsAreUsageErrors(t *testing.T) {
 func isUsage(err error) bool {
 	_, ok := err.(usageError)
 	return ok
+}
+
+func TestFailReportsTheMistake(t *testing.T) {
+	f := newFlags("c10k", "docs/bench-ch05", 1)
+	var out strings.Builder
+	f.SetOutput(&out)
+	if err := f.fail(errors.New("-rate 0: want more")); !isUsage(err) {
+		t.Errorf("fail returned %v, want a usage error", err)
+	}
+	if want := "bench c10k: -rate 0: want more\n"; out.String() != want {
+		t.Errorf("fail printed %q, want %q", out.String(), want)
+	}
 }

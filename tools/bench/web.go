@@ -65,10 +65,17 @@ func runWeb(ctx context.Context, args []string) error {
 	if err := f.parse(args); err != nil {
 		return err
 	}
+	if !strings.Contains(s.parts, "static") && !strings.Contains(s.parts, "sff") {
+		return f.fail(fmt.Errorf("-parts %q: want static, sff or both", s.parts))
+	}
+	sizes, err := parseSizes(s.sizes)
+	if err != nil {
+		return f.fail(err)
+	}
 	var results []*runner.Results
 	var static *runner.Results
 	if strings.Contains(s.parts, "static") {
-		res, err := runStatic(ctx, f, s)
+		res, err := runStatic(ctx, f, s, sizes)
 		if err != nil {
 			return err
 		}
@@ -83,9 +90,6 @@ func runWeb(ctx context.Context, args []string) error {
 		}
 		order = reqs
 		results = append(results, res)
-	}
-	if len(results) == 0 {
-		return usageError{fmt.Errorf("-parts %q: want static, sff or both", s.parts)}
 	}
 	if err := runner.WriteFiles(f.out, results...); err != nil {
 		return err
@@ -105,11 +109,7 @@ func runWeb(ctx context.Context, args []string) error {
 }
 
 // runStatic measures static files served one request per connection.
-func runStatic(ctx context.Context, f *flags, s webSettings) (*runner.Results, error) {
-	sizes, err := parseCounts(s.sizes)
-	if err != nil {
-		return nil, usageError{err}
-	}
+func runStatic(ctx context.Context, f *flags, s webSettings, sizes []int) (*runner.Results, error) {
 	var knobs []string
 	for _, n := range sizes {
 		knobs = append(knobs, strconv.Itoa(n))
@@ -163,6 +163,19 @@ func runStatic(ctx context.Context, f *flags, s webSettings) (*runner.Results, e
 		},
 	}
 	return e.Run(ctx)
+}
+
+// parseSizes reads -sizes: file sizes in bytes, comma-separated.
+func parseSizes(list string) ([]int, error) {
+	var sizes []int
+	for field := range strings.SplitSeq(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(field))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("-sizes: %q is not a size in bytes", field)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes, nil
 }
 
 // staticSetup writes the trial's files: www/f<size>.html of random bytes for

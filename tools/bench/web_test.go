@@ -140,3 +140,12 @@ time=2026-12-01T11:39:30.500Z level=DEBUG msg=served uri=/f4096.bin
 		t.Errorf("servedOrder = %v; want spin.cgi 1, f1024 2, f4096 3, f9 absent", got)
 	}
 }
+
+func TestWebFlagMistakesAreUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{"-parts", "dynamic"}, {"-sizes", "1k"}} {
+		var out, errs strings.Builder
+		if code := run(t.Context(), append([]string{"web"}, args...), &out, &errs); code != 2 {
+			t.Errorf("bench web %v exited %d, want 2 (a usage error)", args, code)
+		}
+	}
+}

@@ -6,12 +6,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"serverlab/tools/loadgen/chatload"
 )
 
 // The chapter 05 event-loop server batches deliveries into one write per
 // connection, so a receiver's read returns several frames at once.
 func TestChatAgainstEventLoopServer(t *testing.T) {
-	for _, engine := range chatEngines() {
+	for _, engine := range chatload.Engines() {
 		t.Run(engine, func(t *testing.T) {
 			_, usersPath := startDiscovery(t, 5*time.Second)
 			addr := startEvloopChat(t, usersPath)

@@ -1,29 +1,20 @@
 package main
 
 import (
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"serverlab/tools/wire"
+	"serverlab/tools/loadgen/chatload"
+	"serverlab/tools/loadgen/chatload/chatloadtest"
 )
 
-// chatEngines are the receive engines this platform has.
-func chatEngines() []string {
-	if epollSupported {
-		return []string{engineGoroutines, engineEpoll}
-	}
-	return []string{engineGoroutines}
-}
-
 func TestChatEndToEnd(t *testing.T) {
-	for _, engine := range chatEngines() {
+	for _, engine := range chatload.Engines() {
 		t.Run(engine, func(t *testing.T) { testChatEndToEnd(t, engine) })
 	}
 }
@@ -60,7 +51,7 @@ func testChatEndToEnd(t *testing.T, engine string) {
 }
 
 func TestChatStressSteps(t *testing.T) {
-	for _, engine := range chatEngines() {
+	for _, engine := range chatload.Engines() {
 		t.Run(engine, func(t *testing.T) {
 			_, usersPath := startDiscovery(t, 5*time.Second)
 			addr := startChat(t, usersPath)
@@ -82,10 +73,10 @@ func TestChatStressSteps(t *testing.T) {
 // reassemble frames across reads, and grow its buffer for long ones; one that relays nothing loses everything,
 // which both engines must count once -timeout has passed.
 func TestChatFakeRelay(t *testing.T) {
-	for _, engine := range chatEngines() {
+	for _, engine := range chatload.Engines() {
 		t.Run(engine+"/split", func(t *testing.T) {
 			usersPath := filepath.Join(t.TempDir(), "users.txt")
-			addr := startFakeRelay(t, 7)
+			addr := chatloadtest.StartRelay(t, 7)
 			code, stdout, stderr := runLoadgen(t, "chat", "-engine", engine, "-addr", addr, "-users", usersPath,
 				"-clients", "3", "-requests", "3", "-interval", "0")
 			if code != 0 {
@@ -97,7 +88,7 @@ func TestChatFakeRelay(t *testing.T) {
 		})
 		t.Run(engine+"/large", func(t *testing.T) { // frames longer than the epoll engine's first buffer
 			usersPath := filepath.Join(t.TempDir(), "users.txt")
-			addr := startFakeRelay(t, 1000)
+			addr := chatloadtest.StartRelay(t, 1000)
 			code, stdout, stderr := runLoadgen(t, "chat", "-engine", engine, "-addr", addr, "-users", usersPath,
 				"-clients", "3", "-requests", "2", "-interval", "0", "-size", "40000")
 			if code != 0 {
@@ -109,7 +100,7 @@ func TestChatFakeRelay(t *testing.T) {
 		})
 		t.Run(engine+"/silent", func(t *testing.T) {
 			usersPath := filepath.Join(t.TempDir(), "users.txt")
-			addr := startFakeRelay(t, 0)
+			addr := chatloadtest.StartRelay(t, 0)
 			code, stdout, stderr := runLoadgen(t, "chat", "-engine", engine, "-addr", addr, "-users", usersPath,
 				"-clients", "3", "-requests", "2", "-interval", "0", "-timeout", "300ms")
 			if code != 0 {
@@ -145,79 +136,4 @@ func TestChatUsage(t *testing.T) {
 			t.Errorf("loadgen %q: exit %d, stderr %q; want 2 and a message", args, code, stderr)
 		}
 	}
-}
-
-// startFakeRelay runs a minimal chat server until the test ends: it accepts
-// every login and relays each broadcast to every other client in writes of
-// chunk bytes, or relays nothing if chunk is 0.
-func startFakeRelay(t *testing.T, chunk int) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu     sync.Mutex // guards online and each conn's writes
-		online []net.Conn
-		wg     sync.WaitGroup
-	)
-	relay := func(from net.Conn, frame []byte) {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range online {
-			if c == from {
-				continue
-			}
-			for b := frame; len(b) > 0; b = b[min(chunk, len(b)):] {
-				c.SetWriteDeadline(time.Now().Add(5 * time.Second))
-				if _, err := c.Write(b[:min(chunk, len(b))]); err != nil {
-					break
-				}
-			}
-		}
-	}
-	serve := func(c net.Conn) {
-		defer c.Close()
-		c.SetDeadline(time.Now().Add(10 * time.Second))
-		login, err := wire.ReadFrame(c)
-		if err != nil || login.Type != wire.Login {
-			return
-		}
-		mu.Lock()
-		online = append(online, c)
-		mu.Unlock()
-		if wire.WriteFrame(c, wire.Frame{Type: wire.Login, Sender: wire.ServerName, Target: login.Sender, Payload: []byte("OK")}) != nil {
-			return
-		}
-		for {
-			f, err := wire.ReadFrame(c)
-			if err != nil {
-				return
-			}
-			if f.Type == wire.Broadcast && chunk > 0 {
-				f.Target = wire.Everyone
-				b, _ := wire.Encode(f)
-				relay(c, b)
-			}
-		}
-	}
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Go(func() { serve(c) })
-		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range online {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return ln.Addr().String()
 }

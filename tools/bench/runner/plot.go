@@ -32,6 +32,10 @@ type Plot struct {
 	X    string
 	LogX bool
 	LogY bool
+	// Bars draws grouped bars (one group per x value, a bar per line)
+	// instead of lines: for values that are often equal, such as 100 %,
+	// where lines would hide each other.
+	Bars bool
 }
 
 // Draw draws the plot of r's medians as a PNG file at path.
@@ -53,6 +57,9 @@ func (pl Plot) Draw(path string, r *Results) error {
 	scale := pl.Scale
 	if scale == 0 {
 		scale = 1
+	}
+	if pl.Bars {
+		return pl.drawBars(p, path, r, scale)
 	}
 	n := 0
 	for _, line := range pl.lines(r) {
@@ -83,10 +90,48 @@ func (pl Plot) Draw(path string, r *Results) error {
 		return fmt.Errorf("no data for %v", pl.Keys)
 	}
 	if !pl.LogY {
-		// From zero, so that the lines' heights compare, and with room at
-		// the top for the legend, which would otherwise hide the data.
-		p.Y.Min, p.Y.Max = 0, p.Y.Max*(1.1+0.06*float64(n))
+		p.Y.Min = 0 // so that the lines' heights compare
 	}
+	makeRoomForLegend(p, n, pl.LogY)
+	return save(p, path, 8*vg.Inch, 4.5*vg.Inch)
+}
+
+// drawBars draws the lines as groups of bars at the x values, in order.
+func (pl Plot) drawBars(p *plot.Plot, path string, r *Results, scale float64) error {
+	var xs []float64
+	for _, c := range r.Cells() {
+		if x, ok := pl.x(c); ok && !slices.Contains(xs, x) {
+			xs = append(xs, x)
+		}
+	}
+	lines := pl.lines(r)
+	width := vg.Points(min(60/float64(len(lines)), 14))
+	for i, line := range lines {
+		values := make(plotter.Values, len(xs))
+		for _, c := range line.cells {
+			if x, ok := pl.x(c); ok {
+				if v, n := r.Median(line.server, c, line.key); n > 0 {
+					values[slices.Index(xs, x)] = v * scale
+				}
+			}
+		}
+		bars, err := plotter.NewBarChart(values, width)
+		if err != nil {
+			return err
+		}
+		bars.Color = plotutil.Color(line.serverIndex)
+		bars.LineStyle.Width = 0
+		bars.Offset = width * vg.Length(float64(i)-float64(len(lines)-1)/2)
+		p.Add(bars)
+		p.Legend.Add(line.name, bars)
+	}
+	labels := make([]string, len(xs))
+	for i, x := range xs {
+		labels[i] = strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	p.NominalX(labels...)
+	p.Y.Min = 0
+	makeRoomForLegend(p, len(lines), false)
 	return save(p, path, 8*vg.Inch, 4.5*vg.Inch)
 }
 
@@ -228,7 +273,8 @@ func histogramPlot(title string, dists []Dist) (*plot.Plot, error) {
 		p.Add(l)
 		p.Legend.Add(fmt.Sprintf("%s (%d deliveries)", d.Name, d.Hist.TotalCount()), l)
 	}
-	p.Y.Min, p.Y.Max = 0, p.Y.Max*(1.1+0.06*float64(len(dists)))
+	p.Y.Min = 0
+	makeRoomForLegend(p, len(dists), false)
 	return p, nil
 }
 
@@ -260,6 +306,17 @@ func quantileSample(h *hdrhistogram.Histogram, n int) plotter.Values {
 		vs[i] = float64(max(h.ValueAtQuantile(q), 1)) / 1000 // ≥ 1 µs: a log axis has no 0
 	}
 	return vs
+}
+
+// makeRoomForLegend raises the top of the y axis so that the data stay
+// below a legend of n entries in the top corner, which would hide them.
+func makeRoomForLegend(p *plot.Plot, n int, logScale bool) {
+	share := min(0.05+0.045*float64(n), 0.6) // of the height, for the legend
+	if logScale && p.Y.Min > 0 {
+		p.Y.Max = p.Y.Min * math.Pow(p.Y.Max/p.Y.Min, 1/(1-share))
+		return
+	}
+	p.Y.Max = p.Y.Min + (p.Y.Max-p.Y.Min)/(1-share)
 }
 
 func save(p *plot.Plot, path string, w, h vg.Length) error {

@@ -147,7 +147,10 @@ func TestWriteCSV(t *testing.T) {
 func TestPlotsWriteValidPNGs(t *testing.T) {
 	dir := t.TempDir()
 	r := sample()
-	r.Plots = []Plot{{File: "p99.png", Title: "p99", Y: "ms", Keys: []string{"p99_ms"}, LogX: true}}
+	r.Plots = []Plot{
+		{File: "p99.png", Title: "p99", Y: "ms", Keys: []string{"p99_ms"}, LogX: true},
+		{File: "rss.png", Title: "RSS", Y: "MiB", Keys: []string{"rss_kib"}, Scale: 1.0 / 1024, Bars: true},
+	}
 	if err := WriteFiles(dir, r); err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +162,7 @@ func TestPlotsWriteValidPNGs(t *testing.T) {
 	if err := DistributionPlot(dist, "delivery", []Dist{{"a", h}, {"empty", nil}}); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"p99.png", "dist.png"} {
+	for _, name := range []string{"p99.png", "rss.png", "dist.png"} {
 		f, err := os.Open(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)

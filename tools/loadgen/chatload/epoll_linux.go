@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package chatload
 
 import (
 	"context"
@@ -33,27 +33,28 @@ type epollPeer struct {
 	fd         int
 	buf        []byte // reused; grows only for a frame longer than it
 	start, end int    // buf[start:end] is read but not yet decoded
-	got        int64
+	got, want  int64
 	done       bool
 }
 
-// receiveEpoll is the epoll engine: one goroutine waits on every connection
+// receiveEpoll is the Epoll engine: one goroutine waits on every connection
 // with epoll(7) and reads whichever are readable, without blocking, into a
 // reused buffer per connection. All frames of one read share its timestamp:
 // taken as the read returns, so that only the loop's own turn round the
-// other connections is charged to the server, or with -kernel-timestamps the
+// other connections is charged to the server, or with KernelTimestamps the
 // kernel's, so that nothing of the load generator's is.
 //
 // The loop reads duplicates of the net.Conns' descriptors. The sockets stay
 // registered with Go's own poller too, which is harmless: no goroutine reads
 // them meanwhile.
-func receiveEpoll(ctx context.Context, run *chatRun, conns []*chatConn, want int64, sendersDone <-chan struct{}) (int64, error) {
+func receiveEpoll(ctx context.Context, run *runState, conns []*client, want []int64, sendersDone <-chan struct{}) (int64, error) {
 	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return 0, fmt.Errorf("epoll_create1: %w", err)
 	}
 	defer unix.Close(ep)
 	peers := make([]epollPeer, 0, len(conns))
+	active := 0 // peers expecting broadcasts
 	defer func() {
 		for _, p := range peers {
 			unix.Close(p.fd)
@@ -64,8 +65,13 @@ func receiveEpoll(ctx context.Context, run *chatRun, conns []*chatConn, want int
 		if err != nil {
 			return 0, err
 		}
-		peers = append(peers, epollPeer{fd: fd, buf: make([]byte, epollBuffer)})
-		if run.cfg.kernelTimestamps {
+		peers = append(peers, epollPeer{fd: fd, buf: make([]byte, epollBuffer), want: want[i]})
+		if want[i] <= 0 { // nothing to hear
+			peers[i].done = true
+			continue
+		}
+		active++
+		if run.cfg.KernelTimestamps {
 			if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
 				return 0, fmt.Errorf("SO_TIMESTAMPNS: %w", err)
 			}
@@ -75,12 +81,9 @@ func receiveEpoll(ctx context.Context, run *chatRun, conns []*chatConn, want int
 			return 0, fmt.Errorf("epoll_ctl: %w", err)
 		}
 	}
-	l := epollLoop{run: run, ep: ep, peers: peers, want: want, active: len(peers), epoch: run.start.UnixNano()}
-	if run.cfg.kernelTimestamps {
+	l := epollLoop{run: run, ep: ep, peers: peers, active: active, epoch: run.start.UnixNano()}
+	if run.cfg.KernelTimestamps {
 		l.oob = make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.Timespec{}))))
-	}
-	if want <= 0 { // nobody to hear anything
-		l.active = 0
 	}
 	err = l.loop(ctx, sendersDone)
 	var received int64
@@ -93,10 +96,10 @@ func receiveEpoll(ctx context.Context, run *chatRun, conns []*chatConn, want int
 // connFD is a duplicate of the socket descriptor behind c, so that the
 // loop never reads a number that c's closing (ctx ending) let the process
 // reuse. It shares c's file description and so its O_NONBLOCK.
-func connFD(c *chatConn) (int, error) {
+func connFD(c *client) (int, error) {
 	sc, ok := c.Conn.(syscall.Conn)
 	if !ok {
-		return 0, fmt.Errorf("-engine epoll: a %T has no descriptor", c.Conn)
+		return 0, fmt.Errorf("epoll engine: a %T has no descriptor", c.Conn)
 	}
 	raw, err := sc.SyscallConn()
 	if err != nil {
@@ -112,19 +115,18 @@ func connFD(c *chatConn) (int, error) {
 
 // epollLoop is the state of one receiveEpoll.
 type epollLoop struct {
-	run    *chatRun
+	run    *runState
 	ep     int
 	peers  []epollPeer
-	want   int64
 	active int // peers still expecting broadcasts
-	// With -kernel-timestamps: room for the SCM_TIMESTAMPNS message, and the
+	// With KernelTimestamps: room for the SCM_TIMESTAMPNS message, and the
 	// run's start on the kernel's (wall) clock.
 	oob   []byte
 	epoch int64
 }
 
 // loop runs until every peer has its broadcasts, ctx is done, or the senders
-// are done and cfg.timeout has passed since.
+// are done and cfg.Timeout has passed since.
 func (l *epollLoop) loop(ctx context.Context, sendersDone <-chan struct{}) error {
 	events := make([]unix.EpollEvent, len(l.peers))
 	var deadline time.Time // zero until the senders are done
@@ -133,7 +135,7 @@ func (l *epollLoop) loop(ctx context.Context, sendersDone <-chan struct{}) error
 		if deadline.IsZero() {
 			select {
 			case <-sendersDone:
-				deadline = time.Now().Add(l.run.cfg.timeout)
+				deadline = time.Now().Add(l.run.cfg.Timeout)
 			default:
 			}
 		}
@@ -182,7 +184,7 @@ func (l *epollLoop) readPeer(p *epollPeer) {
 	}
 	p.end += n
 	rec := l.run.delivery[0]
-	for p.got < l.want {
+	for p.got < p.want {
 		f, used, err := wire.Decode(p.buf[p.start:p.end])
 		if err != nil {
 			l.drop(p) // the stream cannot be resynchronised
@@ -199,13 +201,13 @@ func (l *epollLoop) readPeer(p *epollPeer) {
 	if p.start == p.end {
 		p.start, p.end = 0, 0
 	}
-	if p.got >= l.want {
+	if p.got >= p.want {
 		l.drop(p)
 	}
 }
 
 // read reads into p's buffer and says when the data arrived: as the read
-// returns, or with -kernel-timestamps when the kernel queued the latest of
+// returns, or with KernelTimestamps when the kernel queued the latest of
 // the data on the socket (SO_TIMESTAMPNS), which leaves the load
 // generator's own scheduling delay out of the measure.
 func (l *epollLoop) read(p *epollPeer) (int, time.Duration, error) {
