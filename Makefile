@@ -90,7 +90,7 @@ student-release: ## dist/serverlab-student.tar.gz: the course without solutions/
 ifneq ($(HAVE_SOLUTIONS),)
 ## ---- maintainers (only where solutions/ exists) ---------------------------
 
-.PHONY: test unit release-check bench-ch03 bench-ch04 bench-ch05 bench-chat bench-chatcore interop soak course-sum mutants ladder stress crash
+.PHONY: test unit release-check bench-ch03 bench-ch04 bench-ch05 bench-ch06 bench-chat bench-chatcore interop soak course-sum mutants ladder stress crash
 
 # The ladder and the mutants are sampled here (one chapter's ladder by day of
 # the year, a few mutants drawn from a seed of the date), so that every part of
@@ -146,6 +146,12 @@ bench-ch05: #M chapter 05's C10K experiment: ch02 vs ch05 chat servers, 2 to 10,
 # with PEERS, the original threaded and select() servers run alternately too.
 bench-chat: #M chat servers ch02 vs ch05 (+ the originals with PEERS=): load and stress test, 5 plots in docs/bench-chat (about 3 min)
 	$(GO) run ./tools/bench chat -out docs/bench-chat $(if $(PEERS),-peers $(PEERS))
+
+# Chapter 06 on the experiment runner: static files (1 KiB, 100 KiB; FIFO and SFF) against the
+# package-net ceiling, the ceiling plus the file system, nginx (if installed) and, with PEERS, the
+# OSTEP original; then FIFO vs SFF completion order behind spin.cgi.
+bench-ch06: #M chapter 06: static files vs the net ceiling and nginx, FIFO vs SFF order; tables and plots in docs/bench-ch06 (about 4 min)
+	$(GO) run ./tools/bench web -out docs/bench-ch06 $(if $(PEERS),-peers $(PEERS))
 
 # make interop: where the originals are built (see docs/interop.md); empty: only Debian's curl, wrk, httperf.
 PEERS ?=

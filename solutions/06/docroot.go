@@ -115,7 +115,7 @@ func splitURI(uri string) (name, query string, err error) {
 	if name == "" || strings.HasSuffix(name, "/") {
 		name += "index.html"
 	}
-	for _, elem := range strings.Split(name, "/") {
+	for elem := range strings.SplitSeq(name, "/") { // an iterator: no slice to allocate
 		if elem == ".." {
 			return "", "", statusErrorf(403, "%q leaves the document root", uri)
 		}

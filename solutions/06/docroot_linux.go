@@ -33,10 +33,13 @@ func (o *fastOpener) close() {
 // 5.6, some sandboxes), it falls back to os.Root.
 //
 // Like openRoot it opens with O_NONBLOCK, so that a named pipe cannot block
-// the open; a regular file is switched back to blocking mode before it is
-// wrapped (reads of a regular file never wait anyway, and a blocking
-// descriptor keeps os.NewFile cheap). Anything else is handed to Open as it
-// is, to be refused.
+// the open. Then it switches the descriptor back to blocking mode with one
+// fcntl(F_SETFL) — the flags it was opened with are known, so there is no
+// F_GETFL to read them first — before wrapping it: reads of a regular file
+// never wait anyway, and os.NewFile of a blocking descriptor does not try to
+// register it with the network poller (a failing epoll_ctl). Open judges the
+// file by its Stat next and refuses anything but a regular file without
+// reading from it, so a named pipe left in blocking mode never blocks anyone.
 func (d *Docroot) open(name string) (*os.File, error) {
 	o := &d.fast
 	o.once.Do(func() {
@@ -53,10 +56,7 @@ func (d *Docroot) open(name string) (*os.File, error) {
 		fd, err := unix.Openat2(o.dirfd, name, &how)
 		switch {
 		case err == nil:
-			var st unix.Stat_t
-			if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
-				unix.SetNonblock(fd, false)
-			}
+			unix.FcntlInt(uintptr(fd), unix.F_SETFL, unix.O_RDONLY) // clears O_NONBLOCK
 			return os.NewFile(uintptr(fd), name), nil
 		case errors.Is(err, unix.EINTR):
 			continue

@@ -57,10 +57,21 @@ func ReadRequest(r *bufio.Reader) (*Request, error) {
 	return req, nil
 }
 
-// parseRequestLine splits "METHOD URI VERSION".
+// parseRequestLine splits "METHOD URI VERSION" at runs of white space, as
+// strings.Fields would, but into an array on the stack: strings.FieldsSeq
+// yields the fields one by one, so no slice is allocated per request.
 func parseRequestLine(line string) (*Request, error) {
-	f := strings.Fields(line)
-	if len(f) != 3 || !strings.HasPrefix(f[2], "HTTP/") {
+	var f [3]string
+	n := 0
+	for field := range strings.FieldsSeq(line) {
+		if n == len(f) {
+			n++ // a fourth field: malformed
+			break
+		}
+		f[n] = field
+		n++
+	}
+	if n != 3 || !strings.HasPrefix(f[2], "HTTP/") {
 		return nil, statusErrorf(400, "malformed request line %q", line)
 	}
 	return &Request{Method: f[0], URI: f[1], Version: f[2]}, nil

@@ -62,7 +62,7 @@ func ServeStatic(w io.Writer, t *Target) error {
 		_, err := w.Write(buf)
 		return err
 	}
-	if _, err := w.Write(buf); err != nil {
+	if err := writeHeadMore(w, buf); err != nil { // held back to share the file's first segment
 		return err
 	}
 	_, err := io.CopyN(w, t.File, size)

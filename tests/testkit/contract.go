@@ -59,9 +59,14 @@ func (k *T) CheckContract(c Contract) {
 }
 
 func checkNothingBeforeServe(k *T, c Contract) {
+	log := Logger()
 	before := goroutineIDs()
-	srv := c.New(Logger())
-	if extra := serverGoroutines(before); extra != "" {
+	srv := c.New(log)
+	extra := serverGoroutines(before)
+	if extra == "" {
+		extra = startedHere(before)
+	}
+	if extra != "" {
 		srv.Close()
 		k.Fatalf("building the server started goroutines before Serve was called:\n%s\n"+
 			"hint: start workers and loops in Serve, not in the constructor: a server that is never "+
@@ -245,6 +250,10 @@ type Goroutine struct {
 	State string   // "chan receive", "runnable", "sync.Mutex.Lock", … (without the minutes)
 	Stack string   // its whole block of the dump
 	Funcs []string // the functions on its stack, innermost first
+	// CreatedBy is the function whose go statement started it, and CreatedIn
+	// the goroutine that ran it ("" and 0 for the main goroutine).
+	CreatedBy string
+	CreatedIn int
 }
 
 // Goroutines returns every goroutine running now, from runtime.Stack: what a
@@ -277,7 +286,11 @@ func Goroutines() []Goroutine {
 		state, _, _ = strings.Cut(state, ",")
 		g := Goroutine{ID: id, State: state, Stack: string(block)}
 		for _, l := range lines[1:] {
-			if !strings.HasPrefix(l, "\t") && !strings.HasPrefix(l, "created by ") {
+			if by, ok := strings.CutPrefix(l, "created by "); ok {
+				var in string
+				g.CreatedBy, in, _ = strings.Cut(by, " in goroutine ")
+				g.CreatedIn, _ = strconv.Atoi(in)
+			} else if !strings.HasPrefix(l, "\t") {
 				g.Funcs = append(g.Funcs, l)
 			}
 		}
@@ -323,6 +336,40 @@ func serverGoroutines(before map[int]bool) string {
 	}
 	slices.Sort(out)
 	return strings.Join(out, "\n")
+}
+
+// startedHere describes the goroutines, not in before, that this goroutine
+// started through the server's code, whatever they run now: called right
+// after the constructor, they are the constructor's. A goroutine that has
+// just been started may not have run yet: its stack then shows only the
+// function it is about to run (sync.WaitGroup.Go's wrapper, say), no code of
+// the server, and serverGoroutines does not see it; its "created by … in
+// goroutine N" line still says who started it. Counted: a go statement in the
+// server's code, or WaitGroup.Go (whose function is the server's). Not
+// counted: goroutines a library starts for itself (database/sql.OpenDB's
+// connection opener), which the library's Close stops.
+func startedHere(before map[int]bool) string {
+	self := currentGoroutine()
+	var out []string
+	for _, g := range Goroutines() {
+		byServer := isServerFunc(g.CreatedBy) || g.CreatedBy == "sync.(*WaitGroup).Go"
+		if !before[g.ID] && g.CreatedIn == self && byServer {
+			out = append(out, fmt.Sprintf("  goroutine %d, started by %s", g.ID, g.CreatedBy))
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, "\n")
+}
+
+// currentGoroutine is the id of the calling goroutine, from its own stack
+// ("goroutine 7 [running]:").
+func currentGoroutine() int {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	head, _ := strings.CutPrefix(string(buf), "goroutine ")
+	idText, _, _ := strings.Cut(head, " ")
+	id, _ := strconv.Atoi(idText)
+	return id
 }
 
 // serverGoroutinesNow returns, by id, the goroutines not in before that run

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"log/slog"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -171,5 +172,27 @@ func TestContractBroken(t *testing.T) {
 				t.Fatalf("child %s: want its failure to say %q; got:\n%s", c.child, c.want, out)
 			}
 		})
+	}
+}
+
+// TestStartedHereSeesNewWorkers checks the part of nothing-before-serve that
+// does not depend on scheduling: a worker a constructor starts with
+// WaitGroup.Go counts as the constructor's even before it has run (its stack
+// then shows only WaitGroup.Go's wrapper), and a goroutine started elsewhere
+// does not.
+func TestStartedHereSeesNewWorkers(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // the worker most likely has not run yet at the check
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	started := make(chan struct{})
+	before := goroutineIDs()
+	go func() { wg.Go(func() { <-stop }); close(started) }() // started in another goroutine: not counted
+	<-started
+	wg.Go(func() { <-stop }) // started here: counted
+	got := startedHere(before)
+	close(stop)
+	wg.Wait()
+	if strings.Count(got, "started by sync.(*WaitGroup).Go") != 1 {
+		t.Fatalf("startedHere after one WaitGroup.Go here = %q; want exactly that one goroutine", got)
 	}
 }

@@ -46,7 +46,13 @@ func TestNetModeServesThePage(t *testing.T) {
 }
 
 func TestUnknownModeIsAnError(t *testing.T) {
-	if err := run(context.Background(), "fast", "127.0.0.1:0", 1); err == nil {
+	if err := run(context.Background(), "fast", "127.0.0.1:0", 1, bodySize, ""); err == nil {
 		t.Fatal(`run(mode "fast"): want an error naming the mode, got nil`)
+	}
+}
+
+func TestFileNeedsNetMode(t *testing.T) {
+	if err := run(context.Background(), "raw", "127.0.0.1:0", 1, bodySize, "f.html"); err == nil {
+		t.Fatal(`run(mode "raw", -file f.html): want an error (-file is net mode's), got nil`)
 	}
 }
