@@ -156,6 +156,7 @@ func BackPressure(t *testing.T, impl Impl) {
 	absorb := testkit.KernelBuffers()
 	k.Run("stops-reading", func(t *testing.T) { checkStopsReading(testkit.New(t, k.Exercise()), impl, absorb) })
 	k.Run("slow-consumer", func(t *testing.T) { checkSlowConsumer(testkit.New(t, k.Exercise()), impl, absorb) })
+	k.Run("stalled", func(t *testing.T) { checkStalled(testkit.New(t, k.Exercise()), impl) })
 	k.Run("slow-consumers-memory", func(t *testing.T) { checkSlowConsumersMemory(testkit.New(t, k.Exercise()), impl) })
 }
 
@@ -236,6 +237,48 @@ func checkSlowConsumer(k *testkit.T, impl Impl, absorb int) {
 			n, n*size>>10, (n*size-absorb)>>10, maxPending>>10)
 	}
 	echoTrip(k, bob, repeat, "bob")
+}
+
+// checkStalled: a client that pipelines requests and never reads. Back-
+// pressure stops the server reading from it, so its output never passes
+// MaxPending, and it would hold its fd and its buffers for ever; the
+// StallTimeout drops it: its output made no progress for that long. The
+// client only writes, until a write fails: it fails with a reset once the
+// server closes (it closes with the client's requests unread), and blocks
+// until the deadline if the server keeps it.
+func checkStalled(k *testkit.T, impl Impl) {
+	k.Helper()
+	const stall = 300 * time.Millisecond
+	const repeat, request = 1024, "stall"
+	srv := newEcho(k, impl, EchoConfig{Repeat: repeat,
+		Limits: Limits{HighWater: 64 << 10, MaxPending: 1 << 30, StallTimeout: stall}})
+	bob := k.Dial(srv)
+	echoTrip(k, bob, repeat, "bob")
+
+	c := k.Dial(srv)
+	chunk := []byte(strings.Repeat(request+"\n", 1024))
+	const within = 5 * time.Second // to fill the kernel's buffers (a few MiB), then the StallTimeout
+	start := time.Now()
+	nc := c.NetConn()
+	nc.SetWriteDeadline(start.Add(within))
+	sent := 0
+	var err error
+	for err == nil {
+		var n int
+		n, err = nc.Write(chunk)
+		sent += n
+	}
+	switch {
+	case testkit.IsClosed(err):
+		k.Logf("the client that never read was dropped after %v (%d KiB of requests sent)", time.Since(start).Round(time.Millisecond), sent>>10)
+	default:
+		k.Fatalf("a client sent %d KiB of %q lines and never read a reply: after %v it was still connected "+
+			"(write: %v); want it closed once its pending output made no progress for StallTimeout (%v)\n"+
+			"hint: back-pressure (HighWater) stops reading from such a client, so MaxPending is never reached; "+
+			"the loop's given send and scanStalled drop it: flush must go through send",
+			sent>>10, request+"\n", within, err, stall)
+	}
+	echoTrip(k, bob, repeat, "bob") // the others did not notice
 }
 
 // NoBusyLoop checks exercise 5.6: with 1000 clients connected and nothing to

@@ -25,7 +25,8 @@ func checkSlowConsumersMemory(k *testkit.T, impl Impl) {
 	const clients = 100
 	const maxPending = 1 << 20
 	const repeat = 4096
-	srv := newEchoOn(k, impl, EchoConfig{Repeat: repeat, Limits: Limits{HighWater: maxPending, MaxPending: maxPending}}, k.ListenSmall())
+	srv := newEchoOn(k, impl, EchoConfig{Repeat: repeat, Limits: Limits{HighWater: maxPending, MaxPending: maxPending,
+		StallTimeout: time.Hour}}, k.ListenSmall()) // none stalls out while the heap is measured
 	alice := k.Dial(srv)
 	var slow []net.Conn
 	for range clients {
