@@ -10,6 +10,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"serverlab/tools/rawsys"
+
 	"serverlab/tools/lab"
 )
 
@@ -110,7 +112,7 @@ func (c *Conn) Write(p []byte) error {
 // (EAGAIN) is not an error: it has taken 0 bytes.
 func write(fd int, p []byte) (int, error) {
 	for {
-		n, err := rawWrite(fd, p)
+		n, err := rawsys.Write(fd, p)
 		switch err {
 		case nil:
 			return n, nil
@@ -130,7 +132,7 @@ func write(fd int, p []byte) (int, error) {
 // reports c again if more is waiting.
 func (l *Loop) readable(c *Conn) {
 	for {
-		n, err := rawRead(c.fd, l.buf)
+		n, err := rawsys.Read(c.fd, l.buf)
 		switch {
 		case err == unix.EINTR:
 			continue

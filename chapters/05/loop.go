@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"serverlab/tools/lab"
+	"serverlab/tools/rawsys"
 )
 
 // Handler is the server logic on top of the loop: the chat server and the
@@ -254,12 +255,12 @@ func (l *Loop) run() error {
 }
 
 // wait returns the next batch of events. It first takes what is ready without
-// sleeping (pollNow): under load there nearly always is something, and then
-// the loop never tells the scheduler it might block (see sys.go). Only when
-// nothing is ready does it sleep in epoll_wait, until an event or the
-// handler's next timer.
+// sleeping (rawsys.PollNow): under load there nearly always is something, and
+// then the loop never tells the scheduler it might block (see tools/rawsys).
+// Only when nothing is ready does it sleep in the ordinary epoll_wait, until
+// an event or the handler's next timer.
 func (l *Loop) wait() (int, error) {
-	n, err := pollNow(l.epfd, l.events)
+	n, err := rawsys.PollNow(l.epfd, l.events)
 	if n > 0 || (err != nil && err != unix.EINTR) {
 		return n, err
 	}
