@@ -245,40 +245,47 @@ func checkSlowConsumer(k *testkit.T, impl Impl, absorb int) {
 // StallTimeout drops it: its output made no progress for that long. The
 // client only writes, until a write fails: it fails with a reset once the
 // server closes (it closes with the client's requests unread), and blocks
-// until the deadline if the server keeps it.
+// until the deadline if the server keeps it. Small socket buffers on both
+// sides keep the volume small, and a cap stops the client if the server
+// never stops reading (no back-pressure yet: exercise 5.5 itself).
 func checkStalled(k *testkit.T, impl Impl) {
 	k.Helper()
 	const stall = 300 * time.Millisecond
-	const repeat, request = 1024, "stall"
-	srv := newEcho(k, impl, EchoConfig{Repeat: repeat,
-		Limits: Limits{HighWater: 64 << 10, MaxPending: 1 << 30, StallTimeout: stall}})
+	const highWater, request = 64 << 10, "stall\n"
+	srv := newEchoOn(k, impl, EchoConfig{Limits: Limits{HighWater: highWater, MaxPending: 1 << 30, StallTimeout: stall}},
+		k.ListenSmall())
 	bob := k.Dial(srv)
-	echoTrip(k, bob, repeat, "bob")
+	echoTrip(k, bob, 1, "bob")
 
-	c := k.Dial(srv)
-	chunk := []byte(strings.Repeat(request+"\n", 1024))
-	const within = 5 * time.Second // to fill the kernel's buffers (a few MiB), then the StallTimeout
+	nc := k.DialSmall(srv.Addr)
+	defer nc.Close()
+	chunk := []byte(strings.Repeat(request, 1024))
+	const within = 5 * time.Second // the StallTimeout, with room for a loaded machine
+	const limit = 16 << 20         // far more than HighWater and the small buffers take
 	start := time.Now()
-	nc := c.NetConn()
 	nc.SetWriteDeadline(start.Add(within))
 	sent := 0
 	var err error
-	for err == nil {
+	for err == nil && sent < limit {
 		var n int
 		n, err = nc.Write(chunk)
 		sent += n
 	}
 	switch {
 	case testkit.IsClosed(err):
-		k.Logf("the client that never read was dropped after %v (%d KiB of requests sent)", time.Since(start).Round(time.Millisecond), sent>>10)
+		k.Logf("the client that never read was dropped after %v (%d KiB of requests sent)",
+			time.Since(start).Round(time.Millisecond), sent>>10)
+	case err == nil:
+		k.Fatalf("a client sent %d MiB of %q lines and never read a reply, and the server kept reading them: "+
+			"want it to stop reading at HighWater (%d KiB of unsent replies)", sent>>20, request, highWater>>10)
 	default:
 		k.Fatalf("a client sent %d KiB of %q lines and never read a reply: after %v it was still connected "+
 			"(write: %v); want it closed once its pending output made no progress for StallTimeout (%v)\n"+
 			"hint: back-pressure (HighWater) stops reading from such a client, so MaxPending is never reached; "+
 			"the loop's given send and scanStalled drop it: flush must go through send",
-			sent>>10, request+"\n", within, err, stall)
+			sent>>10, request, within, err, stall)
 	}
-	echoTrip(k, bob, repeat, "bob") // the others did not notice
+	echoTrip(k, bob, 1, "bob") // the others did not notice
 }
 
 // NoBusyLoop checks exercise 5.6: with 1000 clients connected and nothing to
