@@ -346,7 +346,14 @@ func (l *Loop) room(c *Conn, n int) {
 		c.out = c.buf[:copy(c.buf[:cap(c.buf)], c.out)] // copy handles the overlap
 		return
 	}
-	b := make([]byte, len(c.out), max(need, min(2*cap(c.buf), l.opt.MaxPending)))
+	size := max(need, min(2*cap(c.buf), l.opt.MaxPending))
+	if need > l.opt.MaxPending {
+		// Only without limit (exercise 5.5), which closes c first: grow
+		// twice as large all the same, rather than copy everything pending
+		// into a new buffer on every Write (quadratic: a loop that seems hung).
+		size = max(need, 2*cap(c.buf))
+	}
+	b := make([]byte, len(c.out), size)
 	copy(b, c.out)
 	l.recycle(c.buf)
 	c.buf, c.out = b, b
