@@ -12,8 +12,9 @@
 // stock.txt into a new folder, starts the server there, runs
 // `multiclient_benchmark 127.0.0.1 <port> <clients> <queries>`, and takes
 // the wall time of that run and the server's CPU time over it (utime+stime
-// from /proc/<pid>/stat). It writes results.csv and results.md (medians per
-// cell, ratios to the original) to -out, progress to stderr.
+// from /proc/<pid>/stat). It writes results.csv, results.md (medians per
+// cell, ratios to the original) and two bar charts (throughput.png,
+// cpu_per_query.png) to -out, progress to stderr.
 //
 // -also label=binary adds more servers that take the course's arguments
 // (another build of the chapter, to measure what one change bought).
@@ -72,7 +73,7 @@ func main() {
 	shareList := flag.String("shares", "100000,1000000", "shares per stock: one stock set-up each")
 	queries := flag.Int("queries", 100000, "queries per run (all clients together)")
 	rounds := flag.Int("rounds", 3, "rounds (each runs every cell once, servers interleaved)")
-	out := flag.String("out", "docs/bench-ch05-stock", "folder for results.csv and results.md")
+	out := flag.String("out", "docs/bench-ch05-stock", "folder for results.csv, results.md and the plots")
 	pkg := flag.String("pkg", "./solutions/05/cmd/stockserver", "the course's stock server package")
 	also := flag.String("also", "", "more servers with the course's arguments: label=binary,…")
 	flag.Parse()
@@ -130,6 +131,7 @@ func main() {
 	check(os.WriteFile(filepath.Join(*out, "results.csv"), []byte(csvOf(samples)), 0o644))
 	md := table(samples, servers, shares, clients, *queries, *rounds)
 	check(os.WriteFile(filepath.Join(*out, "results.md"), []byte(md), 0o644))
+	check(plotAll(*out, samples, servers, shares, clients))
 	fmt.Print(md)
 }
 

@@ -3,6 +3,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -37,6 +39,15 @@ func TestTableRatios(t *testing.T) {
 	for _, want := range []string{"| 10 | 4 | orig | 500 | 1000.00 | 1.00× | 1.00× |", "| 10 | 4 | ours | 1000 | 500.00 | 2.00× | 0.50× |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("table lacks %q:\n%s", want, md)
+		}
+	}
+	dir := t.TempDir()
+	if err := plotAll(dir, samples, servers, []int{10}, []int{4}); err != nil {
+		t.Fatalf("plotAll: %v", err)
+	}
+	for _, f := range []string{"throughput.png", "cpu_per_query.png"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("plotAll wrote no %s: %v", f, err)
 		}
 	}
 	if got := strings.Count(csvOf(samples), "\n"); got != 7 {
