@@ -52,6 +52,7 @@ func plotAll(dir string, samples []sample, servers []server, shares, clients []i
 			p.Legend.Add(s.label, bars)
 		}
 		p.NominalX(labels...)
+		p.Y.Min, p.Y.Max = 0, 1.3*p.Y.Max // room for the legend above the bars
 		if err := p.Save(8*vg.Inch, 4*vg.Inch, filepath.Join(dir, ch.file)); err != nil {
 			return err
 		}
