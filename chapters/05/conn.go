@@ -6,8 +6,11 @@ import (
 	"errors"
 	"io"
 	"net/netip"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"serverlab/tools/rawsys"
 
 	"serverlab/tools/lab"
 )
@@ -15,6 +18,10 @@ import (
 // ErrSlowConsumer closes a connection whose unsent output passed
 // Options.MaxPending: its client does not read what it is sent.
 var ErrSlowConsumer = errors.New("evloop: slow consumer: unsent output over the limit")
+
+// ErrStalled closes a connection whose pending output made no progress for
+// Options.StallTimeout: its client has stopped reading.
+var ErrStalled = errors.New("evloop: stalled: the client took none of its pending output for too long")
 
 // errClosed is returned by Write on a closed connection.
 var errClosed = errors.New("evloop: connection closed")
@@ -37,7 +44,9 @@ type Conn struct {
 	paused  bool   // reading stopped until out is sent (Options.HighWater)
 	closing bool   // close once out is sent (CloseWhenFlushed)
 	closed  bool
-	queued  bool // on the loop's list of connections to flush after this batch
+	queued  bool      // on the loop's list of connections to flush after this batch
+	stuck   bool      // on the loop's list of connections with output left over (see send)
+	since   time.Time // when the socket last took some of out, or out was first left over
 
 	// Session is the handler's state for this connection.
 	Session any
@@ -103,7 +112,7 @@ func (c *Conn) Write(p []byte) error {
 // (EAGAIN) is not an error: it has taken 0 bytes.
 func write(fd int, p []byte) (int, error) {
 	for {
-		n, err := unix.Write(fd, p)
+		n, err := rawsys.Write(fd, p)
 		switch err {
 		case nil:
 			return n, nil
@@ -123,7 +132,7 @@ func write(fd int, p []byte) (int, error) {
 // reports c again if more is waiting.
 func (l *Loop) readable(c *Conn) {
 	for {
-		n, err := unix.Read(c.fd, l.buf)
+		n, err := rawsys.Read(c.fd, l.buf)
 		switch {
 		case err == unix.EINTR:
 			continue
@@ -193,11 +202,87 @@ func (l *Loop) flushAll() {
 		c := l.dirty[i]
 		c.queued = false
 		if !c.closed && len(c.out) > 0 {
-			l.flush(c)
+			l.send(c)
 		}
 	}
 	clear(l.dirty) // drop the pointers, so closed connections can be collected
 	l.dirty = l.dirty[:0]
+}
+
+// send flushes c and keeps the books for StallTimeout: when the socket did
+// not take all of c's output, c goes on the stuck list, stamped with the
+// time of the batch if some bytes went (progress) or if it was not stuck
+// before. Every flush goes through here, so that flush itself stays about
+// writing.
+func (l *Loop) send(c *Conn) {
+	before := len(c.out)
+	l.flush(c)
+	switch {
+	case c.closed || len(c.out) == 0:
+		c.since = time.Time{}
+	case len(c.out) < before || c.since.IsZero():
+		c.since = l.now
+		fallthrough
+	default:
+		if !c.stuck {
+			c.stuck = true
+			l.stuck = append(l.stuck, c)
+		}
+	}
+}
+
+// scanStalled closes the connections whose output has made no progress for
+// StallTimeout, forgets those that are not stuck any more, and returns when
+// it wants to look again (the zero time: nothing is stuck). It looks at most
+// eight times per StallTimeout, so a stalled client may live up to an eighth
+// of it longer, and thousands of stuck connections cost a scan now and then,
+// not one per batch.
+func (l *Loop) scanStalled(now time.Time) time.Time {
+	if len(l.stuck) == 0 {
+		l.nextScan = time.Time{}
+		return l.nextScan
+	}
+	if now.Before(l.nextScan) {
+		return l.nextScan
+	}
+	var next time.Time
+	kept := l.stuck[:0]
+	for _, c := range l.stuck {
+		switch {
+		case c.closed || len(c.out) == 0:
+			c.stuck = false
+		case now.Sub(c.since) >= l.opt.StallTimeout:
+			c.stuck = false
+			l.log.Debug("closing a stalled connection", "remote", c.remote, "pending", len(c.out))
+			l.close(c, ErrStalled)
+		default:
+			kept = append(kept, c)
+			next = earliest(next, c.since.Add(l.opt.StallTimeout))
+		}
+	}
+	clear(l.stuck[len(kept):]) // drop the pointers, so closed connections can be collected
+	l.stuck = kept
+	if !next.IsZero() {
+		next = latest(next, now.Add(l.opt.StallTimeout/8))
+	}
+	l.nextScan = next
+	return next
+}
+
+// earliest is the earlier of two times, the zero time meaning "never".
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
+}
+
+// latest is the later of two times.
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // Output buffers are pooled: most connections need one only for the moment
@@ -261,7 +346,14 @@ func (l *Loop) room(c *Conn, n int) {
 		c.out = c.buf[:copy(c.buf[:cap(c.buf)], c.out)] // copy handles the overlap
 		return
 	}
-	b := make([]byte, len(c.out), max(need, min(2*cap(c.buf), l.opt.MaxPending)))
+	size := max(need, min(2*cap(c.buf), l.opt.MaxPending))
+	if need > l.opt.MaxPending {
+		// Only without limit (exercise 5.5), which closes c first: grow
+		// twice as large all the same, rather than copy everything pending
+		// into a new buffer on every Write (quadratic: a loop that seems hung).
+		size = max(need, 2*cap(c.buf))
+	}
+	b := make([]byte, len(c.out), size)
 	copy(b, c.out)
 	l.recycle(c.buf)
 	c.buf, c.out = b, b

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"serverlab/tools/lab"
+	"serverlab/tools/rawsys"
 )
 
 // Handler is the server logic on top of the loop: the chat server and the
@@ -50,6 +51,15 @@ type Options struct {
 	// closed as a slow consumer: stopping to read from it does not help when
 	// its output comes from other clients (default 4 MiB).
 	MaxPending int
+	// StallTimeout is how long a connection's pending output may make no
+	// progress at all — the kernel takes not one byte of it — before the
+	// connection is closed as stalled (ErrStalled; default 2s). MaxPending
+	// bounds what a client that does not read costs; StallTimeout bounds how
+	// long it costs it: back-pressure alone would keep a client that
+	// pipelines requests and never reads paused for ever, and a chat client
+	// that never reads would be dropped only once MaxPending bytes of other
+	// people's messages had piled up for it (seconds, at chat rates).
+	StallTimeout time.Duration
 	// CloseGrace bounds how long Close lets replies already queued finish
 	// sending, so that no client receives half a reply (default 1s).
 	CloseGrace time.Duration
@@ -91,11 +101,14 @@ type Loop struct {
 	buf      []byte // the one read buffer
 	events   []unix.EpollEvent
 	nextTick time.Time
-	dirty    []*Conn  // connections with output queued during this batch
-	pool     [][]byte // output buffers to reuse
-	pooled   int      // bytes of capacity in pool
-	draining bool     // Close was called: sending what is queued, reading nothing
-	stopping bool     // the loop ends after this batch
+	now      time.Time // when the current batch of events arrived: one clock read per batch
+	dirty    []*Conn   // connections with output queued during this batch
+	stuck    []*Conn   // connections whose output the socket did not all take (see send)
+	nextScan time.Time // when scanStalled next looks at stuck
+	pool     [][]byte  // output buffers to reuse
+	pooled   int       // bytes of capacity in pool
+	draining bool      // Close was called: sending what is queued, reading nothing
+	stopping bool      // the loop ends after this batch
 }
 
 // New returns a loop that runs h.
@@ -107,6 +120,9 @@ func New(h Handler, opt Options) *Loop {
 		opt.MaxPending = 4 << 20
 	}
 	opt.HighWater = min(opt.HighWater, opt.MaxPending)
+	if opt.StallTimeout <= 0 {
+		opt.StallTimeout = 2 * time.Second
+	}
 	if opt.CloseGrace <= 0 {
 		opt.CloseGrace = time.Second
 	}
@@ -212,26 +228,43 @@ func openSpare() int {
 func (l *Loop) run() error {
 	l.nextTick = l.h.Tick(time.Now())
 	for !l.stopping {
-		n, err := unix.EpollWait(l.epfd, l.events, l.timeout(time.Now()))
+		n, err := l.wait()
 		if err == unix.EINTR {
 			continue // a signal (Go preempts goroutines with SIGURG): just wait again
 		}
 		if err != nil {
 			return fmt.Errorf("epoll_wait: %w", err)
 		}
+		l.now = time.Now()
 		for _, ev := range l.events[:n] {
 			l.dispatch(ev)
 		}
-		now := time.Now()
 		if !l.draining {
-			l.nextTick = l.h.Tick(now)
+			l.nextTick = l.h.Tick(l.now)
 		}
 		l.flushAll()
-		if l.draining && (l.open == 0 || !now.Before(l.nextTick)) {
+		if !l.draining {
+			// After the flush: it is what leaves output stuck.
+			l.nextTick = earliest(l.nextTick, l.scanStalled(l.now))
+		}
+		if l.draining && (l.open == 0 || !l.now.Before(l.nextTick)) {
 			l.stopping = true // everything is sent, or the grace period is over
 		}
 	}
 	return lab.ErrServerClosed
+}
+
+// wait returns the next batch of events. It first takes what is ready without
+// sleeping (rawsys.PollNow): under load there nearly always is something, and
+// then the loop never tells the scheduler it might block (see tools/rawsys).
+// Only when nothing is ready does it sleep in the ordinary epoll_wait, until
+// an event or the handler's next timer.
+func (l *Loop) wait() (int, error) {
+	n, err := rawsys.PollNow(l.epfd, l.events)
+	if n > 0 || (err != nil && err != unix.EINTR) {
+		return n, err
+	}
+	return unix.EpollWait(l.epfd, l.events, l.timeout(time.Now()))
 }
 
 // dispatch handles one event.
@@ -253,7 +286,7 @@ func (l *Loop) dispatch(ev unix.EpollEvent) {
 		return
 	}
 	if ev.Events&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) != 0 && len(c.out) > 0 {
-		l.flush(c)
+		l.send(c)
 	}
 	if ev.Events&(unix.EPOLLIN|unix.EPOLLERR|unix.EPOLLHUP|unix.EPOLLRDHUP) != 0 && !c.closed && !c.paused {
 		l.readable(c)

@@ -15,7 +15,8 @@ import (
 
 // loop sets the loop's limits from the suite's.
 func loop(l epolltest.Limits) evloop.Options {
-	return evloop.Options{HighWater: l.HighWater, MaxPending: l.MaxPending, Logger: testkit.Logger()}
+	return evloop.Options{HighWater: l.HighWater, MaxPending: l.MaxPending, StallTimeout: l.StallTimeout,
+		Logger: testkit.Logger()}
 }
 
 // impl hands this chapter's package to the suite in tests/epolltest.

@@ -238,18 +238,70 @@ func checkSlowConsumer(k *testkit.T, impl Impl, absorb int) {
 	echoTrip(k, bob, repeat, "bob")
 }
 
+// checkStalled: a client that pipelines requests and never reads. Back-
+// pressure stops the server reading from it, so its output never passes
+// MaxPending, and it would hold its fd and its buffers for ever; the
+// StallTimeout drops it: its output made no progress for that long. The
+// client only writes, until a write fails: it fails with a reset once the
+// server closes (it closes with the client's requests unread), and blocks
+// until the deadline if the server keeps it. Small socket buffers on both
+// sides keep the volume small, and a cap stops the client if the server
+// never stops reading (no back-pressure yet: exercise 5.5 itself).
+func checkStalled(k *testkit.T, impl Impl) {
+	k.Helper()
+	const stall = 300 * time.Millisecond
+	const highWater, request = 64 << 10, "stall\n"
+	srv := newEchoOn(k, impl, EchoConfig{Limits: Limits{HighWater: highWater, MaxPending: 1 << 30, StallTimeout: stall}},
+		k.ListenSmall())
+	bob := k.Dial(srv)
+	echoTrip(k, bob, 1, "bob")
+
+	nc := k.DialSmall(srv.Addr)
+	defer nc.Close()
+	chunk := []byte(strings.Repeat(request, 1024))
+	const within = 5 * time.Second // the StallTimeout, with room for a loaded machine
+	const limit = 16 << 20         // far more than HighWater and the small buffers take
+	start := time.Now()
+	nc.SetWriteDeadline(start.Add(within))
+	sent := 0
+	var err error
+	for err == nil && sent < limit {
+		var n int
+		n, err = nc.Write(chunk)
+		sent += n
+	}
+	switch {
+	case testkit.IsClosed(err):
+		k.Logf("the client that never read was dropped after %v (%d KiB of requests sent)",
+			time.Since(start).Round(time.Millisecond), sent>>10)
+	case err == nil:
+		k.Fatalf("a client sent %d MiB of %q lines and never read a reply, and the server kept reading them: "+
+			"want it to stop reading at HighWater (%d KiB of unsent replies)", sent>>20, request, highWater>>10)
+	default:
+		k.Fatalf("a client sent %d KiB of %q lines and never read a reply: after %v it was still connected "+
+			"(write: %v); want it closed once its pending output made no progress for StallTimeout (%v)\n"+
+			"hint: back-pressure (HighWater) stops reading from such a client, so MaxPending is never reached; "+
+			"the loop's given send and scanStalled drop it, once timeout wakes the loop for l.nextTick (the stall "+
+			"scan is one of its timers, exercise 5.6)",
+			sent>>10, request, within, err, stall)
+	}
+	echoTrip(k, bob, 1, "bob") // the others did not notice
+}
+
 // NoBusyLoop checks exercise 5.6: with 1000 clients connected and nothing to
 // do, the loop sleeps in epoll_wait. A zero timeout, or EPOLLOUT left armed
 // after the output is sent (a level-triggered socket is always writable),
 // turns it into a busy loop that burns a whole core. And it wakes up in time
 // for its timers: a client that sends nothing is closed after the echo
-// server's greet timeout, though nothing happens on any socket.
+// server's greet timeout, though nothing happens on any socket, and a
+// client that has stopped reading is dropped after the loop's StallTimeout.
 func NoBusyLoop(t *testing.T, impl Impl) {
 	k := testkit.New(t, "5.6")
 	linuxOnly(k)
 	k.Run("greet-timeout", func(t *testing.T) { checkTimer(testkit.New(t, k.Exercise()), impl) })
 	k.Run("timers-rounded-up", func(t *testing.T) { checkTimersRoundedUp(testkit.New(t, k.Exercise()), impl) })
 	k.Run("idle", func(t *testing.T) { checkIdle(testkit.New(t, k.Exercise()), impl) })
+	k.Run("stall-timeout", func(t *testing.T) { checkStalled(testkit.New(t, k.Exercise()), impl) })
 }
 
 // checkTimersRoundedUp: many timers a fraction of a millisecond apart (the

@@ -60,6 +60,9 @@ type Limits struct {
 	// MaxPending: at this many unsent bytes the connection is closed (its
 	// client does not read what it is sent).
 	MaxPending int
+	// StallTimeout: a connection whose unsent output has made no progress
+	// for this long is closed (its client has stopped reading).
+	StallTimeout time.Duration
 }
 
 // MaxLine is the longest request line of the stock protocol, '\n' included

@@ -1,0 +1,14 @@
+//go:build !linux
+
+// Command ch05stock needs Linux (the servers it runs and /proc).
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	fmt.Fprintln(os.Stderr, "ch05stock: needs Linux: run it in the dev container or on a Linux machine")
+	os.Exit(1)
+}
