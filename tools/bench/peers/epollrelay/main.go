@@ -5,7 +5,7 @@
 // measured against, with the chat servers' arguments, so that the chat
 // experiments can run it like any server:
 //
-//	go run ./tools/bench/c10k -servers ch02=./solutions/02/cmd/chatserver,ch05=./solutions/05/cmd/chatserver,c-epoll=./tools/bench/peers/epollrelay
+//	go run ./tools/bench c10k -servers ch02=./solutions/02/cmd/chatserver,ch05=./solutions/05/cmd/chatserver,c-epoll=./tools/bench/peers/epollrelay
 //
 // It compiles the C source with gcc -O2 (once per version of the source,
 // into the user's cache folder) and then execs it in its own place, so that
