@@ -142,51 +142,72 @@ func checkFail(k *testkit.T, e *env, name, pw, what string) {
 	c.ExpectClosed()
 }
 
-// checkConcurrentLogins: many connections log in as hal at the same moment;
-// exactly one gets OK. join must check and claim the name under one lock: a
-// check under the lock and an insert under another lets several through.
+// checkConcurrentLogins: many connections log in with one name at the same
+// moment; exactly one gets OK. join must check and claim the name under one
+// lock: a check under the lock and an insert under another lets several
+// through.
+//
+// Such a window is short, so the check makes the logins meet in it: every
+// connection first sends its LOGIN less the last byte, so each server
+// goroutine has read the frame but one byte, then one loop sends the last
+// bytes, so all of them finish their frames at once. It does so for several
+// names in turn (loginRounds), and one round that lets two in is enough.
 func checkConcurrentLogins(k *testkit.T, e *env) {
 	k.Helper()
-	const n = 16
-	conns := make([]*testkit.Conn, n)
-	for i := range conns {
-		conns[i] = k.Dial(e.srv)
-	}
-	login := testkit.Encode(loginFrame("hal", password("hal")))
-	start := make(chan struct{})
-	answers := make(chan string, n)
-	for _, c := range conns {
-		go func() {
-			<-start
-			if c.TryWrite(login, "LOGIN as hal") != nil {
-				answers <- "write failed"
-				return
-			}
-			f, err := c.TryReadFrame()
-			if err != nil {
-				answers <- testkit.Describe(err)
-				return
-			}
-			answers <- string(f.Payload)
-		}()
-	}
-	close(start)
-	oks := 0
-	var got []string
-	for range n {
-		a := <-answers
-		got = append(got, a)
-		if a == replyOK {
-			oks++
+	for round := range loginRounds {
+		name := fmt.Sprintf("hal%d", round)
+		e.register(name)
+		if oks, got := concurrentLogins(k, e, name); oks != 1 {
+			k.Fatalf("round %d of %d: %d connections logged in as %s at the same moment; %d got OK (answers: %q). "+
+				"Want exactly one: check that the name is free and claim it under one lock",
+				round+1, loginRounds, loginRacers, name, oks, got)
 		}
 	}
-	if oks != 1 {
-		k.Fatalf("%d connections logged in as hal at the same moment; %d got OK (answers: %q). Want exactly one: "+
-			"check that the name is free and claim it under one lock", n, oks, got)
+}
+
+// How many names checkConcurrentLogins races for, and how many connections
+// race for each.
+const (
+	loginRounds = 24
+	loginRacers = 16
+)
+
+// concurrentLogins has loginRacers connections log in as name at once; it
+// returns how many got OK, and every answer.
+func concurrentLogins(k *testkit.T, e *env, name string) (oks int, answers []string) {
+	k.Helper()
+	login := testkit.Encode(loginFrame(name, password(name)))
+	head, last := login[:len(login)-1], login[len(login)-1:]
+	conns := make([]*testkit.Conn, loginRacers)
+	for i := range conns {
+		conns[i] = k.Dial(e.srv)
+		conns[i].Write(head, fmt.Sprintf("a LOGIN as %s less its last byte", name))
+	}
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	// The write deadline set by Write holds: the loop makes only the
+	// system calls that finish the frames.
+	for _, c := range conns {
+		if _, err := c.NetConn().Write(last); err != nil {
+			k.Fatalf("sending the last byte of a LOGIN as %s: %v%s", name, err, c.Context())
+		}
 	}
 	for _, c := range conns {
-		c.Close()
+		f, err := c.TryReadFrame()
+		switch {
+		case err != nil:
+			answers = append(answers, testkit.Describe(err))
+		case string(f.Payload) == replyOK:
+			oks++
+			answers = append(answers, replyOK)
+		default:
+			answers = append(answers, string(f.Payload))
+		}
 	}
+	return oks, answers
 }
 
 // checkFirstFrameNotLogin: a connection whose first frame is not a LOGIN, or
