@@ -102,7 +102,8 @@ func readBytes() (int64, error) {
 // checkOriginalsUsersFile: a users file as the original discovery server
 // writes it, which records whatever it is sent: a name with a space (a line
 // of five fields), the names "server" and "ALL", a name with a zero-width
-// space, a password over the limit, and a last line without its newline.
+// space, one with a Cyrillic letter among Latin ones, a password over the
+// limit, and a last line without its newline.
 // Each bad line costs that line only: the users on the other lines log in
 // (the unterminated last one too, as in every reader); nobody logs in as a
 // bad line's name.
@@ -114,6 +115,7 @@ func checkOriginalsUsersFile(k *testkit.T, impl Impl) {
 		wire.ServerName + " " + password(wire.ServerName) + " 127.0.0.1 3",
 		wire.Everyone + " " + password(wire.Everyone) + " 127.0.0.1 4",
 		"ali\u200bce " + password("ali\u200bce") + " 127.0.0.1 5",
+		"\u0430lice " + password("\u0430lice") + " 127.0.0.1 5", // a Cyrillic а: mixed scripts
 		"long " + strings.Repeat("p", users.MaxPassword+1) + " 127.0.0.1 6",
 	}
 	content := users.User{Name: "alice", Password: password("alice"), IP: "127.0.0.1", Port: 1}.Line() +
@@ -126,7 +128,7 @@ func checkOriginalsUsersFile(k *testkit.T, impl Impl) {
 	e.loginAs("alice")
 	e.loginAs("bob")
 	e.loginAs("tess")
-	for _, name := range []string{"mary", wire.ServerName, wire.Everyone, "ali\u200bce"} {
+	for _, name := range []string{"mary", wire.ServerName, wire.Everyone, "ali\u200bce", "\u0430lice"} {
 		checkFail(k, e, name, password(name), fmt.Sprintf("%q, whose line in the users file is not a valid user "+
 			"(the file: %q)", name, content))
 	}
