@@ -13,7 +13,7 @@ import (
 // accept queue is not empty.
 func (l *Loop) acceptAll() {
 	for {
-		fd, sa, err := unix.Accept4(l.lnfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		fd, sa, err := l.accept4()
 		switch err {
 		case nil:
 			l.opened(fd, sa)
@@ -30,6 +30,27 @@ func (l *Loop) acceptAll() {
 			return
 		}
 	}
+}
+
+// acceptFaults is implemented by a listener that makes accepting fail on
+// purpose: the server contract's check (tests/testkit) wraps the listener to
+// make accept fail with EMFILE, ENFILE and ECONNABORTED. The loop accepts on
+// the socket itself and never calls ln.Accept, where such a listener would
+// fail, so it asks the listener before each accept4 instead.
+type acceptFaults interface {
+	// AcceptFault returns the error accept4 is to fail with, or nil.
+	AcceptFault() error
+}
+
+// accept4 accepts a pending connection on the loop's listening socket, unless
+// the listener Serve was given injects a fault (acceptFaults).
+func (l *Loop) accept4() (int, unix.Sockaddr, error) {
+	if f, ok := l.ln.(acceptFaults); ok {
+		if err := f.AcceptFault(); err != nil {
+			return -1, nil, err
+		}
+	}
+	return unix.Accept4(l.lnfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
 }
 
 // acceptFailed handles accept4 failing for lack of fds (EMFILE: this process's

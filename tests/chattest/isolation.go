@@ -134,32 +134,47 @@ func numbered(name string, n, size int) []wire.Frame {
 	return frames
 }
 
-// checkStalledReader: one client logs in and never reads. Another broadcasts
-// far more than the stalled client's socket buffers and MaxPending can hold;
-// the clients that do read must get every frame meanwhile, and the stalled
-// client must end up disconnected.
+// checkStalledReader: clients log in and never read. Another broadcasts far
+// more than a stalled client's socket buffers and MaxPending can hold; the
+// clients that do read must get every frame meanwhile, and the stalled
+// clients must end up disconnected.
 //
 // The sender sends in windows of a few frames and waits until both readers
 // have them before it sends more: a reader that merely lags (the test runs
 // under -race on a busy machine) must never come near MaxPending, or a
 // correct server would rightly drop it.
+//
+// A server that drops a full client at once has several stallers to drop
+// (stallers): a broadcast that stops at the first receiver it fails to write
+// to misses the readers that come after it in the map's order, and with one
+// staller the readers may come first; each staller overflows on a broadcast
+// of its own and draws the order anew. (A server that slows the sender waits
+// for each full queue in turn: one staller is enough there.)
 func checkStalledReader(k *testkit.T, impl Impl) {
 	k.Helper()
 	const limit = 1 << 20
-	e := start(k, impl, Config{MaxPending: limit}, "sender", "r1", "r2", "staller")
-	staller := e.loginAs("staller")
+	stallers := []string{"staller"}
+	if !impl.SlowsSender {
+		stallers = []string{"staller0", "staller1", "staller2", "staller3", "staller4", "staller5"}
+	}
+	e := start(k, impl, Config{MaxPending: limit}, append([]string{"sender", "r1", "r2"}, stallers...)...)
+	stalled := make(map[string]*testkit.Conn)
+	for _, name := range stallers {
+		stalled[name] = e.loginAs(name)
+	}
 	r1, r2, sender := e.loginAs("r1"), e.loginAs("r2"), e.loginAs("sender")
 
-	// Twice what can be buffered for the staller: MaxPending, a batch the
+	// Twice what can be buffered for a staller: MaxPending, a batch the
 	// server's writer may have taken, and the kernel's socket buffers.
 	const window, size = 8, 32 << 10
 	n := 2 * (2*limit + testkit.KernelBuffers()) / size
 	frames := numbered("sender", n, size)
-	why := fmt.Sprintf("staller logged in and never read; sender broadcast %d frames of %d KiB, %d at a time, "+
+	why := fmt.Sprintf("%s logged in and never read; sender broadcast %d frames of %d KiB, %d at a time, "+
 		"and r1 and r2 read each batch (MaxPending = %d bytes). A client that stops reading must not delay the "+
 		"others: never wait for one client's socket while serving another (no write under a lock, none from the "+
-		"sender's goroutine); queue the frame in the receiver's outbox, its pending output, instead",
-		n, size>>10, window, limit)
+		"sender's goroutine); queue the frame in the receiver's outbox, its pending output, instead; and a "+
+		"frame that cannot be queued for one client (it is dropped) still goes to every other",
+		strings.Join(stallers, ", "), n, size>>10, window, limit)
 	for i := 0; i < n; i += window {
 		batch := frames[i:min(i+window, n)]
 		for _, f := range batch {
@@ -171,21 +186,23 @@ func checkStalledReader(k *testkit.T, impl Impl) {
 		}
 	}
 
-	// Now read what reached the stalled client: the server must have given up
-	// on it, so the stream ends.
-	drained, err := io.Copy(io.Discard, staller.Reader())
-	if err != nil && !testkit.IsClosed(err) {
-		k.Fatalf("staller never read while %d bytes were broadcast to it; afterwards it read %d bytes, then %s.\n"+
-			"Want the server to disconnect a client whose pending output passes Config.MaxPending (%d bytes): "+
-			"an unbounded outbox lets one stalled client eat the server's memory",
-			n*size, drained, testkit.Describe(err), limit)
+	// Now read what reached each stalled client: the server must have given
+	// up on it, so the stream ends.
+	for _, name := range stallers {
+		drained, err := io.Copy(io.Discard, stalled[name].Reader())
+		if err != nil && !testkit.IsClosed(err) {
+			k.Fatalf("%s never read while %d bytes were broadcast to it; afterwards it read %d bytes, then %s.\n"+
+				"Want the server to disconnect a client whose pending output passes Config.MaxPending (%d bytes): "+
+				"an unbounded outbox lets one stalled client eat the server's memory",
+				name, n*size, drained, testkit.Describe(err), limit)
+		}
+		if all := int64(n * (size + wire.HeaderSize)); drained >= all {
+			k.Fatalf("%s never read, yet it received all %d broadcasts (%d bytes) before the server closed its "+
+				"connection: the server must give up on a client whose pending output passes Config.MaxPending (%d bytes)",
+				name, n, all, limit)
+		}
+		k.Logf("%s had %d of %d bytes buffered for it when it was disconnected", name, drained, n*(size+wire.HeaderSize))
 	}
-	if all := int64(n * (size + wire.HeaderSize)); drained >= all {
-		k.Fatalf("staller never read, yet it received all %d broadcasts (%d bytes) before the server closed its "+
-			"connection: the server must give up on a client whose pending output passes Config.MaxPending (%d bytes)",
-			n, all, limit)
-	}
-	k.Logf("the stalled client had %d of %d bytes buffered for it when it was disconnected", drained, n*(size+wire.HeaderSize))
 }
 
 // checkBehindReaders: a server that slows the sender down must never drop a

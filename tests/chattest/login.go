@@ -102,7 +102,8 @@ func readBytes() (int64, error) {
 // checkOriginalsUsersFile: a users file as the original discovery server
 // writes it, which records whatever it is sent: a name with a space (a line
 // of five fields), the names "server" and "ALL", a name with a zero-width
-// space, a password over the limit, and a last line without its newline.
+// space, one with a Cyrillic letter among Latin ones, a password over the
+// limit, and a last line without its newline.
 // Each bad line costs that line only: the users on the other lines log in
 // (the unterminated last one too, as in every reader); nobody logs in as a
 // bad line's name.
@@ -114,6 +115,7 @@ func checkOriginalsUsersFile(k *testkit.T, impl Impl) {
 		wire.ServerName + " " + password(wire.ServerName) + " 127.0.0.1 3",
 		wire.Everyone + " " + password(wire.Everyone) + " 127.0.0.1 4",
 		"ali\u200bce " + password("ali\u200bce") + " 127.0.0.1 5",
+		"\u0430lice " + password("\u0430lice") + " 127.0.0.1 5", // a Cyrillic а: mixed scripts
 		"long " + strings.Repeat("p", users.MaxPassword+1) + " 127.0.0.1 6",
 	}
 	content := users.User{Name: "alice", Password: password("alice"), IP: "127.0.0.1", Port: 1}.Line() +
@@ -126,7 +128,7 @@ func checkOriginalsUsersFile(k *testkit.T, impl Impl) {
 	e.loginAs("alice")
 	e.loginAs("bob")
 	e.loginAs("tess")
-	for _, name := range []string{"mary", wire.ServerName, wire.Everyone, "ali\u200bce"} {
+	for _, name := range []string{"mary", wire.ServerName, wire.Everyone, "ali\u200bce", "\u0430lice"} {
 		checkFail(k, e, name, password(name), fmt.Sprintf("%q, whose line in the users file is not a valid user "+
 			"(the file: %q)", name, content))
 	}
@@ -142,51 +144,72 @@ func checkFail(k *testkit.T, e *env, name, pw, what string) {
 	c.ExpectClosed()
 }
 
-// checkConcurrentLogins: many connections log in as hal at the same moment;
-// exactly one gets OK. join must check and claim the name under one lock: a
-// check under the lock and an insert under another lets several through.
+// checkConcurrentLogins: many connections log in with one name at the same
+// moment; exactly one gets OK. join must check and claim the name under one
+// lock: a check under the lock and an insert under another lets several
+// through.
+//
+// Such a window is short, so the check makes the logins meet in it: every
+// connection first sends its LOGIN less the last byte, so each server
+// goroutine has read the frame but one byte, then one loop sends the last
+// bytes, so all of them finish their frames at once. It does so for several
+// names in turn (loginRounds), and one round that lets two in is enough.
 func checkConcurrentLogins(k *testkit.T, e *env) {
 	k.Helper()
-	const n = 16
-	conns := make([]*testkit.Conn, n)
-	for i := range conns {
-		conns[i] = k.Dial(e.srv)
-	}
-	login := testkit.Encode(loginFrame("hal", password("hal")))
-	start := make(chan struct{})
-	answers := make(chan string, n)
-	for _, c := range conns {
-		go func() {
-			<-start
-			if c.TryWrite(login, "LOGIN as hal") != nil {
-				answers <- "write failed"
-				return
-			}
-			f, err := c.TryReadFrame()
-			if err != nil {
-				answers <- testkit.Describe(err)
-				return
-			}
-			answers <- string(f.Payload)
-		}()
-	}
-	close(start)
-	oks := 0
-	var got []string
-	for range n {
-		a := <-answers
-		got = append(got, a)
-		if a == replyOK {
-			oks++
+	for round := range loginRounds {
+		name := fmt.Sprintf("hal%d", round)
+		e.register(name)
+		if oks, got := concurrentLogins(k, e, name); oks != 1 {
+			k.Fatalf("round %d of %d: %d connections logged in as %s at the same moment; %d got OK (answers: %q). "+
+				"Want exactly one: check that the name is free and claim it under one lock",
+				round+1, loginRounds, loginRacers, name, oks, got)
 		}
 	}
-	if oks != 1 {
-		k.Fatalf("%d connections logged in as hal at the same moment; %d got OK (answers: %q). Want exactly one: "+
-			"check that the name is free and claim it under one lock", n, oks, got)
+}
+
+// How many names checkConcurrentLogins races for, and how many connections
+// race for each.
+const (
+	loginRounds = 24
+	loginRacers = 16
+)
+
+// concurrentLogins has loginRacers connections log in as name at once; it
+// returns how many got OK, and every answer.
+func concurrentLogins(k *testkit.T, e *env, name string) (oks int, answers []string) {
+	k.Helper()
+	login := testkit.Encode(loginFrame(name, password(name)))
+	head, last := login[:len(login)-1], login[len(login)-1:]
+	conns := make([]*testkit.Conn, loginRacers)
+	for i := range conns {
+		conns[i] = k.Dial(e.srv)
+		conns[i].Write(head, fmt.Sprintf("a LOGIN as %s less its last byte", name))
+	}
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	// The write deadline set by Write holds: the loop makes only the
+	// system calls that finish the frames.
+	for _, c := range conns {
+		if _, err := c.NetConn().Write(last); err != nil {
+			k.Fatalf("sending the last byte of a LOGIN as %s: %v%s", name, err, c.Context())
+		}
 	}
 	for _, c := range conns {
-		c.Close()
+		f, err := c.TryReadFrame()
+		switch {
+		case err != nil:
+			answers = append(answers, testkit.Describe(err))
+		case string(f.Payload) == replyOK:
+			oks++
+			answers = append(answers, replyOK)
+		default:
+			answers = append(answers, string(f.Payload))
+		}
 	}
+	return oks, answers
 }
 
 // checkFirstFrameNotLogin: a connection whose first frame is not a LOGIN, or

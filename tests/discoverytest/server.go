@@ -80,7 +80,8 @@ func Serve(t *testing.T, impl Impl) {
 	register(k, srv, "alice", "stolen", "FAIL") // another password: refused
 	register(k, srv, "mallory", "two words", "FAIL")
 	// Names that would let a user pass for the server, or for someone else.
-	for _, name := range []string{wire.ServerName, "Server", "SERVER", wire.Everyone, "all", "ali\u200bce", "bo\xffb"} {
+	for _, name := range []string{wire.ServerName, "Server", "SERVER", wire.Everyone, "all", "ali\u200bce", "bo\xffb",
+		"\u0455\u0435rv\u0435r"} { // the last with Cyrillic ѕ and е: mixed scripts
 		register(k, srv, name, "pw", "FAIL")
 	}
 	register(k, srv, strings.Repeat("n", wire.MaxName), "pw", "OK")

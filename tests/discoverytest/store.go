@@ -128,6 +128,7 @@ func checkInvalidUsers(k *testkit.T, s Store, path string) {
 		{Name: "all", Password: "pw", IP: "127.0.0.1", Port: 1},
 		{Name: "ali\u200bce", Password: "pw", IP: "127.0.0.1", Port: 1},
 		{Name: "bo\xffb", Password: "pw", IP: "127.0.0.1", Port: 1},
+		{Name: "\u0430lice", Password: "pw", IP: "127.0.0.1", Port: 1}, // a Cyrillic а: mixed scripts
 	}
 	for _, u := range invalid {
 		if err := s.Register(u); err == nil {

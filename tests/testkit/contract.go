@@ -127,10 +127,16 @@ func checkAcceptRetried(k *T, c Contract) {
 	if err != nil {
 		k.Fatalf("listen on 127.0.0.1:0: %v", err)
 	}
-	faulty := &faultyListener{Listener: ln, faults: []error{
-		acceptError(syscall.EMFILE), acceptError(syscall.ENFILE), acceptError(syscall.ECONNABORTED),
-	}}
+	faulty := newFaultyListener(ln, syscall.EMFILE, syscall.ENFILE, syscall.ECONNABORTED)
 	s := k.ServeListener(c.New(Logger()), faulty)
+	if stalled := baitFaults(faulty); stalled {
+		if _, stopped := s.Stopped(); !stopped {
+			k.Fatalf("after accept failed with %v, a client waited %v and the server accepted nothing: it "+
+				"stopped accepting. These errors pass (the process is out of file descriptors, or a client gave "+
+				"up in the backlog): accept again, after a pause (lab.Accept) or once an fd is free", faulty.seen(),
+				IOTimeout)
+		}
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -149,32 +155,104 @@ func checkAcceptRetried(k *T, c Contract) {
 	}
 }
 
-// faultyListener fails its first Accept calls with the given errors, then
-// accepts as ln does.
+// baitFaults makes sure the server has met every fault before the probe. A
+// server that calls Accept meets them at once, with no client waiting. One
+// that accepts on the socket itself (chapter 05's event loop, through
+// AcceptFault) tries accept4 only when epoll says a client is waiting, and may
+// refuse that client: out of file descriptors, the loop accepts one and closes
+// it at once, so that its listener stops reporting a queue it cannot serve.
+// So, while faults are left, a bait connection is dialled, and closed once the
+// server has taken the next fault (a closed bait costs a server that accepts
+// it one read of end of file). It reports whether the server took no fault
+// while a bait waited IOTimeout; a server that stopped takes none either, and
+// the probe then says so.
+func baitFaults(faulty *faultyListener) (stalled bool) {
+	for faulty.left() > 0 {
+		bait, err := net.DialTimeout("tcp", faulty.Addr().String(), IOTimeout)
+		if err != nil {
+			return false
+		}
+		select {
+		case <-faulty.taken:
+			bait.Close()
+		case <-faulty.closed:
+			bait.Close()
+			return false
+		case <-time.After(IOTimeout):
+			bait.Close()
+			return true
+		}
+	}
+	return false
+}
+
+// faultyListener fails its first accepts with the given errors, then accepts
+// as ln does: the first calls of Accept, for a server that calls it, or of
+// AcceptFault, for one that accepts on the socket itself.
 type faultyListener struct {
 	net.Listener
+	taken     chan struct{} // a token for each fault taken
+	closed    chan struct{} // closed by Close
+	closeOnce sync.Once
+
 	mu     sync.Mutex
-	faults []error
+	faults []syscall.Errno
 	failed []string
 }
 
+func newFaultyListener(ln net.Listener, faults ...syscall.Errno) *faultyListener {
+	return &faultyListener{Listener: ln, faults: faults, taken: make(chan struct{}, len(faults)),
+		closed: make(chan struct{})}
+}
+
 func (l *faultyListener) Accept() (net.Conn, error) {
-	l.mu.Lock()
-	if len(l.faults) > 0 {
-		err := l.faults[0]
-		l.faults = l.faults[1:]
-		l.failed = append(l.failed, err.Error())
-		l.mu.Unlock()
-		return nil, err
+	if errno := l.next(); errno != 0 {
+		return nil, acceptError(errno)
 	}
-	l.mu.Unlock()
 	return l.Listener.Accept()
 }
 
+// AcceptFault is the fault seam at the level of the socket, for a server
+// that accepts with accept4 on the listener's descriptor (SyscallConn):
+// called before each accept4, it returns the error that accept4 is to fail
+// with, or nil for a real accept4. Chapter 05's event loop asks every listener
+// that has this method.
+func (l *faultyListener) AcceptFault() error {
+	if errno := l.next(); errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// next takes the next fault, 0 if none is left.
+func (l *faultyListener) next() syscall.Errno {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.faults) == 0 {
+		return 0
+	}
+	errno := l.faults[0]
+	l.faults = l.faults[1:]
+	l.failed = append(l.failed, "accept4: "+errno.Error())
+	l.taken <- struct{}{} // buffered for every fault: never blocks
+	return errno
+}
+
+// left is the number of faults not yet taken.
+func (l *faultyListener) left() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.faults)
+}
+
+func (l *faultyListener) Close() error {
+	l.closeOnce.Do(func() { close(l.closed) })
+	return l.Listener.Close()
+}
+
 // SyscallConn hands out the socket of the listener underneath, for a server
-// that accepts on the socket itself (chapter 05's event loop, whose own
-// EMFILE handling exercise 5.7 checks): such a server never meets the
-// injected faults, and the check only asks that it serve.
+// that accepts on the socket itself (chapter 05's event loop): it meets the
+// faults through AcceptFault.
 func (l *faultyListener) SyscallConn() (syscall.RawConn, error) {
 	sc, ok := l.Listener.(syscall.Conn)
 	if !ok {

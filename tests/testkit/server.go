@@ -103,7 +103,8 @@ func (s *Server) Close() {
 		return
 	}
 	closed := make(chan error, 1)
-	go func() { closed <- s.srv.Close() }()
+	srv := s.srv // not s.srv in the goroutine: a Close that deadlocks has s.srv set to nil meanwhile
+	go func() { closed <- srv.Close() }()
 	select {
 	case err := <-closed:
 		if err != nil {

@@ -170,10 +170,27 @@ func checkTimeLimit(k *testkit.T, hs *handlerServer) {
 // child ends: the server stops waiting for the pipe shortly after the program
 // has exited (cmd.WaitDelay, with cmd.Wait doing the copy) and kills what the
 // program left in its process group.
+//
+// The child is re-parented to this process (adoptOrphans): nothing but the
+// server under test may end it before the check has seen whether the
+// connection outlives it.
 func checkOrphan(k *testkit.T, hs *handlerServer) {
 	k.Helper()
-	c, r, pid := startSlow(k, hs.addr, "/orphan.cgi")
-	k.Cleanup(func() { kill(pid) }) // runs before the handler's cleanup
+	release, err := adoptOrphans()
+	if err != nil {
+		k.Logf("the child orphan.cgi leaves goes to the nearest subreaper, which may end it early: %v", err)
+	}
+	pid := 0
+	k.Cleanup(func() { // runs before the handler's cleanup
+		if pid > 0 {
+			kill(pid)
+		}
+		if release != nil {
+			release(pid)
+		}
+	})
+	c, r, child := startSlow(k, hs.addr, "/orphan.cgi")
+	pid = child
 	if _, err := io.Copy(io.Discard, r); err != nil && !testkit.IsClosed(err) {
 		k.Fatalf("GET /orphan.cgi: the program exited at once, leaving a child (pid %d) that holds its stdout and "+
 			"sleeps for an hour\n  want the connection closed soon (about a second) after the program exited, long "+

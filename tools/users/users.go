@@ -29,6 +29,9 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/cases"
+	"golang.org/x/text/secure/bidirule"
+	"golang.org/x/text/secure/precis"
+	"golang.org/x/text/unicode/bidi"
 	"golang.org/x/text/unicode/norm"
 
 	"serverlab/tools/wire"
@@ -61,6 +64,10 @@ type User struct {
 // ErrInvalid is wrapped by every validation error.
 var ErrInvalid = errors.New("invalid user")
 
+// ErrScript is wrapped (with ErrInvalid) for a name whose letters mix
+// scripts, or come from a script not recommended for names (checkScripts).
+var ErrScript = errors.New("mixed or uncommon scripts")
+
 // ErrReserved is wrapped (with ErrInvalid) for a name that is, or looks
 // like, one the protocol gives a meaning: wire.ServerName, wire.Everyone.
 var ErrReserved = errors.New("reserved name")
@@ -74,9 +81,19 @@ var ErrReserved = errors.New("reserved name")
 //     control or format characters (U+200B ZERO WIDTH SPACE makes "ali​ce"
 //     print as "alice"), and no two byte sequences for one text ("é" as one
 //     code point or as "e" and a combining accent);
+//   - a name is a user name as RFC 8265 defines it (the PRECIS
+//     UsernameCaseMapped profile, golang.org/x/text/secure/precis): letters
+//     and digits of any script and printable ASCII, but no symbols outside
+//     ASCII, no compatibility characters ("ﬁ", "ⅿ"), no mix of left-to-right
+//     and right-to-left text;
+//   - its letters come from one script (checkScripts): "аlice" with a
+//     Cyrillic "а" is not a second "alice";
 //   - a name is not wire.ServerName or wire.Everyone, nor any spelling that
 //     folds to one of them (Key): a user named "Server" would send messages
 //     that read as the server's notices.
+//
+// A name of printable ASCII characters passes every rule but the last, as
+// with the original servers.
 func (u User) Validate() error {
 	if err := checkField("name", u.Name, MaxName); err != nil {
 		return err
@@ -122,11 +139,30 @@ func checkName(name string) error {
 		return fmt.Errorf("%w: name %q is not in Unicode normal form C (send it as %q)",
 			ErrInvalid, name, norm.NFC.String(name))
 	}
+	if err := checkScripts(name); err != nil {
+		return err
+	}
+	if _, err := nameProfile.String(name); err != nil {
+		return fmt.Errorf("%w: name %q is not a user name as RFC 8265 defines it: %v", ErrInvalid, name, err)
+	}
+	// RFC 8265 applies the Bidi Rule to names with right-to-left letters
+	// only (x/text's profile applies it to every name that is not ASCII, and
+	// would refuse "1é").
+	if bidirule.DirectionString(name) != bidi.LeftToRight && !bidirule.ValidString(name) {
+		return fmt.Errorf("%w: name %q mixes left-to-right and right-to-left text in a way that can "+
+			"display as another name (RFC 5893's Bidi Rule)", ErrInvalid, name)
+	}
 	if reserved[Key(name)] {
 		return fmt.Errorf("%w: %w: %q", ErrInvalid, ErrReserved, name)
 	}
 	return nil
 }
+
+// nameProfile is RFC 8265's UsernameCaseMapped profile (the PRECIS
+// IdentifierClass, fullwidth letters mapped to their ASCII forms, NFC) for
+// validating, without its case mapping (Key folds case for comparing) and
+// without its Bidi Rule, which checkName applies as the RFC says.
+var nameProfile = precis.NewIdentifier(precis.FoldWidth, precis.Norm(norm.NFC))
 
 var reserved = map[string]bool{Key(wire.ServerName): true, Key(wire.Everyone): true}
 
@@ -134,8 +170,8 @@ var reserved = map[string]bool{Key(wire.ServerName): true, Key(wire.Everyone): t
 // equal: compatibility-normalised (NFKC: "ｓｅｒｖｅｒ" is "server") and
 // case-folded ("SERVER" is "server"). The discovery server gives a key to the
 // first name that has it. (Letters of other scripts that look alike, such as
-// Cyrillic "а" for Latin "a", still differ: that needs Unicode's confusables
-// table, which the course leaves out.)
+// Cyrillic "а" for Latin "a", differ here: Validate refuses a name that mixes
+// them with Latin ones, see checkScripts.)
 func Key(name string) string {
 	return cases.Fold().String(norm.NFKC.String(name))
 }

@@ -2,6 +2,7 @@ package users
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -51,26 +52,34 @@ func TestValidate(t *testing.T) {
 
 func TestValidateNames(t *testing.T) {
 	bad := map[string]error{
-		wire.ServerName: ErrReserved,
-		"Server":        ErrReserved,
-		"SERVER":        ErrReserved,
-		"ALL":           ErrReserved,
-		"all":           ErrReserved,
-		"ａｌｌ":           ErrReserved, // fullwidth
-		"ali\u200bce":   ErrInvalid,  // zero-width space
-		"ali\u00adce":   ErrInvalid,  // soft hyphen (a format character)
-		"al\x01ice":     ErrInvalid,
-		"al\xffice":     ErrInvalid, // not UTF-8
-		"e\u0301":       ErrInvalid, // not NFC
-		"bob\u202e":     ErrInvalid, // right-to-left override
-		"a\u00a0b":      ErrInvalid, // no-break space
+		wire.ServerName:                        ErrReserved,
+		"Server":                               ErrReserved,
+		"SERVER":                               ErrReserved,
+		"ALL":                                  ErrReserved,
+		"all":                                  ErrReserved,
+		"ａｌｌ":                                  ErrReserved, // fullwidth
+		"ali\u200bce":                          ErrInvalid,  // zero-width space
+		"ali\u00adce":                          ErrInvalid,  // soft hyphen (a format character)
+		"al\x01ice":                            ErrInvalid,
+		"al\xffice":                            ErrInvalid, // not UTF-8
+		"e\u0301":                              ErrInvalid, // not NFC
+		"bob\u202e":                            ErrInvalid, // right-to-left override
+		"a\u00a0b":                             ErrInvalid, // no-break space
+		"\u0430lice":                           ErrScript,  // a Cyrillic а, then Latin letters: reads as alice
+		"\u0455\u0435rv\u0435r":                ErrScript,  // Cyrillic ѕ and е among Latin letters: reads as server
+		"\u13da\u13ac\u13a1\u13d9\u13ac\u13a1": ErrScript,  // Cherokee, not recommended for names: reads as SERVER
+		"\u0391LL":                             ErrScript,  // Greek capital alpha, then Latin: reads as ALL
+		"bob\U0001f600":                        ErrInvalid, // an emoji (RFC 8265 allows letters and digits)
+		"\ufb01x":                              ErrInvalid, // the ligature ﬁ (a compatibility character)
+		"abc\u05e9\u05dc\u05d5\u05dd":          ErrInvalid, // left-to-right, then right-to-left letters
 	}
 	for name, want := range bad {
 		err := User{name, "pw", "127.0.0.1", 1}.Validate()
 		assert.ErrorIs(t, err, want, "Validate(name %q)", name)
 		assert.ErrorIs(t, err, ErrInvalid, "Validate(name %q)", name)
 	}
-	for _, name := range []string{"alice", "\u00e9lise", "Łukasz", "서버", "servers", "all-star", "x"} {
+	for _, name := range []string{"alice", "\u00e9lise", "Łukasz", "서버", "servers", "all-star", "x", "a!b#c~",
+		"_x_", "1234", "1é", "9日本", "-Łukasz", "Иван", "Ελένη", "שלום", "日本語", "ひらがなカタカナ漢字", "東京abc", "한국어abc", "注音ㄅㄆ"} {
 		assert.NoError(t, User{name, "pw", "127.0.0.1", 1}.Validate(), "Validate(name %q)", name)
 	}
 	assert.ErrorIs(t, User{"a", strings.Repeat("p", MaxPassword+1), "1.2.3.4", 1}.Validate(), ErrInvalid,
@@ -270,4 +279,67 @@ func FuzzCache(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzValidateName: a name of printable ASCII is judged as the original
+// servers judged it (only the reserved names are refused), so their clients
+// keep their names; and a Latin letter swapped for its Cyrillic look-alike,
+// in a name that keeps another Latin letter, is refused as a mix of scripts.
+func FuzzValidateName(f *testing.F) {
+	for _, name := range []string{"alice", "server", "ALL", "x", "a!b#c", "paypal", "~o~", "ali\u200bce", "\u0430lice"} {
+		f.Add(name, uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, name string, at uint8) {
+		err := User{name, "pw", "127.0.0.1", 1}.Validate()
+		if isPrintableASCII(name) && len(name) <= MaxName {
+			if want := reserved[Key(name)]; want != errors.Is(err, ErrReserved) || !want && err != nil {
+				t.Fatalf("Validate(name %q) = %v; the ASCII name %q must be refused only if reserved (%v)",
+					name, err, name, want)
+			}
+		}
+		if err != nil || !isPrintableASCII(name) {
+			return
+		}
+		swapped, ok := swapLookAlike(name, int(at))
+		if !ok || len(swapped) > MaxName {
+			return
+		}
+		if err := (User{swapped, "pw", "127.0.0.1", 1}).Validate(); !errors.Is(err, ErrScript) {
+			t.Fatalf("Validate(name %q) = %v; want ErrScript: it reads as %q, a valid name", swapped, err, name)
+		}
+	})
+}
+
+func isPrintableASCII(s string) bool {
+	for i := range len(s) {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// cyrillicLookAlikes maps Latin letters to Cyrillic letters drawn the same.
+var cyrillicLookAlikes = map[byte]rune{'a': 'а', 'c': 'с', 'e': 'е', 'o': 'о', 'p': 'р', 'x': 'х', 'y': 'у', 'i': 'і',
+	's': 'ѕ', 'A': 'А', 'B': 'В', 'E': 'Е', 'K': 'К', 'M': 'М', 'H': 'Н', 'O': 'О', 'P': 'Р', 'C': 'С', 'T': 'Т'}
+
+// swapLookAlike replaces the at'th (mod their count) letter of name that has
+// a Cyrillic look-alike, if name keeps another Latin letter.
+func swapLookAlike(name string, at int) (string, bool) {
+	var swappable []int
+	letters := 0
+	for i := range len(name) {
+		c := name[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' {
+			letters++
+			if _, ok := cyrillicLookAlikes[c]; ok {
+				swappable = append(swappable, i)
+			}
+		}
+	}
+	if len(swappable) == 0 || letters < 2 {
+		return "", false
+	}
+	i := swappable[at%len(swappable)]
+	return name[:i] + string(cyrillicLookAlikes[name[i]]) + name[i+1:], true
 }
