@@ -165,8 +165,10 @@ func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, err
 		_, _ = io.Copy(io.Discard, convOut) // never block the writer, even after a read error
 	})
 
+	endRun := beginRun()
 	start := time.Now()
 	if err := startTracked(cmd); err != nil {
+		endRun()
 		outW.Close()
 		_ = waitTracked(conv)
 		reading.Wait()
@@ -177,7 +179,7 @@ func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, err
 	exitCode, killed, waitErr := waitLimited(ctx, cmd, ex.timeout+killGrace(ex.timeout))
 	wall := time.Since(start)
 	_ = killGroup(cmd) // sweep up anything the test left running
-	sweepOrphans()
+	endRun()
 	// Output that something escaped keeps writing must not hold the grader
 	// up: test2json gets two seconds to see the end of its input.
 	convDone := make(chan struct{})
