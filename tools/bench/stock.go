@@ -148,9 +148,10 @@ func runStockBench(ctx context.Context, args []string) error {
 	return stockWriteGoals(filepath.Join(f.out, "goals.md"), res, f.peers != "")
 }
 
-// stockOurServers are the course's stock servers: the pre-threaded one as it
-// starts by default (-procs 1, -lock stock), with the tree lock, and with
-// Go's default GOMAXPROCS (one P per core); and chapter 05's event loop.
+// stockOurServers are the course's stock servers: the pre-threaded one with
+// one P (-procs 1, -lock stock), with the tree lock, and as it starts by
+// default (ch04-2P: Go's default GOMAXPROCS, one P per core); and chapter
+// 05's event loop.
 func stockOurServers(workers int) []runner.Server {
 	w := strconv.Itoa(workers)
 	ch04 := "./" + tree() + "/04/cmd/stockserver"

@@ -1,7 +1,7 @@
 // Command stockserver runs the chapter 04 pre-threaded stock server.
 //
 //	go run ./chapters/04/cmd/stockserver [-addr host] [-file stock.txt] [-sync 16s] [-lock tree|stock]
-//		[-idle 30s] [-write-timeout 10s] [-procs 1] <port> [workers]
+//		[-idle 30s] [-write-timeout 10s] [-procs 0] <port> [workers]
 //
 // As the original: the port, then optionally the number of workers (default
 // 4). Like the original it listens on every interface; -addr 127.0.0.1 keeps
@@ -56,8 +56,8 @@ func parse(args []string, out io.Writer) (addr string, cfg stock.Config, procs i
 	lock := fs.String("lock", "stock", "how trades lock: stock (per-stock locks under the tree's read lock) or tree (the tree's write lock)")
 	idle := fs.Duration("idle", 30*time.Second, "disconnect a client silent this long (a worker serves one client to the end)")
 	writeTimeout := fs.Duration("write-timeout", 10*time.Second, "disconnect a client that does not take its replies within this")
-	fs.IntVar(&procs, "procs", 1, "threads running Go code at once (GOMAXPROCS); 0: one per core. The workers only move bytes, and one "+
-		"thread that runs every ready worker itself saves the hand-offs between threads (the lesson's Experiments)")
+	fs.IntVar(&procs, "procs", 0, "threads running Go code at once (GOMAXPROCS); 0: one per core. 1 saves the hand-offs between "+
+		"threads but caps the server at one core (the lesson's Experiments measure both)")
 	fs.Usage = func() {
 		fmt.Fprintf(out, "usage: stockserver [flags] <port> [workers]\n")
 		fs.PrintDefaults()
