@@ -50,10 +50,13 @@ func TestC10KTrial(t *testing.T) {
 			t.Errorf("%s = %v, want %v (all values: %v)", k, out.Values[k], x, out.Values)
 		}
 	}
-	for _, k := range []string{"idle_rss_kib", "cpu_us_per_delivery"} {
-		if out.Values[k] <= 0 {
-			t.Errorf("%s = %v, want it measured", k, out.Values[k])
-		}
+	if out.Values["idle_rss_kib"] <= 0 {
+		t.Errorf("idle_rss_kib = %v, want it measured", out.Values["idle_rss_kib"])
+	}
+	// /proc counts CPU time in clock ticks (10 ms): a 150 ms trial of a
+	// fast build may well use less than one, so only its presence is sure.
+	if x, ok := out.Values["cpu_us_per_delivery"]; !ok || x < 0 {
+		t.Errorf("cpu_us_per_delivery = %v (present: %v), want it measured (>= 0)", x, ok)
 	}
 }
 
