@@ -23,6 +23,9 @@ const spinFlag = "-stress-spin"
 
 // runStress is -repeat: N graded runs of the solutions; exit 1 unless every
 // run passed every exercise.
+// stressExcerpt is how many lines of a failure's message a stress run shows.
+const stressExcerpt = 60
+
 func runStress(ctx context.Context, c config, chapters []rubric.Chapter, stdout, stderr io.Writer) int {
 	if c.maint.spin {
 		spin(ctx)
@@ -45,10 +48,11 @@ func runStress(ctx context.Context, c config, chapters []rubric.Chapter, stdout,
 			fmt.Fprintln(stderr, "grade -repeat:", err)
 			return exitError
 		}
-		var lost []string
+		var lost, why []string
 		rep.Exercises(func(ch ChapterResult, ex ExerciseResult) {
 			if !ex.Passed {
-				lost = append(lost, fmt.Sprintf("%s (%s: %s)", ex.ID, ex.Cause, firstLines([]byte(ex.Message), 1)))
+				lost = append(lost, fmt.Sprintf("%s (%s)", ex.ID, ex.Cause))
+				why = append(why, indent(fmt.Sprintf("%s: %s", ex.ID, firstLines([]byte(ex.Message), stressExcerpt)), "      "))
 			}
 		})
 		if len(lost) == 0 {
@@ -59,6 +63,11 @@ func runStress(ctx context.Context, c config, chapters []rubric.Chapter, stdout,
 			fmt.Fprintf(stdout, "; lost %s", strings.Join(lost, "; "))
 		}
 		fmt.Fprintln(stdout)
+		// A failure that shows up once in twenty runs must be readable
+		// from this run's output: it may not come back when re-run.
+		for _, w := range why {
+			fmt.Fprintln(stdout, w)
+		}
 	}
 	fmt.Fprintf(stdout, "stress: %d/%d runs passed in %s\n", passed, c.maint.repeat, Seconds(time.Since(start)))
 	if passed < c.maint.repeat {
