@@ -316,8 +316,14 @@ func (s *Server) disconnect(c *conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.endSession(c)
+	// Decided under s.mu, where Close takes its list of connections: a
+	// connection that left before that list is finished here, one on it by
+	// Close. Reading s.closing after Unlock would let a connection that
+	// left just before Close's list slip between the two, and its writer
+	// would wait for ever, and Close with it.
+	closeHasIt := s.closed
 	s.mu.Unlock()
-	if !s.closing.Load() {
+	if !closeHasIt {
 		c.out.finish()
 	}
 }
