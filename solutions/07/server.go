@@ -327,11 +327,13 @@ func (s *Server) disconnect(c *conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.endSession(c)
-	// Decided under s.mu, where Close takes its list of connections: a
-	// connection that left before that list is finished here, one on it by
-	// Close. Reading s.closing after Unlock would let a connection that
-	// left just before Close's list slip between the two, and its writer
-	// would wait for ever, and Close with it.
+	// Who finishes the outbox is decided here, under s.mu, because Close
+	// takes its list of connections under s.mu too. If Close has not
+	// started, c will not be on its list, so we finish the outbox. If it
+	// has, c is on the list and Close finishes it after its notice. Reading
+	// s.closing after Unlock instead would leave a gap: a connection that
+	// left just before Close made its list would be finished by nobody, its
+	// writer would wait for ever, and Close with it.
 	closeHasIt := s.closed
 	s.mu.Unlock()
 	if !closeHasIt {

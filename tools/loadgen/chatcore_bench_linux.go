@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"serverlab/tools/monitor/procstat"
 	"slices"
 	"strconv"
 	"strings"
@@ -183,22 +184,14 @@ func waitListening(ctx context.Context, addr string, timeout time.Duration) erro
 	}
 }
 
-// procCPU is the user+system CPU time of process pid so far, from
-// /proc/<pid>/stat (fields 14 and 15, in clock ticks of 1/100 s).
+// procCPU is the user+system CPU time of process pid so far (0 if it cannot
+// be read), through tools/monitor's procstat.
 func procCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	snap, err := procstat.Read(pid)
 	if err != nil {
 		return 0
 	}
-	// The command name (field 2) may hold spaces; the fields after it start
-	// after its closing parenthesis.
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	s, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+s) * 10 * time.Millisecond
+	return time.Duration(snap.CPUTicks) * time.Second / procstat.ClockTicks
 }
 
 // selfCPU is this process's user+system CPU time so far.
