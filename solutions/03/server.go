@@ -385,7 +385,7 @@ func (c *clientConn) release() {
 // writing, it first tries writeNow, one non-blocking write: in the steady
 // state the socket takes the whole line and the answer leaves at once,
 // without waking the writer goroutine (which, while the workers keep both
-// CPUs busy, could wait for a P until the next job ends). Whatever the socket
+// CPUs busy, could wait for a free CPU until the next job ends). Whatever the socket
 // does not take goes to the outbox, after which the writer sends it, with its
 // deadline. The lock is held for the append or the one non-blocking write, so
 // two answers never interleave and a worker is back at work at once.
