@@ -1,10 +1,13 @@
 package chatcoretest
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,7 +25,8 @@ func BackPressure(t *testing.T, impl Impl) {
 	const limit = proto.HeaderSize + proto.MaxFrame + 64<<10
 	// A write that blocks for a minute fails too, and drops its client: a
 	// server that never drops for the bound must not pass because of it.
-	e := start(k, impl, Config{MaxPending: limit, WriteTimeout: time.Minute})
+	gate := &commitGate{}
+	e := start(k, impl, Config{MaxPending: limit, WriteTimeout: time.Minute, OnCommit: gate.onCommit})
 
 	check(k, e, "slow-consumer-dropped", func(k *testkit.T, e *env) {
 		a, b := e.login("bp-sender"), e.login("bp-reader")
@@ -80,7 +84,22 @@ func BackPressure(t *testing.T, impl Impl) {
 			b, _ := proto.Encode(proto.WriteChat{Content: fmt.Sprintf("flood %d", i)})
 			frames = append(frames, b...)
 		}
-		f.write(frames, fmt.Sprintf("%d chat messages in one write", flood))
+		// After the flood, in the same write, a request that is answered at
+		// once: it tells when the flooder's reader has read the whole flood.
+		probe := f.id()
+		b, _ := proto.Encode(proto.GetUserRequest{Name: "fl-other", RequestID: probe})
+		frames = append(frames, b...)
+
+		// The first commit is held at the gate while the flood arrives. A
+		// server whose reader waits for its message's commit reads nothing
+		// more meanwhile; one whose reader goes on queues the whole flood
+		// and answers the probe. Given a second for that, its flood is sure
+		// to be queued before fl-other's message, whatever the scheduling.
+		release := gate.hold(k)
+		f.write(frames, fmt.Sprintf("%d chat messages and a GetUser (request %d) in one write", flood, probe))
+		gate.waitHeld(k, "fl-flooder's first chat message")
+		f.answeredWithin(probe, time.Second)
+		release()
 		seen, sent := 0, false
 		for {
 			m := h.next("the watcher reads the channel")
@@ -104,6 +123,81 @@ func BackPressure(t *testing.T, impl Impl) {
 			}
 		}
 	})
+}
+
+// commitGate holds the committer in Config.OnCommit while a check needs no
+// message to commit, so that the check knows what the server did meanwhile.
+type commitGate struct {
+	mu     sync.Mutex
+	closed bool          // the next OnCommit waits
+	held   chan struct{} // closed when the committer waits at the gate
+	open   chan struct{} // closed to let it go
+}
+
+// onCommit is the server's Config.OnCommit.
+func (g *commitGate) onCommit(int) {
+	g.mu.Lock()
+	if !g.closed {
+		g.mu.Unlock()
+		return
+	}
+	g.closed = false
+	held, open := g.held, g.open
+	g.mu.Unlock()
+	close(held)
+	<-open
+}
+
+// hold makes the next commit wait until the returned release is called. The
+// check's cleanup releases it too, so that a failing check cannot leave the
+// committer, and with it Close, waiting for ever.
+func (g *commitGate) hold(k *testkit.T) (release func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed = true
+	g.held, g.open = make(chan struct{}), make(chan struct{})
+	release = sync.OnceFunc(func() {
+		g.mu.Lock()
+		g.closed = false
+		g.mu.Unlock()
+		close(g.open)
+	})
+	k.Cleanup(release)
+	return release
+}
+
+// waitHeld waits until the committer waits at the gate.
+func (g *commitGate) waitHeld(k *testkit.T, what string) {
+	k.Helper()
+	select {
+	case <-g.held:
+	case <-time.After(testkit.IOTimeout):
+		k.Fatalf("%s was not committed within %v: Config.OnCommit was never called (the committer calls it after each "+
+			"committed batch, and waits while it runs: exercise 7.4)", what, testkit.IOTimeout)
+	}
+}
+
+// answeredWithin waits up to d for the answer to request id, and reports
+// whether it came. Nothing else is expected meanwhile; anything else that
+// arrives is kept for later reads.
+func (c *client) answeredWithin(id uint64, d time.Duration) bool {
+	c.k.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		c.nc.SetReadDeadline(deadline)
+		m, err := proto.Read(c.r)
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return false
+		}
+		if err != nil {
+			c.k.Fatalf("%s waits for the answer to request %d: %s%s", c.who, id, describe(err), c.context())
+		}
+		if r, ok := m.(proto.Requester); ok && r.Request() == id {
+			return true
+		}
+		c.backlog = append(c.backlog, m)
+	}
 }
 
 // kernelSendBuffer is the most a socket's send buffer may hold here: the
