@@ -281,3 +281,10 @@ func TestParseProcNetTCP(t *testing.T) {
 		}
 	}
 }
+
+func TestPlaceholders(t *testing.T) {
+	got := Placeholders("127.0.0.1:6000", "{dir}", "/tmp/x").Replace("-addr={addr} -p {port} -d {dir} {knob}")
+	if want := "-addr=127.0.0.1:6000 -p 6000 -d /tmp/x {knob}"; got != want {
+		t.Errorf("Placeholders: got %q, want %q", got, want)
+	}
+}

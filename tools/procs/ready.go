@@ -165,3 +165,12 @@ func FreePort() (int, error) {
 	}
 	return strconv.Atoi(port)
 }
+
+// Placeholders replaces {addr} with addr and {port} with its port in a
+// server's arguments, and more's pairs of placeholder and value too (e.g.
+// "{dir}", dir): how the tools write a command line before they know where
+// the server will listen.
+func Placeholders(addr string, more ...string) *strings.Replacer {
+	_, port, _ := net.SplitHostPort(addr)
+	return strings.NewReplacer(append([]string{"{addr}", addr, "{port}", port}, more...)...)
+}

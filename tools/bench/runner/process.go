@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -50,10 +49,8 @@ func trialAddr(s Server) (string, error) {
 
 // expand replaces the placeholders of Server.Args and Server.Env.
 func expand(arg string, t *Trial) string {
-	_, port, _ := net.SplitHostPort(t.Addr)
-	return strings.NewReplacer(
-		"{addr}", t.Addr, "{port}", port, "{dir}", t.Dir,
-		"{clients}", strconv.Itoa(t.Clients), "{knob}", t.Knob,
+	return procs.Placeholders(t.Addr,
+		"{dir}", t.Dir, "{clients}", strconv.Itoa(t.Clients), "{knob}", t.Knob,
 	).Replace(arg)
 }
 

@@ -258,11 +258,7 @@ func diffHTTP(ctx context.Context, h *harness) (string, error) {
 	}
 	start := func(bin string) func(context.Context) (func(), string, error) {
 		return func(ctx context.Context) (func(), string, error) {
-			port, err := freePort()
-			if err != nil {
-				return nil, "", err
-			}
-			p, err := h.start(ctx, www, "127.0.0.1:"+port, bin, "-d", www, "-p", port)
+			p, port, err := h.startOnFreePort(ctx, www, bin, "-d", www, "-p", "{port}")
 			if err != nil {
 				return nil, "", err
 			}
