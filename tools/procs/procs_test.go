@@ -10,7 +10,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -20,76 +19,14 @@ import (
 	"time"
 
 	"serverlab/tools/monitor/procstat"
+	"serverlab/tools/procs/procstest"
 )
 
-// The test binary doubles as the servers the tests start, chosen by
-// FAKE_SERVER in its environment:
-//
-//	<addr>      an echo server on addr until SIGTERM (then exit 0)
-//	exit        exits at once with status 3, as a broken server would
-//	idle        listens nowhere, sleeps until SIGTERM
-//	forker=<addr> ignores SIGTERM, starts a "stubborn" child, writes the
-//	            child's pid on stdout, then serves the echo on addr
-//	stubborn    ignores SIGTERM and sleeps (a CGI program or a worker)
+// The test binary doubles as the servers the tests start (procstest's
+// modes).
 func TestMain(m *testing.M) {
-	mode := os.Getenv("FAKE_SERVER")
-	switch {
-	case mode == "":
-		os.Exit(m.Run())
-	case mode == "exit":
-		os.Exit(3)
-	case mode == "idle":
-		stop := make(chan os.Signal, 1)
-		signal.Notify(stop, syscall.SIGTERM)
-		select {
-		case <-stop:
-		case <-time.After(time.Minute): // never outlive a failed test by much
-		}
-		os.Exit(0)
-	case mode == "stubborn":
-		signal.Ignore(syscall.SIGTERM)
-		time.Sleep(time.Minute)
-		os.Exit(0)
-	case strings.HasPrefix(mode, "forker="):
-		signal.Ignore(syscall.SIGTERM)
-		child := exec.Command(os.Args[0])
-		child.Env = append(os.Environ(), "FAKE_SERVER=stubborn")
-		if err := child.Start(); err != nil {
-			os.Exit(5)
-		}
-		os.Stdout.WriteString(strconv.Itoa(child.Process.Pid) + "\n")
-		echo(strings.TrimPrefix(mode, "forker="), nil)
-		os.Exit(0)
-	default:
-		stop := make(chan os.Signal, 1)
-		signal.Notify(stop, syscall.SIGTERM)
-		echo(mode, stop)
-		os.Exit(0)
-	}
-}
-
-// echo serves an echo on addr until stop delivers (nil: forever).
-func echo(addr string, stop <-chan os.Signal) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		os.Exit(4)
-	}
-	go func() {
-		if stop != nil {
-			<-stop
-			ln.Close()
-		}
-	}()
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		go func() {
-			defer c.Close()
-			io.Copy(c, c)
-		}()
-	}
+	procstest.MaybeServe()
+	os.Exit(m.Run())
 }
 
 func linuxOnly(t *testing.T) {
@@ -101,7 +38,7 @@ func linuxOnly(t *testing.T) {
 
 func fake(t *testing.T, mode string, group bool, stdout io.Writer) *Process {
 	t.Helper()
-	p, err := Start(Spec{Path: os.Args[0], Env: []string{"FAKE_SERVER=" + mode}, Group: group, Stdout: stdout})
+	p, err := Start(Spec{Path: os.Args[0], Env: []string{procstest.Env + "=" + mode}, Group: group, Stdout: stdout})
 	if err != nil {
 		t.Fatal(err)
 	}
