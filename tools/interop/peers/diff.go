@@ -106,6 +106,12 @@ func (h *harness) diffLine(ctx context.Context, proto string, probes []probe,
 		}
 		vs = append(vs, judge(proto, p.name, p.send, got[0], got[1], norm, rules))
 	}
+	return h.verdicts(vs)
+}
+
+// verdicts records a comparison's verdicts (and prints the differences
+// outside the allow-list) and turns them into the case's evidence.
+func (h *harness) verdicts(vs []verdict) (string, error) {
 	h.record("verdicts", []byte(verdictLines(vs)))
 	ev, details, ok := summarise(vs)
 	if details != "" {
