@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"serverlab/tools/monitor/procstat"
 	"serverlab/tools/procs"
 )
 
@@ -231,18 +232,13 @@ func (p *proc) waitListening(addr string) error {
 }
 
 // peakRSSMiB is the process's peak resident set size (VmHWM), in MiB.
+// It is 0 once the process has exited.
 func (p *proc) peakRSSMiB() float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.PID()))
+	s, err := procstat.Read(p.PID())
 	if err != nil {
 		return 0
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-			return kb / 1024
-		}
-	}
-	return 0
+	return float64(s.PeakRSSKiB) / 1024
 }
 
 // stop sends SIGTERM, waits up to stopGrace (then SIGKILL), and says how it
