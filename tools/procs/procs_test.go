@@ -22,12 +22,8 @@ import (
 	"serverlab/tools/procs/procstest"
 )
 
-// The test binary doubles as the servers the tests start (procstest's
-// modes).
-func TestMain(m *testing.M) {
-	procstest.MaybeServe()
-	os.Exit(m.Run())
-}
+// The test binary doubles as the servers the tests start (procstest's modes).
+func TestMain(m *testing.M) { procstest.Main(m) }
 
 func linuxOnly(t *testing.T) {
 	t.Helper()

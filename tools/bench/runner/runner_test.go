@@ -19,10 +19,7 @@ import (
 // (procstest): with FAKE_SERVER=<addr> in its environment it serves an echo
 // on addr until SIGTERM; with FAKE_SERVER=exit it exits at once, as a broken
 // server would.
-func TestMain(m *testing.M) {
-	procstest.MaybeServe()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { procstest.Main(m) }
 
 // echoTrial sends one line per client to the server and reads it back.
 func echoTrial(ctx context.Context, t *Trial) (Outcome, error) {

@@ -1,7 +1,8 @@
 // Package procstest makes a test binary double as the fake server its tests
 // start (os.Args[0] with FAKE_SERVER=<mode> in the environment), so that
-// tests of process handling need no program of their own. Call MaybeServe
-// first thing in TestMain.
+// tests of process handling need no program of their own:
+//
+//	func TestMain(m *testing.M) { procstest.Main(m) }
 package procstest
 
 import (
@@ -13,11 +14,19 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"testing"
 	"time"
 )
 
 // Env is the environment variable that picks the fake's mode.
 const Env = "FAKE_SERVER"
+
+// Main is a TestMain that runs the tests, unless the binary was started as
+// a fake server (MaybeServe).
+func Main(m *testing.M) {
+	MaybeServe()
+	os.Exit(m.Run())
+}
 
 // MaybeServe returns at once if FAKE_SERVER is not set. Otherwise the
 // process becomes the fake it names, and exits:
