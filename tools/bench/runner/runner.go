@@ -279,7 +279,7 @@ func (e *Experiment) measure(ctx context.Context, s Server, st Step) (Outcome, e
 		return Outcome{}, err
 	}
 	defer p.stop()
-	t.PID = p.pid()
+	t.PID = p.PID()
 
 	mon, err := startMonitor(t.PID, e.SampleEvery)
 	if err != nil {
@@ -293,7 +293,7 @@ func (e *Experiment) measure(ctx context.Context, s Server, st Step) (Outcome, e
 		out.Values = map[string]float64{}
 	}
 	usage.addTo(out.Values, wall)
-	if err == nil && !p.alive() {
+	if err == nil && !p.Alive() {
 		err = fmt.Errorf("the server exited during the trial: %s", p.exitStatus())
 	}
 	return out, err

@@ -7,52 +7,19 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/signal"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"serverlab/tools/procs/procstest"
 )
 
-// The test binary doubles as the fake server the runner starts: with
-// FAKE_SERVER=<addr> in its environment it serves an echo on addr until
-// SIGTERM; with FAKE_SERVER=exit it exits at once, as a broken server would.
-func TestMain(m *testing.M) {
-	switch addr := os.Getenv("FAKE_SERVER"); addr {
-	case "":
-		os.Exit(m.Run())
-	case "exit":
-		io.WriteString(os.Stderr, "fake server: refusing to start\n")
-		os.Exit(3)
-	default:
-		fakeServer(addr)
-		os.Exit(0)
-	}
-}
-
-func fakeServer(addr string) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		os.Exit(4)
-	}
-	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, syscall.SIGTERM)
-	go func() {
-		<-stop
-		ln.Close()
-	}()
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		go func() {
-			defer c.Close()
-			io.Copy(c, c)
-		}()
-	}
-}
+// The test binary doubles as the fake server the runner starts
+// (procstest): with FAKE_SERVER=<addr> in its environment it serves an echo
+// on addr until SIGTERM; with FAKE_SERVER=exit it exits at once, as a broken
+// server would.
+func TestMain(m *testing.M) { procstest.Main(m) }
 
 // echoTrial sends one line per client to the server and reads it back.
 func echoTrial(ctx context.Context, t *Trial) (Outcome, error) {
