@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -182,5 +183,77 @@ func TestExpandPlaceholders(t *testing.T) {
 	want := "-addr=127.0.0.1:6000 -port=6000 -users=/tmp/x/u.txt -n=7 -workers=4"
 	if got != want {
 		t.Errorf("expand = %q, want %q", got, want)
+	}
+}
+
+// With KeepServer a round's cells run one after another on one process in
+// one folder, and the servers alternate round by round.
+func TestKeepServerRunsARoundOnOneProcess(t *testing.T) {
+	type seen struct {
+		server        string
+		clients       int
+		round, pid    int
+		dir, fileSeen string
+	}
+	var trials []seen
+	var setups int
+	e := Experiment{
+		Name: "fake", Servers: fakeServers(t), Clients: []int{1, 2, 3}, Rounds: 2, KeepServer: true, Log: io.Discard,
+		Setup: func(*Trial) error { setups++; return nil },
+		Trial: func(ctx context.Context, tr *Trial) (Outcome, error) {
+			// Each trial leaves a file that the next one on the same server sees.
+			prev, _ := os.ReadFile(tr.Dir + "/last")
+			trials = append(trials, seen{tr.Server, tr.Clients, tr.Round, tr.PID, tr.Dir, string(prev)})
+			if err := os.WriteFile(tr.Dir+"/last", []byte(strconv.Itoa(tr.Clients)), 0o600); err != nil {
+				return Outcome{}, err
+			}
+			return echoTrial(ctx, tr)
+		},
+	}
+	res, err := e.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if setups != 4 {
+		t.Errorf("%d setups, want 4 (2 servers × 2 rounds)", setups)
+	}
+	want := []struct {
+		server  string
+		clients int
+		round   int
+	}{
+		{"one", 1, 1}, {"one", 2, 1}, {"one", 3, 1}, {"two", 1, 1}, {"two", 2, 1}, {"two", 3, 1},
+		{"two", 1, 2}, {"two", 2, 2}, {"two", 3, 2}, {"one", 1, 2}, {"one", 2, 2}, {"one", 3, 2},
+	}
+	if len(trials) != len(want) || len(res.Rows) != len(want) {
+		t.Fatalf("%d trials and %d rows, want %d", len(trials), len(res.Rows), len(want))
+	}
+	pids := map[int]bool{}
+	for i, w := range want {
+		got := trials[i]
+		if got.server != w.server || got.clients != w.clients || got.round != w.round {
+			t.Errorf("trial %d: %s clients=%d round %d, want %s clients=%d round %d",
+				i, got.server, got.clients, got.round, w.server, w.clients, w.round)
+		}
+		if res.Rows[i].Err != "" {
+			t.Errorf("trial %d failed: %s", i, res.Rows[i].Err)
+		}
+		pids[got.pid] = true
+		if i%3 == 0 { // the first cell of a round: a new server in a new folder
+			if got.fileSeen != "" {
+				t.Errorf("trial %d, the first of its round, found %q left in its folder: want a fresh one", i, got.fileSeen)
+			}
+			continue
+		}
+		if got.pid != trials[i-1].pid || got.dir != trials[i-1].dir {
+			t.Errorf("trial %d ran on pid %d in %s, the one before on pid %d in %s: want the same server",
+				i, got.pid, got.dir, trials[i-1].pid, trials[i-1].dir)
+		}
+		if prev := strconv.Itoa(want[i-1].clients); got.fileSeen != prev {
+			t.Errorf("trial %d found %q in its folder, want what the trial before it left (%s)", i, got.fileSeen, prev)
+		}
+	}
+	if len(pids) != 4 {
+		t.Errorf("the trials ran on %d processes, want 4 (one per server and round)", len(pids))
 	}
 }
