@@ -207,7 +207,7 @@ func chatcoreMarkdown(res *runner.Results) (string, error) {
 	var b strings.Builder
 	host, _ := os.Hostname()
 	fmt.Fprintf(&b, "# chatcore: the original's load test against chapter 07's server\n\n")
-	fmt.Fprintf(&b, "Made by `make bench-chatcore` (`%s`) on %s, %d CPUs, %s.\n", res.Command, host, runtime.NumCPU(), time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(&b, "Made by `%s` on %s, %d CPUs, %s.\n", res.Command, host, runtime.NumCPU(), time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 	fmt.Fprintf(&b, "Server and load tester on the same machine, loopback, nothing pinned. Each run is a fresh server on a fresh\n")
 	fmt.Fprintf(&b, "database, the steps one after another on it. CPU = user+system seconds during the step, from /proc (the\n")
 	fmt.Fprintf(&b, "tester's is the bench process's); load = /proc/loadavg at its start.\n")
