@@ -66,6 +66,11 @@ func runChatcore(ctx context.Context, args []string) error {
 	if err := f.parse(args); err != nil {
 		return err
 	}
+	if f.peers != "" {
+		// tools/interop/peers/build.sh does not build the original chatcore.
+		fmt.Fprintln(os.Stderr, "bench chatcore: -peers has no chatcore original: name one with -servers label=path")
+		f.peers = ""
+	}
 	counts, err := chatcoreload.ParseSteps(*steps)
 	if err != nil {
 		return f.fail(err)
