@@ -295,22 +295,22 @@ type session struct {
 // open prepares a fresh folder and address, runs Setup and starts s there.
 // A failure is kept in the session, for its trials to report.
 func (e *Experiment) open(ctx context.Context, s Server, st Step) *session {
-	ss := &session{server: st.Server, round: st.Round}
-	ss.err = ss.start(ctx, e, s, st)
+	ss := &session{server: st.Server, round: st.Round,
+		trial: Trial{Server: s.Name, Clients: st.Clients, Knob: st.Knob, Round: st.Round, Log: e.Log}}
+	ss.err = ss.launch(ctx, e.Setup, s)
 	return ss
 }
 
-func (ss *session) start(ctx context.Context, e *Experiment, s Server, st Step) error {
-	dir, err := os.MkdirTemp("", "bench-trial-")
-	if err != nil {
+func (ss *session) launch(ctx context.Context, setup func(*Trial) error, s Server) error {
+	var err error
+	if ss.trial.Dir, err = os.MkdirTemp("", "bench-trial-"); err != nil {
 		return err
 	}
-	ss.trial = Trial{Server: s.Name, Clients: st.Clients, Knob: st.Knob, Round: st.Round, Dir: dir, Log: e.Log}
 	if ss.trial.Addr, err = trialAddr(s); err != nil {
 		return err
 	}
-	if e.Setup != nil {
-		if err := e.Setup(&ss.trial); err != nil {
+	if setup != nil {
+		if err := setup(&ss.trial); err != nil {
 			return fmt.Errorf("setup: %w", err)
 		}
 	}
