@@ -39,26 +39,32 @@ func chatcoreResults(rows ...runner.Row) *runner.Results {
 	return &runner.Results{Name: e.Name, Command: e.Command, Baseline: "ch07", Servers: []string{"ch07"}, Rows: rows, Table: e.Table}
 }
 
+// wantInMarkdown checks that results.md of res has every line of want.
+func wantInMarkdown(t *testing.T, res *runner.Results, want ...string) {
+	t.Helper()
+	md, err := chatcoreMarkdown(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range want {
+		if !strings.Contains(md, w) {
+			t.Errorf("results.md lacks %q:\n%s", w, md)
+		}
+	}
+}
+
 func TestChatcoreMarkdownMeetsTheGoal(t *testing.T) {
 	res := chatcoreResults(
 		chatcoreRow(1, 5, 0, 3000), chatcoreRow(1, 450, 0, 4000),
 		chatcoreRow(2, 5, 0, 90000), chatcoreRow(2, 450, 0, 6000),
 		chatcoreRow(3, 5, 0, 3500), chatcoreRow(3, 450, 0, 4500),
 	)
-	md, err := chatcoreMarkdown(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{
+	wantInMarkdown(t, res,
 		"| Run | Clients | Sent | Failed | p50 (µs) | p95 (µs) | p99 (µs) | max (µs) | server CPU (s) | tester CPU (s) | load |",
 		"| 2 | 450 | 4050 | 0 | 1000 | 2000 | 6000 | 9000 | 1.50 | 0.25 | 1.00 2.00 3.00 |",
 		"and median p99 < 50 ms: **450**.",
 		"At 450 clients: 0 failed in every run: true; median p99 4500 µs: p99 ≤ 5 ms **met**.",
-	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("results.md lacks %q:\n%s", want, md)
-		}
-	}
+	)
 }
 
 // One message lost in one run, or a run whose logins did not fit, is enough
@@ -72,20 +78,12 @@ func TestChatcoreMarkdownEveryRunCounts(t *testing.T) {
 		chatcoreRow(2, 5, 0, 3000), chatcoreRow(2, 100, 0, 3000), chatcoreRow(2, 450, 0, 4000),
 		chatcoreRow(3, 5, 0, 3000), chatcoreRow(3, 100, 0, 3000), failedRun,
 	)
-	md, err := chatcoreMarkdown(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{
+	wantInMarkdown(t, res,
 		"| 3 | 450 | — | — | — | — | — | — | 4.20 | 0.50 | ? |",
 		"Run 3, 450 clients did not run: [Server::Error][tester7] request timed out after 10s",
 		"and median p99 < 50 ms: **5**.",
 		"At 450 clients: 0 failed in every run: false; median p99 4000 µs: p99 ≤ 5 ms **not met**.",
-	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("results.md lacks %q:\n%s", want, md)
-		}
-	}
+	)
 }
 
 // A step that cannot start still reports what it cost the tester and how
