@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	chatcore "serverlab/solutions/07"
-	"serverlab/tools/chatcore/proto"
 )
 
 func startChatcore(t *testing.T) string {
@@ -41,24 +40,6 @@ func TestChatcoreTable(t *testing.T) {
 		m := row.FindStringSubmatch(l)
 		if m == nil || m[1] == "0" {
 			t.Fatalf("want a row for 3 clients with messages sent, got %q", l)
-		}
-	}
-}
-
-func TestChatcoreOthersEcho(t *testing.T) {
-	c := &ccClient{}
-	c.user.Store(7)
-	for _, tc := range []struct {
-		m    proto.Message
-		want bool
-	}{
-		{proto.ReceiveChat{ChannelID: 1, Content: `"user_id":7}`, UserID: 8}, true},
-		{proto.ReceiveChat{ChannelID: 1, Content: "x", UserID: 7}, false},
-		{proto.UserLoginEvent{UserID: 8}, false},
-	} {
-		b, _ := proto.Encode(tc.m)
-		if got := c.othersEcho(b[proto.HeaderSize:]); got != tc.want {
-			t.Errorf("othersEcho(%s) = %v, want %v", b[proto.HeaderSize:], got, tc.want)
 		}
 	}
 }

@@ -1,3 +1,5 @@
+//go:build solutions
+
 package main
 
 import (

@@ -32,17 +32,18 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"serverlab/tools/procs"
 )
 
 func main() {
@@ -108,9 +109,7 @@ func raiseOwnLimit() {
 // build compiles pkg into dir and returns the binary's path.
 func build(pkg, dir string) (string, error) {
 	bin := filepath.Join(dir, filepath.Base(pkg))
-	cmd := exec.Command("go", "build", "-o", bin, pkg)
-	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
-	return bin, cmd.Run()
+	return bin, procs.Build(context.Background(), "", pkg, bin, os.Stderr)
 }
 
 func contains(list []string, s string) bool {

@@ -4,22 +4,24 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"serverlab/tools/monitor/procstat"
+	"serverlab/tools/procs"
 )
 
 // server is one reference server and what the soak needs to know about it.
@@ -132,7 +134,7 @@ func soak(s server, work string, d time.Duration, nofile uint64) result {
 		r.setupErr = err.Error()
 		return r
 	}
-	port, err := freePort()
+	port, err := procs.FreePort()
 	if err != nil {
 		r.setupErr = err.Error()
 		return r
@@ -143,7 +145,7 @@ func soak(s server, work string, d time.Duration, nofile uint64) result {
 		r.setupErr = err.Error()
 		return r
 	}
-	if err := waitListening(addr, p); err != nil {
+	if err := p.waitListening(addr); err != nil {
 		p.stop()
 		r.setupErr = err.Error() + " (log: " + p.logTail() + ")"
 		return r
@@ -159,13 +161,13 @@ func soak(s server, work string, d time.Duration, nofile uint64) result {
 	}
 	select {
 	case <-time.After(d):
-	case <-p.exited:
+	case <-p.Done():
 	}
 	close(stop)
 	wg.Wait()
 
 	r.rssMiB = p.peakRSSMiB()
-	r.crashed = p.hasExited()
+	r.crashed = !p.Alive()
 	r.exit = p.stop()
 	r.attackStats = att.String()
 	r.n, r.errors, r.lastErr, r.lost = int64(len(st.latencies)), st.errors, st.lastErr, st.lost
@@ -187,22 +189,19 @@ func soak(s server, work string, d time.Duration, nofile uint64) result {
 	return r
 }
 
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+// proc is a server process and the file its output goes to.
+type proc struct {
+	*procs.Process
+	log string
 }
 
-// proc is a server process.
-type proc struct {
-	cmd    *exec.Cmd
-	log    string
-	exited chan struct{}
-	err    error // from Wait, once exited is closed
-}
+const (
+	// readyTimeout bounds how long a server may take to accept its first
+	// connection.
+	readyTimeout = 15 * time.Second
+	// stopGrace is how long a server may take to exit on SIGTERM.
+	stopGrace = 10 * time.Second
+)
 
 func startServer(bin string, args []string, dir string, nofile uint64) (*proc, error) {
 	logPath := filepath.Join(dir, "server.log")
@@ -211,60 +210,47 @@ func startServer(bin string, args []string, dir string, nofile uint64) (*proc, e
 		return nil, err
 	}
 	defer logf.Close()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
+	p, err := procs.Start(procs.Spec{Path: bin, Args: args, Dir: dir, Stdout: logf, Stderr: logf})
+	if err != nil {
 		return nil, err
 	}
 	lim := unix.Rlimit{Cur: nofile, Max: nofile}
-	if err := unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_NOFILE, &lim, nil); err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
+	if err := unix.Prlimit(p.PID(), unix.RLIMIT_NOFILE, &lim, nil); err != nil {
+		p.Kill()
 		return nil, fmt.Errorf("lowering the server's RLIMIT_NOFILE: %w", err)
 	}
-	p := &proc{cmd: cmd, log: logPath, exited: make(chan struct{})}
-	go func() { p.err = cmd.Wait(); close(p.exited) }()
-	return p, nil
+	return &proc{Process: p, log: logPath}, nil
 }
 
-func (p *proc) hasExited() bool {
-	select {
-	case <-p.exited:
-		return true
-	default:
-		return false
+// waitListening waits until addr accepts connections, or the process dies.
+func (p *proc) waitListening(addr string) error {
+	err := p.WaitDialable(context.Background(), addr, readyTimeout)
+	if errors.Is(err, procs.ErrExited) {
+		err = fmt.Errorf("%w: %s", err, errText(p.Err()))
 	}
+	return err
 }
 
 // peakRSSMiB is the process's peak resident set size (VmHWM), in MiB.
+// It is 0 once the process has exited.
 func (p *proc) peakRSSMiB() float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	s, err := procstat.Read(p.PID())
 	if err != nil {
 		return 0
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-			return kb / 1024
-		}
-	}
-	return 0
+	return float64(s.PeakRSSKiB) / 1024
 }
 
-// stop sends SIGTERM, waits up to 10 s (then SIGKILL), and says how it ended.
+// stop sends SIGTERM, waits up to stopGrace (then SIGKILL), and says how it
+// ended.
 func (p *proc) stop() string {
-	if p.hasExited() {
-		return "exited by itself: " + errText(p.err)
-	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-		return "SIGTERM: " + errText(p.err)
-	case <-time.After(10 * time.Second):
-		p.cmd.Process.Kill()
-		<-p.exited
-		return "ignored SIGTERM for 10s: killed"
+	switch p.Stop(stopGrace) {
+	case procs.ExitedBefore:
+		return "exited by itself: " + errText(p.Err())
+	case procs.Terminated:
+		return "SIGTERM: " + errText(p.Err())
+	default:
+		return fmt.Sprintf("ignored SIGTERM for %v: killed", stopGrace)
 	}
 }
 
@@ -279,22 +265,6 @@ func (p *proc) logTail() string {
 	b, _ := os.ReadFile(p.log)
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	return strings.Join(lines[max(0, len(lines)-2):], " | ")
-}
-
-// waitListening waits until addr accepts connections, or the process dies.
-func waitListening(addr string, p *proc) error {
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		if p.hasExited() {
-			return fmt.Errorf("the server exited at start: %s", errText(p.err))
-		}
-		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			c.Close()
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond) // polling a process we started: nothing to wait on
-	}
-	return errors.New("the server did not listen within 15s")
 }
 
 // attacks counts what the attackers did.

@@ -3,19 +3,17 @@ package runner
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"net"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"serverlab/tools/monitor/procstat"
+	"serverlab/tools/procs"
 )
 
 // Build compiles every server that has a Pkg into dir (go build -o, once per
@@ -30,9 +28,7 @@ func Build(ctx context.Context, dir string, servers []Server, log io.Writer) ([]
 		}
 		bin := filepath.Join(dir, s.Name)
 		fmt.Fprintf(log, "building %s (%s)\n", s.Name, s.Pkg)
-		cmd := exec.CommandContext(ctx, goCommand(), "build", "-o", bin, s.Pkg)
-		cmd.Stdout, cmd.Stderr = log, log
-		if err := cmd.Run(); err != nil {
+		if err := procs.Build(ctx, "", s.Pkg, bin, log); err != nil {
 			return nil, fmt.Errorf("building %s (%s): %w", s.Name, s.Pkg, err)
 		}
 		out[i].Pkg, out[i].Bin = "", bin
@@ -40,123 +36,76 @@ func Build(ctx context.Context, dir string, servers []Server, log io.Writer) ([]
 	return out, nil
 }
 
-// goCommand is the go command: $GO as the Makefile sets it, or go.
-func goCommand() string {
-	if g := os.Getenv("GO"); g != "" {
-		return g
-	}
-	return "go"
-}
-
 // trialAddr is where the server of a trial listens: its fixed Addr, which
 // must be free (else the readiness check would find someone else's server),
 // or a free port chosen now.
 func trialAddr(s Server) (string, error) {
-	addr := s.Addr
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	ln, err := net.Listen("tcp", addr)
+	addr, err := procs.FreeAddr(s.Addr)
 	if err != nil {
-		return "", fmt.Errorf("%s's address %s is not free: %w", s.Name, addr, err)
+		return "", fmt.Errorf("%s's address %s is not free: %w", s.Name, s.Addr, err)
 	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
+	return addr, nil
 }
 
 // expand replaces the placeholders of Server.Args and Server.Env.
 func expand(arg string, t *Trial) string {
-	_, port, _ := net.SplitHostPort(t.Addr)
-	return strings.NewReplacer(
-		"{addr}", t.Addr, "{port}", port, "{dir}", t.Dir,
-		"{clients}", strconv.Itoa(t.Clients), "{knob}", t.Knob,
+	return procs.Placeholders(t.Addr,
+		"{dir}", t.Dir, "{clients}", strconv.Itoa(t.Clients), "{knob}", t.Knob,
 	).Replace(arg)
 }
 
-// process is a running server.
+// process is a running server and the end of its standard error.
 type process struct {
-	cmd    *exec.Cmd
-	done   chan struct{} // closed when the process has exited
-	err    error         // its exit status, once done
+	*procs.Process
 	stderr *tailBuffer
 }
 
-// readyTimeout bounds how long a server may take to accept its first
-// connection.
-const readyTimeout = 15 * time.Second
+const (
+	// readyTimeout bounds how long a server may take to accept its first
+	// connection.
+	readyTimeout = 15 * time.Second
+	// stopGrace is how long a server may take to exit on SIGTERM.
+	stopGrace = 5 * time.Second
+)
 
 // start runs s for trial t and waits until its port accepts a connection.
 // Its standard output goes nowhere (the originals print every message, and a
 // pipe nobody reads would block them); the end of its standard error is kept
-// for the error message if it dies.
+// for the error message if it dies. It runs in the runner's process group,
+// so that ^C at the terminal ends it too.
 func start(ctx context.Context, s Server, t *Trial) (*process, error) {
 	args := make([]string, len(s.Args))
 	for i, a := range s.Args {
 		args[i] = expand(a, t)
 	}
-	cmd := exec.Command(s.Bin, args...)
-	cmd.Dir = t.Dir
-	cmd.Env = os.Environ()
+	var env []string
 	for _, kv := range s.Env {
-		cmd.Env = append(cmd.Env, expand(kv, t))
+		env = append(env, expand(kv, t))
 	}
-	p := &process{cmd: cmd, done: make(chan struct{}), stderr: &tailBuffer{max: 2048}}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
+	stderr := &tailBuffer{max: 2048}
+	pp, err := procs.Start(procs.Spec{Path: s.Bin, Args: args, Dir: t.Dir, Env: env, Stderr: stderr})
+	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", s.Name, err)
 	}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	if err := p.waitReady(ctx, t.Addr); err != nil {
+	p := &process{Process: pp, stderr: stderr}
+	if err := p.WaitDialable(ctx, t.Addr, readyTimeout); err != nil {
 		p.stop()
+		if errors.Is(err, procs.ErrExited) {
+			err = fmt.Errorf("%w: %s", err, p.exitStatus())
+		}
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
 	return p, nil
 }
 
-// waitReady dials addr until it accepts, the process dies or time runs out.
-func (p *process) waitReady(ctx context.Context, addr string) error {
-	deadline := time.Now().Add(readyTimeout)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return nil
-		}
-		select {
-		case <-p.done:
-			return fmt.Errorf("exited before listening on %s: %s", addr, p.exitStatus())
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond): // poll: there is no event for "now listening"
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not listening on %s after %v", addr, readyTimeout)
-		}
-	}
-}
-
-func (p *process) pid() int { return p.cmd.Process.Pid }
-
-func (p *process) alive() bool {
-	select {
-	case <-p.done:
-		return false
-	default:
-		return true
-	}
-}
-
 // exitStatus says how the process ended, with the end of its stderr.
 func (p *process) exitStatus() string {
-	if p.alive() {
+	if p.Alive() {
 		return "running"
 	}
 	status := "exited 0"
-	if p.err != nil {
-		status = p.err.Error()
+	if err := p.Err(); err != nil {
+		status = err.Error()
 	}
 	if tail := strings.TrimSpace(p.stderr.String()); tail != "" {
 		status += "; stderr: " + tail
@@ -165,18 +114,8 @@ func (p *process) exitStatus() string {
 }
 
 // stop asks the server to stop (SIGTERM, as an operator would) and kills it
-// if it has not exited after five seconds.
-func (p *process) stop() {
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		p.cmd.Process.Kill()
-	}
-	select {
-	case <-p.done:
-	case <-time.After(5 * time.Second):
-		p.cmd.Process.Kill()
-		<-p.done
-	}
-}
+// if it has not exited after stopGrace.
+func (p *process) stop() { p.Stop(stopGrace) }
 
 // tailBuffer keeps the last max bytes written to it.
 type tailBuffer struct {

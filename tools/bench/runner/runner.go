@@ -16,6 +16,11 @@
 // order rotating from round to round (A B C, B C A, …). Noise from the rest
 // of the machine then falls on every server alike, and the medians over the
 // rounds compare like with like.
+//
+// With KeepServer, a server process lives for a whole round instead of one
+// trial: the round's cells run on it one after another (a load tester's
+// ladder of client counts against one server, each step seeing what the
+// steps before it left), and the servers alternate round by round.
 package runner
 
 import (
@@ -105,6 +110,13 @@ type Experiment struct {
 	KnobName string
 	Knobs    []string
 	Rounds   int // at least 1
+	// KeepServer starts each server once per round instead of once per
+	// trial: the round's cells run one after another on that process, in
+	// its folder, in the order of Clients (and Knobs), so that a cell sees
+	// what the cells before it left (users created, a database grown), as
+	// a load tester's ladder of client counts run against one server does.
+	// Setup then runs once per server and round, with the first cell.
+	KeepServer bool
 	// Setup, if set, prepares a trial's folder before the server starts,
 	// e.g. writes the users file a chat server reads.
 	Setup func(t *Trial) error
@@ -145,20 +157,35 @@ type Step struct {
 
 // Order returns the trials in the order they run: cell by cell; within a
 // cell, round by round; within a round every server once, starting one
-// further each round so that no server always goes first.
+// further each round so that no server always goes first. With KeepServer:
+// round by round; within a round server by server, rotating in the same
+// way; within a server every cell, in order.
 func (e *Experiment) Order() []Step {
-	knobs := e.Knobs
-	if len(knobs) == 0 {
-		knobs = []string{""}
+	var cells []Cell
+	for _, c := range e.Clients {
+		if len(e.Knobs) == 0 {
+			cells = append(cells, Cell{c, ""})
+		}
+		for _, k := range e.Knobs {
+			cells = append(cells, Cell{c, k})
+		}
 	}
 	n := len(e.Servers)
 	var steps []Step
-	for _, c := range e.Clients {
-		for _, k := range knobs {
-			for r := range e.Rounds {
-				for i := range n {
-					steps = append(steps, Step{Cell{c, k}, r + 1, (r + i) % n})
+	if e.KeepServer {
+		for r := range e.Rounds {
+			for i := range n {
+				for _, c := range cells {
+					steps = append(steps, Step{c, r + 1, (r + i) % n})
 				}
+			}
+		}
+		return steps
+	}
+	for _, c := range cells {
+		for r := range e.Rounds {
+			for i := range n {
+				steps = append(steps, Step{c, r + 1, (r + i) % n})
 			}
 		}
 	}
@@ -226,6 +253,8 @@ func (e Experiment) Run(ctx context.Context) (*Results, error) {
 	res := newResults(&e)
 	steps := e.Order()
 	start := time.Now()
+	var ss *session
+	defer func() { ss.close() }()
 	for i, st := range steps {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -233,7 +262,14 @@ func (e Experiment) Run(ctx context.Context) (*Results, error) {
 		s := servers[st.Server]
 		fmt.Fprintf(e.Log, "%s [%d/%d] %s clients=%d%s round %d/%d\n", e.Name, i+1, len(steps),
 			s.Name, st.Clients, knobLabel(e.KnobName, st.Knob), st.Round, e.Rounds)
-		row, hist := e.runTrial(ctx, s, st)
+		if ss != nil && !(e.KeepServer && ss.server == st.Server && ss.round == st.Round) {
+			ss.close()
+			ss = nil
+		}
+		if ss == nil {
+			ss = e.open(ctx, s, st)
+		}
+		row, hist := e.runTrial(ctx, ss, st)
 		res.add(row, hist)
 		fmt.Fprintf(e.Log, "    %s  (%s elapsed)\n", row.summary(), time.Since(start).Round(time.Second))
 	}
@@ -247,10 +283,61 @@ func knobLabel(name, value string) string {
 	return " " + name + "=" + value
 }
 
-// runTrial runs one trial in a fresh folder with a fresh server process.
-func (e *Experiment) runTrial(ctx context.Context, s Server, st Step) (Row, *hdrhistogram.Histogram) {
-	row := Row{Experiment: e.Name, Server: s.Name, Clients: st.Clients, Knob: st.Knob, Round: st.Round}
-	out, err := e.measure(ctx, s, st)
+// session is a running server in its folder: one trial's or, with
+// KeepServer, one round's.
+type session struct {
+	server, round int   // the Step's
+	trial         Trial // Server, Addr, Dir, PID, Log; the cell's fields are set per trial
+	proc          *process
+	err           error // why it did not start; every trial on it fails with it
+}
+
+// open prepares a fresh folder and address, runs Setup and starts s there.
+// A failure is kept in the session, for its trials to report.
+func (e *Experiment) open(ctx context.Context, s Server, st Step) *session {
+	ss := &session{server: st.Server, round: st.Round,
+		trial: Trial{Server: s.Name, Clients: st.Clients, Knob: st.Knob, Round: st.Round, Log: e.Log}}
+	ss.err = ss.launch(ctx, e.Setup, s)
+	return ss
+}
+
+func (ss *session) launch(ctx context.Context, setup func(*Trial) error, s Server) error {
+	var err error
+	if ss.trial.Dir, err = os.MkdirTemp("", "bench-trial-"); err != nil {
+		return err
+	}
+	if ss.trial.Addr, err = trialAddr(s); err != nil {
+		return err
+	}
+	if setup != nil {
+		if err := setup(&ss.trial); err != nil {
+			return fmt.Errorf("setup: %w", err)
+		}
+	}
+	if ss.proc, err = start(ctx, s, &ss.trial); err != nil {
+		return err
+	}
+	ss.trial.PID = ss.proc.PID()
+	return nil
+}
+
+// close stops the server and removes the folder; a nil session is closed.
+func (ss *session) close() {
+	if ss == nil {
+		return
+	}
+	if ss.proc != nil {
+		ss.proc.stop()
+	}
+	if ss.trial.Dir != "" {
+		os.RemoveAll(ss.trial.Dir)
+	}
+}
+
+// runTrial runs one trial on the session's server.
+func (e *Experiment) runTrial(ctx context.Context, ss *session, st Step) (Row, *hdrhistogram.Histogram) {
+	row := Row{Experiment: e.Name, Server: ss.trial.Server, Clients: st.Clients, Knob: st.Knob, Round: st.Round}
+	out, err := e.measure(ctx, ss, st)
 	row.Values = out.Values
 	if err != nil {
 		row.Err = err.Error()
@@ -259,41 +346,29 @@ func (e *Experiment) runTrial(ctx context.Context, s Server, st Step) (Row, *hdr
 	return row, out.Latency
 }
 
-func (e *Experiment) measure(ctx context.Context, s Server, st Step) (Outcome, error) {
-	dir, err := os.MkdirTemp("", "bench-trial-")
-	if err != nil {
-		return Outcome{}, err
+func (e *Experiment) measure(ctx context.Context, ss *session, st Step) (Outcome, error) {
+	if ss.err != nil {
+		return Outcome{}, ss.err
 	}
-	defer os.RemoveAll(dir)
-	t := &Trial{Server: s.Name, Clients: st.Clients, Knob: st.Knob, Round: st.Round, Dir: dir, Log: e.Log}
-	if t.Addr, err = trialAddr(s); err != nil {
-		return Outcome{}, err
+	p := ss.proc
+	if !p.Alive() {
+		return Outcome{}, fmt.Errorf("the server exited during an earlier trial: %s", p.exitStatus())
 	}
-	if e.Setup != nil {
-		if err := e.Setup(t); err != nil {
-			return Outcome{}, fmt.Errorf("setup: %w", err)
-		}
-	}
-	p, err := start(ctx, s, t)
-	if err != nil {
-		return Outcome{}, err
-	}
-	defer p.stop()
-	t.PID = p.pid()
-
+	t := ss.trial
+	t.Clients, t.Knob, t.Round = st.Clients, st.Knob, st.Round
 	mon, err := startMonitor(t.PID, e.SampleEvery)
 	if err != nil {
 		return Outcome{}, err
 	}
 	began := time.Now()
-	out, err := e.Trial(ctx, t)
+	out, err := e.Trial(ctx, &t)
 	wall := time.Since(began)
 	usage := mon.stop()
 	if out.Values == nil {
 		out.Values = map[string]float64{}
 	}
 	usage.addTo(out.Values, wall)
-	if err == nil && !p.alive() {
+	if err == nil && !p.Alive() {
 		err = fmt.Errorf("the server exited during the trial: %s", p.exitStatus())
 	}
 	return out, err

@@ -4,55 +4,27 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
-	"os/signal"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"serverlab/tools/monitor/procstat"
+	"serverlab/tools/procs/procstest"
 )
 
-// The test binary doubles as the fake server the runner starts: with
-// FAKE_SERVER=<addr> in its environment it serves an echo on addr until
-// SIGTERM; with FAKE_SERVER=exit it exits at once, as a broken server would.
-func TestMain(m *testing.M) {
-	switch addr := os.Getenv("FAKE_SERVER"); addr {
-	case "":
-		os.Exit(m.Run())
-	case "exit":
-		io.WriteString(os.Stderr, "fake server: refusing to start\n")
-		os.Exit(3)
-	default:
-		fakeServer(addr)
-		os.Exit(0)
-	}
-}
-
-func fakeServer(addr string) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		os.Exit(4)
-	}
-	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, syscall.SIGTERM)
-	go func() {
-		<-stop
-		ln.Close()
-	}()
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		go func() {
-			defer c.Close()
-			io.Copy(c, c)
-		}()
-	}
-}
+// The test binary doubles as the fake server the runner starts
+// (procstest): with FAKE_SERVER=<addr> in its environment it serves an echo
+// on addr until SIGTERM; with FAKE_SERVER=exit it exits at once, as a broken
+// server would.
+func TestMain(m *testing.M) { procstest.Main(m) }
 
 // echoTrial sends one line per client to the server and reads it back.
 func echoTrial(ctx context.Context, t *Trial) (Outcome, error) {
@@ -182,5 +154,113 @@ func TestExpandPlaceholders(t *testing.T) {
 	want := "-addr=127.0.0.1:6000 -port=6000 -users=/tmp/x/u.txt -n=7 -workers=4"
 	if got != want {
 		t.Errorf("expand = %q, want %q", got, want)
+	}
+}
+
+// With KeepServer the servers alternate round by round, rotating, and each
+// runs every cell of its round in a row.
+func TestOrderWithKeepServer(t *testing.T) {
+	e := Experiment{Servers: []Server{{Name: "a"}, {Name: "b"}}, Clients: []int{1, 10}, Knobs: []string{"x", "y"}, Rounds: 2, KeepServer: true}
+	var got []string
+	for _, st := range e.Order() {
+		got = append(got, fmt.Sprintf("%d/%s/%d/%s", st.Clients, st.Knob, st.Round, e.Servers[st.Server].Name))
+	}
+	want := []string{
+		"1/x/1/a", "1/y/1/a", "10/x/1/a", "10/y/1/a", "1/x/1/b", "1/y/1/b", "10/x/1/b", "10/y/1/b",
+		"1/x/2/b", "1/y/2/b", "10/x/2/b", "10/y/2/b", "1/x/2/a", "1/y/2/a", "10/x/2/a", "10/y/2/a",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("order:\n got %v\nwant %v", got, want)
+	}
+}
+
+// With KeepServer a round's cells run one after another on one process in
+// one folder, which the next round does not share.
+func TestKeepServerRunsARoundOnOneProcess(t *testing.T) {
+	type seen struct {
+		clients, round, pid int
+		dir, fileSeen       string
+	}
+	var trials []seen
+	var setups int
+	e := Experiment{
+		Name: "fake", Servers: fakeServers(t)[:1], Clients: []int{1, 2, 3}, Rounds: 2, KeepServer: true, Log: io.Discard,
+		Setup: func(*Trial) error { setups++; return nil },
+		Trial: func(ctx context.Context, tr *Trial) (Outcome, error) {
+			// Each trial leaves a file that the next one on the same server sees.
+			prev, _ := os.ReadFile(tr.Dir + "/last")
+			trials = append(trials, seen{tr.Clients, tr.Round, tr.PID, tr.Dir, string(prev)})
+			if err := os.WriteFile(tr.Dir+"/last", []byte(strconv.Itoa(tr.Clients)), 0o600); err != nil {
+				return Outcome{}, err
+			}
+			return echoTrial(ctx, tr)
+		},
+	}
+	res, err := e.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if setups != 2 {
+		t.Errorf("%d setups, want 2 (one per round)", setups)
+	}
+	if len(trials) != 6 || len(res.Rows) != 6 {
+		t.Fatalf("%d trials and %d rows, want 6 (3 client counts × 2 rounds)", len(trials), len(res.Rows))
+	}
+	for i, got := range trials {
+		if want := []int{1, 2, 3}[i%3]; got.clients != want || got.round != 1+i/3 {
+			t.Errorf("trial %d: clients=%d round %d, want clients=%d round %d", i, got.clients, got.round, want, 1+i/3)
+		}
+		if res.Rows[i].Err != "" {
+			t.Errorf("trial %d failed: %s", i, res.Rows[i].Err)
+		}
+		if i%3 == 0 { // the first cell of a round: a new server in a new folder
+			if got.fileSeen != "" || (i > 0 && (got.pid == trials[i-1].pid || got.dir == trials[i-1].dir)) {
+				t.Errorf("trial %d, the first of its round, ran on pid %d in %s and found %q there: want a fresh server and folder",
+					i, got.pid, got.dir, got.fileSeen)
+			}
+			continue
+		}
+		if got.pid != trials[i-1].pid || got.dir != trials[i-1].dir {
+			t.Errorf("trial %d ran on pid %d in %s, the one before on pid %d in %s: want the same server",
+				i, got.pid, got.dir, trials[i-1].pid, trials[i-1].dir)
+		}
+		if prev := strconv.Itoa(trials[i-1].clients); got.fileSeen != prev {
+			t.Errorf("trial %d found %q in its folder, want what the trial before it left (%s)", i, got.fileSeen, prev)
+		}
+	}
+}
+
+// With KeepServer, a server that dies fails the rest of its round, without
+// running their trials against nobody.
+func TestKeepServerReportsAServerThatDied(t *testing.T) {
+	calls := 0
+	e := Experiment{
+		Name: "fake", Servers: fakeServers(t)[:1], Clients: []int{1, 2, 3}, Rounds: 1, KeepServer: true, Log: io.Discard,
+		Trial: func(ctx context.Context, tr *Trial) (Outcome, error) {
+			calls++
+			if err := syscall.Kill(tr.PID, syscall.SIGKILL); err != nil {
+				return Outcome{}, err
+			}
+			// Poll until it is gone or a zombie, when procstat has nothing to
+			// read: there is no event for another process's death.
+			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				if _, err := procstat.Read(tr.PID); err != nil {
+					return Outcome{}, nil
+				}
+			}
+			return Outcome{}, errors.New("the server still runs 5 s after SIGKILL")
+		},
+	}
+	res, err := e.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 {
+		t.Errorf("the trial ran %d times, want once: the server was dead for the others", calls)
+	}
+	for _, row := range res.Rows[1:] {
+		if row.Err == "" {
+			t.Errorf("clients=%d after the server died: no error", row.Clients)
+		}
 	}
 }

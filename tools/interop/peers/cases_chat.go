@@ -46,16 +46,16 @@ func (c *chatPair) alive(ev string, err error) (string, error) {
 		return "", err
 	}
 	for _, p := range []*proc{c.discovery, c.chat} {
-		if p.alive() {
+		if p.Alive() {
 			continue
 		}
 		// The original chat servers die of SIGPIPE when a client disconnects
 		// while they relay to it (a known defect the course fixes): after a
 		// finished conversation that is the original's failure, not the tool's.
 		if c.original && strings.Contains(p.exitStatus(), "broken pipe") {
-			return ev + "; then the original " + p.name + " died of SIGPIPE as a client left (its known defect)", nil
+			return ev + "; then the original " + p.Name() + " died of SIGPIPE as a client left (its known defect)", nil
 		}
-		return "", fmt.Errorf("%s; then %s died: %s", ev, p.name, p.exitStatus())
+		return "", fmt.Errorf("%s; then %s died: %s", ev, p.Name(), p.exitStatus())
 	}
 	return ev + "; servers still up", nil
 }

@@ -14,22 +14,11 @@ import (
 // ---- chapter 03 and ThreadForge ----
 
 func (h *harness) startOurJobserver(ctx context.Context) (*proc, string, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, "", err
-	}
-	addr := "127.0.0.1:" + port
-	p, err := h.start(ctx, "", addr, h.ours("jobserver"), "-addr", addr, "-workers", "2", "-queue", "256")
-	return p, port, err
+	return h.startOnFreePort(ctx, "", h.ours("jobserver"), "-addr", "{addr}", "-workers", "2", "-queue", "256")
 }
 
 func (h *harness) startThreadForge(ctx context.Context) (*proc, string, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, "", err
-	}
-	p, err := h.start(ctx, "", "127.0.0.1:"+port, h.peer(tfServer), port, "2", "256")
-	return p, port, err
+	return h.startOnFreePort(ctx, "", h.peer(tfServer), "{port}", "2", "256")
 }
 
 func tfLoadTestCase(workload string) func(context.Context, *harness) (string, error) {

@@ -43,12 +43,7 @@ func (h *harness) startOurStock(ctx context.Context, ch string) (*proc, string, 
 	if err != nil {
 		return nil, "", err
 	}
-	port, err := freePort()
-	if err != nil {
-		return nil, "", err
-	}
-	p, err := h.start(ctx, dir, "127.0.0.1:"+port, h.ours("stock"+ch), "-file", filepath.Join(dir, "stock.txt"), port, "4")
-	return p, port, err
+	return h.startOnFreePort(ctx, dir, h.ours("stock"+ch), "-file", filepath.Join(dir, "stock.txt"), "{port}", "4")
 }
 
 // startOrigStock starts an original stock server in a fresh folder.
@@ -57,16 +52,11 @@ func (h *harness) startOrigStock(ctx context.Context, srv string) (*proc, string
 	if err != nil {
 		return nil, "", err
 	}
-	port, err := freePort()
-	if err != nil {
-		return nil, "", err
-	}
-	args := []string{h.peer(srv), port, "PRODUCTION"}
+	args := []string{h.peer(srv), "{port}", "PRODUCTION"}
 	if strings.Contains(srv, "thread_based") {
 		args = append(args, "4")
 	}
-	p, err := h.start(ctx, dir, "127.0.0.1:"+port, args...)
-	return p, port, err
+	return h.startOnFreePort(ctx, dir, args...)
 }
 
 // stockShow asks for show on a new connection and checks the 8192-byte record.
@@ -158,7 +148,7 @@ func loadgenStockCase(srv string) func(context.Context, *harness) (string, error
 		// A client that says exit kills the thread-based original (its
 		// exit_client takes close()'s 0 for an error and calls exit(0)): its
 		// known defect, which the course fixes, not the load generator's.
-		if verr == nil && !p.alive() && clients == "1" && p.exitStatus() == "exited with status 0" {
+		if verr == nil && !p.Alive() && clients == "1" && p.exitStatus() == "exited with status 0" {
 			return ev + "; then the original exited (status 0) on the client's exit, its known defect", nil
 		}
 		return serverAlive(p, ev, verr)

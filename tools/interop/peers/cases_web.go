@@ -54,12 +54,7 @@ func (h *harness) startOurWserver(ctx context.Context) (*proc, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	port, err := freePort()
-	if err != nil {
-		return nil, "", err
-	}
-	p, err := h.start(ctx, www, "127.0.0.1:"+port, h.ours("wserver"), "-d", www, "-p", port, "-t", "8", "-b", "64")
-	return p, port, err
+	return h.startOnFreePort(ctx, www, h.ours("wserver"), "-d", www, "-p", "{port}", "-t", "8", "-b", "64")
 }
 
 func curlCh06(ctx context.Context, h *harness) (string, error) {
@@ -122,7 +117,7 @@ func serverAlive(p *proc, ev string, err error) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !p.alive() {
+	if !p.Alive() {
 		return "", fmt.Errorf("%s; then the server died: %s", ev, p.exitStatus())
 	}
 	return ev + "; server still up", nil
@@ -135,11 +130,7 @@ func (h *harness) startOSTEP(ctx context.Context) (*proc, string, string, error)
 	if err != nil {
 		return nil, "", "", err
 	}
-	port, err := freePort()
-	if err != nil {
-		return nil, "", "", err
-	}
-	p, err := h.start(ctx, www, "127.0.0.1:"+port, h.peer(ostepServer), "-d", www, "-p", port)
+	p, port, err := h.startOnFreePort(ctx, www, h.peer(ostepServer), "-d", www, "-p", "{port}")
 	return p, port, www, err
 }
 

@@ -106,6 +106,12 @@ func (h *harness) diffLine(ctx context.Context, proto string, probes []probe,
 		}
 		vs = append(vs, judge(proto, p.name, p.send, got[0], got[1], norm, rules))
 	}
+	return h.verdicts(vs)
+}
+
+// verdicts records a comparison's verdicts (and prints the differences
+// outside the allow-list) and turns them into the case's evidence.
+func (h *harness) verdicts(vs []verdict) (string, error) {
 	h.record("verdicts", []byte(verdictLines(vs)))
 	ev, details, ok := summarise(vs)
 	if details != "" {
@@ -258,11 +264,7 @@ func diffHTTP(ctx context.Context, h *harness) (string, error) {
 	}
 	start := func(bin string) func(context.Context) (func(), string, error) {
 		return func(ctx context.Context) (func(), string, error) {
-			port, err := freePort()
-			if err != nil {
-				return nil, "", err
-			}
-			p, err := h.start(ctx, www, "127.0.0.1:"+port, bin, "-d", www, "-p", port)
+			p, port, err := h.startOnFreePort(ctx, www, bin, "-d", www, "-p", "{port}")
 			if err != nil {
 				return nil, "", err
 			}

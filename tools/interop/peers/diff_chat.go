@@ -139,16 +139,7 @@ func diffChat(srv, ch string) func(context.Context, *harness) (string, error) {
 			}
 			vs = append(vs, judge("chat", sc.name, describeSteps(sc), got[0], got[1], identity, chatRules))
 		}
-		h.record("verdicts", []byte(verdictLines(vs)))
-		ev, details, ok := summarise(vs)
-		if details != "" {
-			h.record("differences outside the allow-list", []byte(details))
-			fmt.Fprint(h.log, details)
-		}
-		if !ok {
-			return "", errors.New(ev)
-		}
-		return ev, nil
+		return h.verdicts(vs)
 	}
 }
 

@@ -14,11 +14,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"serverlab/tools/procs"
 )
 
 type status string
@@ -260,13 +261,10 @@ func (h *harness) record(label string, b []byte) {
 	fmt.Fprintf(&h.out, "--- %s\n%s\n", label, bytes.TrimRight(b, "\n"))
 }
 
-// proc is a server started by a case.
+// proc is a server started by a case, with everything it printed.
 type proc struct {
-	name string
-	cmd  *exec.Cmd
-	out  *lockedBuffer
-	done chan struct{}
-	err  error
+	*procs.Process
+	out *lockedBuffer
 }
 
 type lockedBuffer struct {
@@ -289,180 +287,71 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// start runs a server in dir and waits until addr accepts connections. The
-// server runs in its own process group, so stop also ends its children (CGI
-// programs, forked workers).
+const (
+	// readyTimeout bounds how long a server may take to listen.
+	readyTimeout = 10 * time.Second
+	// stopGrace is how long a server's group may take to exit on SIGTERM.
+	stopGrace = 2 * time.Second
+)
+
+// start runs a server in dir and waits until it listens on addr itself
+// (procs.WaitListening: a dial would kill the OSTEP server, and on the fixed
+// ports it could be someone else's). The server runs in its own process
+// group, so stop also ends its children (CGI programs, forked workers).
 func (h *harness) start(ctx context.Context, dir, addr string, argv ...string) (*proc, error) {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = dir
 	out := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	pp, err := procs.Start(procs.Spec{Path: argv[0], Args: argv[1:], Dir: dir, Stdout: out, Stderr: out, Group: true})
+	if err != nil {
 		return nil, err
 	}
-	p := &proc{name: filepath.Base(argv[0]), cmd: cmd, out: out, done: make(chan struct{})}
-	go func() { p.err = cmd.Wait(); close(p.done) }()
-	if err := waitListening(ctx, p, addr); err != nil {
+	p := &proc{Process: pp, out: out}
+	if err := p.WaitListening(ctx, addr, readyTimeout); err != nil {
 		p.stop()
-		return nil, fmt.Errorf("%s did not start listening on %s: %v; its output: %q", p.name, addr, err, tail(out.String(), 300))
+		if errors.Is(err, procs.ErrExited) {
+			err = fmt.Errorf("%w: %s", err, p.exitStatus())
+		}
+		return nil, fmt.Errorf("%s: %v; its output: %q", p.Name(), err, tail(out.String(), 300))
 	}
 	return p, nil
 }
 
-// alive reports whether the server is still running.
-func (p *proc) alive() bool {
-	select {
-	case <-p.done:
-		return false
-	default:
-		return true
+// startOnFreePort starts a server in dir on a free port of 127.0.0.1, with
+// {port} and {addr} in argv replaced by that port and address, and returns it
+// and its port.
+func (h *harness) startOnFreePort(ctx context.Context, dir string, argv ...string) (*proc, string, error) {
+	addr, err := procs.FreeAddr("")
+	if err != nil {
+		return nil, "", err
 	}
+	ph := procs.Placeholders(addr)
+	args := make([]string, len(argv))
+	for i, a := range argv {
+		args[i] = ph.Replace(a)
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	p, err := h.start(ctx, dir, addr, args...)
+	return p, port, err
 }
 
 // exitStatus describes how the server ended (for evidence lines).
 func (p *proc) exitStatus() string {
-	select {
-	case <-p.done:
-		if p.err == nil {
-			return "exited with status 0"
-		}
-		return p.err.Error()
-	default:
+	if p.Alive() {
 		return "running"
 	}
+	if err := p.Err(); err != nil {
+		return err.Error()
+	}
+	return "exited with status 0"
 }
 
-// stop ends the server's process group: SIGTERM, then SIGKILL after 2 s.
-func (p *proc) stop() {
-	if !p.alive() {
-		return
-	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(2 * time.Second):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
-	}
-}
-
-// waitListening waits until the server listens on addr, the server exits,
-// or 10 s pass. On Linux it reads /proc instead of connecting: a connection
-// opened and closed at once kills the OSTEP server (SIGPIPE), and /proc also
-// proves that the listening socket is the started process's own, not
-// someone else's on a fixed port. Polling is the only way to learn that
-// another process is ready; each look is cheap and bounded.
-func waitListening(ctx context.Context, p *proc, addr string) error {
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return err
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		owned, err := listensOn(p.cmd.Process.Pid, port)
-		if err != nil { // no /proc: fall back to connecting
-			var c net.Conn
-			if c, err = net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
-				c.Close()
-				return nil
-			}
-		} else if owned {
-			return nil
-		} else {
-			err = errors.New("not listening yet")
-		}
-		if !p.alive() {
-			return errors.New("it exited: " + p.exitStatus())
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return err
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// listensOn reports whether process pid holds a TCP socket listening on
-// port (read from /proc/net/tcp{,6} and /proc/<pid>/fd).
-func listensOn(pid int, port string) (bool, error) {
-	inodes, err := listeningInodes(port)
-	if err != nil {
-		return false, err
-	}
-	if len(inodes) == 0 {
-		return false, nil
-	}
-	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	if err != nil {
-		return false, err
-	}
-	for _, fd := range fds {
-		link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
-		if err == nil && inodes[link] {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-// listeningInodes lists, as "socket:[inode]", the sockets in state LISTEN
-// on port in this network namespace.
-func listeningInodes(port string) (map[string]bool, error) {
-	n, err := strconv.Atoi(port)
-	if err != nil {
-		return nil, err
-	}
-	want := fmt.Sprintf(":%04X", n)
-	found := map[string]bool{}
-	read := 0
-	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		read++
-		for _, inode := range parseProcNetTCP(string(b), want) {
-			found["socket:["+inode+"]"] = true
-		}
-	}
-	if read == 0 {
-		return nil, errors.New("no /proc/net/tcp")
-	}
-	return found, nil
-}
-
-// parseProcNetTCP returns the inodes of the LISTEN (0A) sockets whose local
-// address ends in portSuffix (":%04X").
-func parseProcNetTCP(table, portSuffix string) []string {
-	var inodes []string
-	for _, line := range strings.Split(table, "\n")[1:] {
-		f := strings.Fields(line)
-		if len(f) < 10 || f[3] != "0A" || !strings.HasSuffix(f[1], portSuffix) {
-			continue
-		}
-		inodes = append(inodes, f[9])
-	}
-	return inodes
-}
-
-// freePort picks a port nobody listens on (the kernel's choice).
-func freePort() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	_, port, err := net.SplitHostPort(ln.Addr().String())
-	return port, err
-}
+// stop ends the server's process group: SIGTERM, then SIGKILL after
+// stopGrace.
+func (p *proc) stop() { p.Stop(stopGrace) }
 
 // portFree checks that nobody listens on addr.
 func portFree(addr string) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	return ln.Close()
+	_, err := procs.FreeAddr(addr)
+	return err
 }
 
 // command runs a client program to completion (bounded by ctx) and returns

@@ -22,6 +22,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,6 +34,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"serverlab/tools/procs"
 )
 
 // options are the command line.
@@ -158,10 +161,9 @@ var ours = map[string]string{
 
 func buildOurs(ctx context.Context, root, dir string) error {
 	for name, pkg := range ours {
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, name), pkg)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+		var out bytes.Buffer
+		if err := procs.Build(ctx, root, pkg, filepath.Join(dir, name), &out); err != nil {
+			return fmt.Errorf("go build %s: %v\n%s", pkg, err, out.Bytes())
 		}
 	}
 	return nil

@@ -51,13 +51,6 @@ func isErr(t *testing.T, err error) {
 	}
 }
 
-func equalSlices(t *testing.T, want, got []string, what string) {
-	t.Helper()
-	if strings.Join(want, "\x00") != strings.Join(got, "\x00") || len(want) != len(got) {
-		t.Errorf("%s\nwant: %q\ngot:  %q", what, want, got)
-	}
-}
-
 func TestLoadTestVerdict(t *testing.T) {
 	out := fixture(t, "load_test-ok.txt")
 	t.Run("all requests succeed", func(t *testing.T) {
@@ -161,16 +154,4 @@ func TestStressVerdict(t *testing.T) {
 
 	_, err = stressVerdict(out+"[stress] *** Degradation detected — stopping ***\n", 3)
 	isErr(t, err)
-}
-
-func TestParseProcNetTCP(t *testing.T) {
-	table := "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n" +
-		"   0: 0100007F:1388 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 2768335 2 0 100 0 0 10 0\n" +
-		"   1: 0100007F:1770 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 2721147 2 0 100 0 0 10 0\n" +
-		"   2: 0100007F:1388 0100007F:D431 01 00000000:00000000 00:00000000 00000000     0        0 2799999 2 0 100 0 0 10 0\n"
-	equalSlices(t, []string{"2768335"}, parseProcNetTCP(table, ":1388"), "port 5000: only the LISTEN socket, not the connection")
-	equalSlices(t, []string{"2721147"}, parseProcNetTCP(table, ":1770"), "port 6000")
-	equalSlices(t, nil, parseProcNetTCP(table, ":2328"), "port 9000: none")
-	// A recorded table from this machine.
-	equalSlices(t, []string{"2768335"}, parseProcNetTCP(fixture(t, "proc-net-tcp.txt"), ":8823"), "recorded /proc/net/tcp")
 }

@@ -70,8 +70,9 @@ func ParseStat(data []byte) (Stat, error) {
 
 // Status is what procstat reads from /proc/<pid>/status.
 type Status struct {
-	RSSKiB  int64 // VmRSS; 0 for a kernel thread, which has no memory of its own
-	Threads int
+	RSSKiB     int64 // VmRSS; 0 for a kernel thread, which has no memory of its own
+	PeakRSSKiB int64 // VmHWM, the most VmRSS has been since the process started
+	Threads    int
 }
 
 // ParseStatus parses /proc/<pid>/status ("VmRSS:\t    5120 kB" lines).
@@ -83,6 +84,8 @@ func ParseStatus(data []byte) (Status, error) {
 		switch key {
 		case "VmRSS":
 			s.RSSKiB, err = parseKiB(value)
+		case "VmHWM":
+			s.PeakRSSKiB, err = parseKiB(value)
 		case "Threads":
 			s.Threads, err = strconv.Atoi(string(bytes.TrimSpace(value)))
 			sawThreads = true
@@ -138,11 +141,12 @@ func parseKiB(value []byte) (int64, error) {
 
 // Snapshot is a process's counters at one instant, as Read returns them.
 type Snapshot struct {
-	Time     time.Time
-	CPUTicks uint64 // utime + stime since the process started, in ClockTicks
-	RSSKiB   int64
-	PSSKiB   int64 // -1 when smaps_rollup is not readable (another user's process)
-	Threads  int
+	Time       time.Time
+	CPUTicks   uint64 // utime + stime since the process started, in ClockTicks
+	RSSKiB     int64
+	PeakRSSKiB int64 // VmHWM, the most RSS has been since the process started
+	PSSKiB     int64 // -1 when smaps_rollup is not readable (another user's process)
+	Threads    int
 }
 
 // CPUPercent returns the CPU the process used between two snapshots, in

@@ -61,6 +61,7 @@ Umask:	0022
 State:	S (sleeping)
 Pid:	4242
 VmPeak:	  223844 kB
+VmHWM:	    5120 kB
 VmRSS:	    4480 kB
 RssAnon:	     512 kB
 Threads:	51
@@ -77,7 +78,7 @@ Shared_Clean:       1600 kB
 
 func TestParseStatus(t *testing.T) {
 	got, err := procstat.ParseStatus([]byte(sampleStatus))
-	want := procstat.Status{RSSKiB: 4480, Threads: 51}
+	want := procstat.Status{RSSKiB: 4480, PeakRSSKiB: 5120, Threads: 51}
 	assert.NoError(t, err, "ParseStatus(%q)", sampleStatus)
 	assert.Equal(t, want, got, "ParseStatus(%q)", sampleStatus)
 	// A kernel thread has no VmRSS line: RSS 0, not an error.

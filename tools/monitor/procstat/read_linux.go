@@ -36,11 +36,12 @@ func Read(pid int) (Snapshot, error) {
 		return Snapshot{}, err
 	}
 	return Snapshot{
-		Time:     now,
-		CPUTicks: stat.UTime + stat.STime,
-		RSSKiB:   status.RSSKiB,
-		PSSKiB:   readPSS(dir),
-		Threads:  status.Threads,
+		Time:       now,
+		CPUTicks:   stat.UTime + stat.STime,
+		RSSKiB:     status.RSSKiB,
+		PeakRSSKiB: status.PeakRSSKiB,
+		PSSKiB:     readPSS(dir),
+		Threads:    status.Threads,
 	}, nil
 }
 

@@ -1,10 +1,12 @@
-package main
+package chatcoreload
 
 import (
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
+
+	"serverlab/tools/chatcore/proto"
 )
 
 func TestParseUint32(t *testing.T) {
@@ -56,5 +58,44 @@ func TestFirstErrors(t *testing.T) {
 	}
 	if !strings.Contains(firstErrors([]error{errors.New("x")}, 3).Error(), "x") {
 		t.Fatal("one error: want it")
+	}
+}
+
+func TestOthersEcho(t *testing.T) {
+	c := &client{}
+	c.user.Store(7)
+	for _, tc := range []struct {
+		m    proto.Message
+		want bool
+	}{
+		{proto.ReceiveChat{ChannelID: 1, Content: `"user_id":7}`, UserID: 8}, true},
+		{proto.ReceiveChat{ChannelID: 1, Content: "x", UserID: 7}, false},
+		{proto.UserLoginEvent{UserID: 8}, false},
+	} {
+		b, _ := proto.Encode(tc.m)
+		if got := c.othersEcho(b[proto.HeaderSize:]); got != tc.want {
+			t.Errorf("othersEcho(%s) = %v, want %v", b[proto.HeaderSize:], got, tc.want)
+		}
+	}
+}
+
+func TestParseSteps(t *testing.T) {
+	got, err := ParseSteps(" 5,25 ,450")
+	if err != nil || fmt.Sprint(got) != "[5 25 450]" {
+		t.Errorf("ParseSteps(\" 5,25 ,450\") = %v, %v; want [5 25 450]", got, err)
+	}
+	if _, err := ParseSteps(DefaultSteps); err != nil {
+		t.Errorf("ParseSteps(DefaultSteps): %v", err)
+	}
+	for _, bad := range []string{"", "5,,25", "0", "-3", "x"} {
+		if got, err := ParseSteps(bad); err == nil || !strings.HasPrefix(err.Error(), "-steps: ") {
+			t.Errorf("ParseSteps(%q) = %v, %v; want a -steps error", bad, got, err)
+		}
+	}
+}
+
+func TestRunRefusesNoClients(t *testing.T) {
+	if _, err := Run(t.Context(), Config{Addr: "127.0.0.1:9", Clients: 0}); err == nil {
+		t.Error("Run with 0 clients: want an error")
 	}
 }
