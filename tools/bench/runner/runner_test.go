@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -238,7 +237,11 @@ func TestKeepServerReportsAServerThatDied(t *testing.T) {
 		Name: "fake", Servers: fakeServers(t)[:1], Clients: []int{1, 2, 3}, Rounds: 1, KeepServer: true, Log: io.Discard,
 		Trial: func(ctx context.Context, tr *Trial) (Outcome, error) {
 			calls++
-			if err := syscall.Kill(tr.PID, syscall.SIGKILL); err != nil {
+			p, err := os.FindProcess(tr.PID)
+			if err == nil {
+				err = p.Kill() // SIGKILL on Unix
+			}
+			if err != nil {
 				return Outcome{}, err
 			}
 			// Poll until it is gone or a zombie, when procstat has nothing to
