@@ -1,7 +1,7 @@
-// Package procs runs the servers the course's tools measure and check
-// (tools/bench, tools/interop/peers, tools/soak) as child processes: it
-// builds a Go server package or takes an external program, starts it, waits
-// until it listens, tells whether it is still alive and how it ended, and
+// Package procs runs the servers the course's tools measure and check (the
+// experiment runner, the interop checks, the soak tests) as child processes:
+// it builds a Go server package or takes an external program, starts it,
+// waits until it listens, tells whether it is still alive and how it ended, and
 // stops it — SIGTERM, as an operator would, then SIGKILL after a grace
 // period, to its whole process group if asked.
 //
