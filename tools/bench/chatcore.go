@@ -67,7 +67,8 @@ func runChatcore(ctx context.Context, args []string) error {
 		return err
 	}
 	if f.peers != "" {
-		// tools/interop/peers/build.sh does not build the original chatcore.
+		// The original chatcore is no part of the peers layout: it is
+		// named with -servers.
 		fmt.Fprintln(os.Stderr, "bench chatcore: -peers has no chatcore original: name one with -servers label=path")
 		f.peers = ""
 	}

@@ -107,7 +107,7 @@ func newFlags(name, defaultOut string, defaultRounds int) *flags {
 	f := &flags{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError), name: name}
 	f.StringVar(&f.out, "out", defaultOut, "`folder` for results.csv, results.md and the plots")
 	f.IntVar(&f.rounds, "rounds", defaultRounds, "trials per server and cell, run alternately (A B, B A, …); the tables show medians")
-	f.StringVar(&f.peers, "peers", os.Getenv("PEERS"), "`folder` where the originals are built (tools/interop/peers/build.sh); default $PEERS; empty: the course's servers only")
+	f.StringVar(&f.peers, "peers", os.Getenv("PEERS"), "`folder` where the originals are built, in the layout of docs/interop.md; default $PEERS; empty: the course's servers only")
 	return f
 }
 
@@ -146,7 +146,7 @@ func (f *flags) peer(rel string) string {
 	}
 	path := filepath.Join(f.peers, rel)
 	if _, err := os.Stat(path); err != nil {
-		fmt.Fprintf(os.Stderr, "bench %s: leaving out %s: %v (build it with tools/interop/peers/build.sh)\n", f.name, rel, err)
+		fmt.Fprintf(os.Stderr, "bench %s: leaving out %s: %v (docs/interop.md lists where each original's programs go)\n", f.name, rel, err)
 		return ""
 	}
 	return path

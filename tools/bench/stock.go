@@ -26,10 +26,9 @@ import (
 //	make bench-ch04        (go run ./tools/bench stock -out docs/bench-ch04)
 //	PEERS=/path make bench-ch04
 //
-// With -peers (default $PEERS) the originals are compiled from their sources
-// under the peers folder, as their own Makefiles compile them (see
-// stockBuildOriginals for why not with -O2), and every server is driven by
-// the original's multiclient_benchmark: one process per client, each sending
+// With -peers (default $PEERS) the originals built in the peers folder run
+// too (stockOriginals), and every server is driven by the original's
+// multiclient_benchmark: one process per client, each sending
 // show / buy / sell at random, one at a time, reading the 8192-byte reply.
 // Without it, the course's servers are driven by loadgen's stock driver.
 //
@@ -81,22 +80,19 @@ func runStockBench(ctx context.Context, args []string) error {
 	s := stockSettings{queries: *queries, timeout: *timeout}
 
 	servers := stockOurServers(*workers)
+	if f.peers != "" {
+		s.mcb = f.peer("sg-syssw/concurrent_stockserver/client/multiclient_benchmark")
+		servers = append(servers, stockOriginals(f, *workers)...)
+	}
+	servers, err = stockSelect(servers, *only)
+	if err != nil {
+		return usage(err)
+	}
 	bin, err := os.MkdirTemp("", "bench-stock-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(bin)
-	if f.peers != "" {
-		s.mcb = f.peer("sg-syssw/concurrent_stockserver/client/multiclient_benchmark")
-		originals, err := stockBuildOriginals(ctx, filepath.Join(f.peers, "sg-syssw/concurrent_stockserver"), bin, *workers)
-		if err != nil {
-			return err
-		}
-		servers = append(servers, originals...)
-	}
-	if servers, err = stockSelect(servers, *only); err != nil {
-		return usage(err)
-	}
 	if s.mcb == "" {
 		s.loadgen = filepath.Join(bin, "loadgen")
 		build := exec.CommandContext(ctx, "go", "build", "-o", s.loadgen, "./tools/loadgen")
@@ -166,47 +162,29 @@ func stockOurServers(workers int) []runner.Server {
 	}
 }
 
-// stockBuildOriginals compiles the original servers from their sources in
-// dir into bin, and returns them as servers: "thread" (the thread-based one,
-// with workers threads) and "event" (the select() loop).
+// stockOriginals returns the original servers built in the peers folder:
+// "thread" (the thread-based one, with workers threads) and "event" (the
+// select() loop); one that is not there is left out, with a message.
 //
-// They are compiled as their own Makefiles do, without optimisation (plus
-// -fcommon, which gcc 10 and later need for their globals). Not with -O2:
-// the thread-based server's reader-writer lock busy-waits on plain ints
-// (`while(writer_n);`), and -O2 may read such a variable once and loop
-// forever, which it does here: the first show that meets a trade (or the
-// other way round) spins on its core for good and the benchmark never ends.
+// They must be built as their own Makefiles build them, without
+// optimisation: the thread-based server's reader-writer lock busy-waits on
+// plain ints (`while(writer_n);`), and with -O2 the compiler may read such a
+// variable once and loop forever, which it does here: the first show that
+// meets a trade (or the other way round) spins on its core for good and the
+// benchmark never ends.
 //
 // Both run in PRODUCTION mode, as their write-up runs them: BENCHMARK mode
 // signals its parent process at start-up (SIGUSR1, for the original's test
 // scripts). PRODUCTION prints a line per request to stdout, here /dev/null.
-func stockBuildOriginals(ctx context.Context, dir, bin string, workers int) ([]runner.Server, error) {
-	compile := func(name, sub string, libs ...string) (string, error) {
-		srcs, err := filepath.Glob(filepath.Join(dir, sub, "*.c"))
-		if err != nil || len(srcs) == 0 {
-			return "", fmt.Errorf("no C sources in %s (%v)", filepath.Join(dir, sub), err)
-		}
-		out := filepath.Join(bin, name)
-		args := append(append([]string{"-fcommon", "-o", out}, srcs...), libs...)
-		cmd := exec.CommandContext(ctx, "gcc", args...)
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return "", fmt.Errorf("compiling the original %s server: %w", sub, err)
-		}
-		return out, nil
+func stockOriginals(f *flags, workers int) []runner.Server {
+	var out []runner.Server
+	if bin := f.peer("sg-syssw/concurrent_stockserver/thread_based/stockserver"); bin != "" {
+		out = append(out, runner.Server{Name: "thread", Bin: bin, Args: []string{"{port}", "PRODUCTION", strconv.Itoa(workers)}})
 	}
-	thread, err := compile("stockserver_thread", "thread_based", "-lpthread")
-	if err != nil {
-		return nil, err
+	if bin := f.peer("sg-syssw/concurrent_stockserver/event_driven/stockserver"); bin != "" {
+		out = append(out, runner.Server{Name: "event", Bin: bin, Args: []string{"{port}", "PRODUCTION"}})
 	}
-	event, err := compile("stockserver_event", "event_driven")
-	if err != nil {
-		return nil, err
-	}
-	return []runner.Server{
-		{Name: "thread", Bin: thread, Args: []string{"{port}", "PRODUCTION", strconv.Itoa(workers)}},
-		{Name: "event", Bin: event, Args: []string{"{port}", "PRODUCTION"}},
-	}, nil
+	return out
 }
 
 // stockSelect keeps the servers named in list (all of them if it is empty).

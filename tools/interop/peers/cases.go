@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Where the originals' programs are under -peers (the layout build.sh uses).
+// Where the originals' programs are under -peers (the layout docs/interop.md lists).
 const (
 	tfServer   = "threadforge/build/threadforge_server"
 	tfLoadTest = "threadforge/build/load_test"

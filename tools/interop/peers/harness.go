@@ -211,7 +211,7 @@ func (h *harness) skipReason(c kase) string {
 	}
 	for _, n := range c.needs {
 		if _, err := os.Stat(h.peer(n)); err != nil {
-			return "original not built: " + n + " missing under -peers (sh tools/interop/peers/build.sh)"
+			return "original not built: " + n + " missing under -peers (docs/interop.md lists where each program goes)"
 		}
 	}
 	return ""

@@ -10,9 +10,10 @@
 //	go run ./tools/interop/peers -peers ~/peers        # every original that is built there
 //	go run ./tools/interop/peers -peers ~/peers -diff  # also the byte-level comparison
 //
-// The originals are never part of this repository: build them in a scratch
-// folder with tools/interop/peers/build.sh (docs/interop.md). A missing
-// original skips its cases with a message; it is not a failure.
+// The originals are never part of this repository, nor is anything that
+// builds them: fetch and build each in a scratch folder of your own, with its
+// own build files, in the layout docs/interop.md lists. A missing original
+// skips its cases with a message; it is not a failure.
 //
 // The chat system's programs use the fixed ports 5000 and 6000, and its
 // discovery server ignores a failed bind(): a test could talk to someone
@@ -58,7 +59,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var o options
 	fs := flag.NewFlagSet("peers", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.peers, "peers", os.Getenv("PEERS"), "`folder` with the originals built by tools/interop/peers/build.sh (default $PEERS)")
+	fs.StringVar(&o.peers, "peers", os.Getenv("PEERS"), "`folder` with the originals, built in the layout of docs/interop.md (default $PEERS)")
 	fs.BoolVar(&o.diff, "diff", false, "also send the same requests to each original and to the course's server and compare the replies byte for byte")
 	fs.StringVar(&o.only, "run", "", "run only the cases whose name contains this `text`")
 	fs.DurationVar(&o.timeout, "timeout", 60*time.Second, "time limit for one case")
