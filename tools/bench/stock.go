@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"serverlab/tools/bench/runner"
+	"serverlab/tools/procs"
 )
 
 // The stock experiment is chapter 04's (and chapter 05's stock server): the
@@ -95,9 +96,7 @@ func runStockBench(ctx context.Context, args []string) error {
 	defer os.RemoveAll(bin)
 	if s.mcb == "" {
 		s.loadgen = filepath.Join(bin, "loadgen")
-		build := exec.CommandContext(ctx, "go", "build", "-o", s.loadgen, "./tools/loadgen")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
+		if err := procs.Build(ctx, "", "./tools/loadgen", s.loadgen, os.Stderr); err != nil {
 			return fmt.Errorf("building loadgen: %w", err)
 		}
 	}

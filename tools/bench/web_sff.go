@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"serverlab/tools/bench/runner"
+	"serverlab/tools/procs"
 )
 
 // sffSizes are the files of the sff part, in the order the client asks for
@@ -116,21 +116,11 @@ func spinProgram(ctx context.Context, f *flags) (string, func(), error) {
 		return "", nil, err
 	}
 	bin := filepath.Join(dir, "spin.cgi")
-	cmd := exec.CommandContext(ctx, goCommand(), "build", "-o", bin, "./tests/webtest/cgiprog/spin")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
+	if err := procs.Build(ctx, "", "./tests/webtest/cgiprog/spin", bin, os.Stderr); err != nil {
 		os.RemoveAll(dir)
 		return "", nil, fmt.Errorf("building spin.cgi: %w", err)
 	}
 	return bin, func() { os.RemoveAll(dir) }, nil
-}
-
-// goCommand is the go command: $GO as the Makefile sets it, or go.
-func goCommand() string {
-	if g := os.Getenv("GO"); g != "" {
-		return g
-	}
-	return "go"
 }
 
 // sffSetup writes the trial's files and copies spin.cgi next to them.
