@@ -92,13 +92,15 @@ func BackPressure(t *testing.T, impl Impl) {
 
 		// The first commit is held at the gate while the flood arrives. A
 		// server whose reader waits for its message's commit reads nothing
-		// more meanwhile; one whose reader goes on queues the whole flood
-		// and answers the probe. Given a second for that, its flood is sure
-		// to be queued before fl-other's message, whatever the scheduling.
+		// more meanwhile (so the probe's answer does not come, and the wait
+		// below lasts its whole second); one whose reader goes on queues the
+		// whole flood and answers the probe at once. Either way, once the
+		// wait is over, a reader that does not wait has queued its flood
+		// before fl-other's message, whatever the scheduling.
 		release := gate.hold(k)
 		f.write(frames, fmt.Sprintf("%d chat messages and a GetUser (request %d) in one write", flood, probe))
 		gate.waitHeld(k, "fl-flooder's first chat message")
-		f.answeredWithin(probe, time.Second)
+		f.awaitAnswer(probe, time.Second)
 		release()
 		seen, sent := 0, false
 		for {
@@ -177,10 +179,10 @@ func (g *commitGate) waitHeld(k *testkit.T, what string) {
 	}
 }
 
-// answeredWithin waits up to d for the answer to request id, and reports
-// whether it came. Nothing else is expected meanwhile; anything else that
-// arrives is kept for later reads.
-func (c *client) answeredWithin(id uint64, d time.Duration) bool {
+// awaitAnswer waits until the answer to request id arrives or d has passed,
+// whichever comes first. Nothing else is expected meanwhile; anything else
+// that arrives is kept for later reads.
+func (c *client) awaitAnswer(id uint64, d time.Duration) {
 	c.k.Helper()
 	deadline := time.Now().Add(d)
 	for {
@@ -188,13 +190,13 @@ func (c *client) answeredWithin(id uint64, d time.Duration) bool {
 		m, err := proto.Read(c.r)
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
-			return false
+			return
 		}
 		if err != nil {
 			c.k.Fatalf("%s waits for the answer to request %d: %s%s", c.who, id, describe(err), c.context())
 		}
 		if r, ok := m.(proto.Requester); ok && r.Request() == id {
-			return true
+			return
 		}
 		c.backlog = append(c.backlog, m)
 	}

@@ -179,31 +179,19 @@ func loadAverage() map[string]float64 {
 	return v
 }
 
-// writeChatcore writes results.csv (every step of every run), results.md
-// and the plots into dir.
+// writeChatcore writes the runner's files into dir (results.csv with every
+// step of every run, the plots), then replaces its results.md with the
+// chapter's: the original's table per run, the verdicts, and the runner's
+// medians after them.
 func writeChatcore(dir string, res *runner.Results) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	var csv strings.Builder
-	if err := runner.WriteCSV(&csv, res); err != nil {
+	if err := runner.WriteFiles(dir, res); err != nil {
 		return err
 	}
 	md, err := chatcoreMarkdown(res)
 	if err != nil {
 		return err
 	}
-	err = errors.Join(os.WriteFile(filepath.Join(dir, "results.csv"), []byte(csv.String()), 0o644),
-		os.WriteFile(filepath.Join(dir, "results.md"), []byte(md), 0o644))
-	if err != nil {
-		return err
-	}
-	for _, p := range res.Plots {
-		if err := p.Draw(filepath.Join(dir, p.File), res); err != nil {
-			return fmt.Errorf("plot %s: %w", p.File, err)
-		}
-	}
-	return nil
+	return os.WriteFile(filepath.Join(dir, "results.md"), []byte(md), 0o644)
 }
 
 // chatcoreMarkdown is results.md: per server, the original's table with
