@@ -1,0 +1,265 @@
+//go:build unix
+
+package judge
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"reflect"
+	"runtime"
+	"strings"
+	"sync"
+
+	"go.uber.org/goleak"
+)
+
+// The grader tells a test binary its role in RoleEnv and hands it the
+// socket to the other process as descriptor SocketFD.
+const (
+	RoleEnv  = "SERVERLAB_JUDGE_ROLE"
+	SocketFD = 3
+	// Judge and Subject are RoleEnv's values.
+	Judge   = "judge"
+	Subject = "subject"
+)
+
+// role is this process's role, read once: the variable is removed from the
+// environment, so that programs a server starts (CGI, say) have none.
+var role = sync.OnceValue(func() string {
+	r := os.Getenv(RoleEnv)
+	os.Unsetenv(RoleEnv)
+	return r
+})
+
+// IsJudge reports whether this process is the judge: its suites drive a
+// subject in another process.
+func IsJudge() bool { return role() == Judge }
+
+// IsSubject reports whether this process is a subject: it serves Impl
+// values to a judge instead of running tests.
+func IsSubject() bool { return role() == Subject }
+
+// judgeSide is the judge's end of the socket (a variable, so that this
+// package's tests can set up both ends in one test).
+var judgeSide = sync.OnceValues(func() (*peer, error) {
+	protect()
+	p, err := connect("j")
+	if err == nil {
+		go p.loop()
+	}
+	return p, err
+})
+
+// connect makes this end of the socket the grader handed over.
+func connect(side string) (*peer, error) {
+	f := os.NewFile(SocketFD, "judge-socket")
+	if f == nil {
+		return nil, fmt.Errorf("judge: no descriptor %d (run by tools/grade?)", SocketFD)
+	}
+	c, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("judge: descriptor %d is not a socket: %w", SocketFD, err)
+	}
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		c.Close()
+		return nil, fmt.Errorf("judge: descriptor %d is a %T, not a Unix socket", SocketFD, c)
+	}
+	return newPeer(newLink(uc), side), nil
+}
+
+// Remote returns the subject's value of the suite's Impl type T: its data
+// as the subject has it, its functions calling the subject's. A judge that
+// cannot reach its subject fails at once: every check would.
+func Remote[T any]() T {
+	var v T
+	p, err := judgeSide()
+	if err == nil {
+		t := reflect.TypeFor[T]()
+		err = p.callTyped(0, implService(t), reflect.FuncOf(nil, []reflect.Type{t}, false), nil, []any{&v})
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "judge: cannot get the %s of the student's code: %v\n", reflect.TypeFor[T](), err)
+	}
+	return v
+}
+
+func implService(t reflect.Type) string { return "impl:" + t.PkgPath() + "." + t.Name() }
+
+// Serve makes this process the subject: it serves impls (the chapter's
+// Impl values) to the judge until the judge is done, and returns the exit
+// code. The race detector (GORACE's halt_on_error, set by the grader) and
+// a panic end the process on their own; the grader reads either from its
+// exit status.
+func Serve(impls ...any) int {
+	p, err := connect("s")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	for _, impl := range impls {
+		v := reflect.ValueOf(impl)
+		ft := reflect.FuncOf(nil, []reflect.Type{v.Type()}, false)
+		p.services[implService(v.Type())] = reflect.MakeFunc(ft, func([]reflect.Value) []reflect.Value {
+			return []reflect.Value{v}
+		})
+	}
+	s := &subject{snapshots: map[uint64]goleak.Option{}}
+	p.service("snapshot", s.snapshot)
+	p.service("leaks", s.leaks)
+	p.service("stacks", stacks)
+	p.service("memstats", memstats)
+	p.service("gc", runtime.GC)
+	p.service("pid", os.Getpid)
+	p.service("exhaustFDs", exhaustFDs)
+	p.service("releaseFDs", releaseFDs)
+	p.service("idle", func() bool { return idle(stacksHere()) })
+	p.service("finish", s.finish)
+	go p.loop()
+	<-p.lost
+	return 0
+}
+
+// subject is the subject's state of the judge's leak checks.
+type subject struct {
+	mu        sync.Mutex
+	next      uint64
+	snapshots map[uint64]goleak.Option
+}
+
+// ignoreJudge leaves this package's own goroutines (reading the socket,
+// watching contexts) out of every leak report.
+var ignoreJudge = []goleak.Option{
+	goleak.IgnoreAnyFunction("serverlab/tests/judge.(*peer).loop"),
+	goleak.IgnoreAnyFunction("serverlab/tests/judge.Serve"),
+	goleak.IgnoreAnyFunction("serverlab/tests/judge.(*peer).watchContext.func1"),
+}
+
+// LeakOptions are the goleak options that leave this package's goroutines
+// out of a report.
+func LeakOptions() []goleak.Option { return ignoreJudge }
+
+func (s *subject) snapshot() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.next++
+	s.snapshots[s.next] = goleak.IgnoreCurrent()
+	return s.next
+}
+
+// leaks is goleak's report of the goroutines started since the snapshot id
+// that are still running, or "".
+func (s *subject) leaks(id uint64) string {
+	s.mu.Lock()
+	snap, ok := s.snapshots[id]
+	s.mu.Unlock()
+	opts := ignoreJudge
+	if ok {
+		opts = append([]goleak.Option{snap}, ignoreJudge...)
+	}
+	if err := goleak.Find(opts...); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// finish is the last call: goleak's report of every goroutine still
+// running, as goleak.VerifyTestMain makes it.
+func (s *subject) finish() string {
+	if err := goleak.Find(ignoreJudge...); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// stacks is every goroutine's stack, as runtime.Stack prints them.
+func stacks() string { return dropJudgeGoroutines(stacksHere()) }
+
+// dropJudgeGoroutines leaves out the goroutines that only serve the socket.
+func dropJudgeGoroutines(dump string) string {
+	var keep []string
+	for _, block := range strings.Split(dump, "\n\n") {
+		if strings.Contains(block, "serverlab/tests/judge.(*peer).loop") ||
+			strings.Contains(block, "serverlab/tests/judge.stacks(") {
+			continue
+		}
+		keep = append(keep, block)
+	}
+	return strings.Join(keep, "\n\n")
+}
+
+func memstats() runtime.MemStats {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m
+}
+
+// The judge's side of the subject's services.
+
+// Snapshot marks the goroutines the subject runs now, for Leaks.
+func Snapshot() uint64 {
+	var id uint64
+	callService("snapshot", reflect.TypeFor[func() uint64](), nil, &id)
+	return id
+}
+
+// Leaks is the subject's leak report since the snapshot id ("" if none). A
+// subject that does not answer has leaked, as far as the judge can tell.
+func Leaks(id uint64) string {
+	var report string
+	if err := callService("leaks", reflect.TypeFor[func(uint64) string](), []any{id}, &report); err != nil {
+		return "the student's process did not answer the leak check: " + err.Error()
+	}
+	return report
+}
+
+// Stacks is the subject's goroutine dump, for a message.
+func Stacks() string {
+	var dump string
+	callService("stacks", reflect.TypeFor[func() string](), nil, &dump)
+	return dump
+}
+
+// MemStats is the subject's runtime.MemStats.
+func MemStats() runtime.MemStats {
+	var m runtime.MemStats
+	callService("memstats", reflect.TypeFor[func() runtime.MemStats](), nil, &m)
+	return m
+}
+
+// GC runs a garbage collection in the subject.
+func GC() { callService("gc", reflect.TypeFor[func()](), nil) }
+
+// Finish is the judge's last call: the subject's report of the goroutines
+// still running ("" if none).
+func Finish() string {
+	var report string
+	if err := callService("finish", reflect.TypeFor[func() string](), nil, &report); err != nil {
+		return "the student's process did not answer the final leak check: " + err.Error()
+	}
+	return report
+}
+
+// Lost reports whether the subject has gone.
+func Lost() bool {
+	p, err := judgeSide()
+	if err != nil {
+		return true
+	}
+	select {
+	case <-p.lost:
+		return true
+	default:
+		return false
+	}
+}
+
+func callService(name string, ft reflect.Type, args []any, results ...any) error {
+	p, err := judgeSide()
+	if err != nil {
+		return err
+	}
+	return p.callTyped(0, name, ft, args, results)
+}
