@@ -53,8 +53,8 @@ func Login(t *testing.T, impl Impl) {
 // login must not read the whole file again: the file is read once, and then
 // only what is appended. Re-reading it at every login let a flood of
 // registrations make every login slow (and, in an event loop, every
-// client). The check counts the bytes this process reads (Linux's
-// /proc/self/io, rchar), which the server under test is part of.
+// client). The check counts the bytes the server's process reads (Linux's
+// /proc/PID/io, rchar).
 func checkLoginCost(k *testkit.T, impl Impl) {
 	k.Helper()
 	if _, err := readBytes(); err != nil {
@@ -85,9 +85,10 @@ func checkLoginCost(k *testkit.T, impl Impl) {
 	}
 }
 
-// readBytes is the number of bytes this process has read so far (rchar).
+// readBytes is the number of bytes the server's process has read so far
+// (rchar).
 func readBytes() (int64, error) {
-	b, err := os.ReadFile("/proc/self/io")
+	b, err := os.ReadFile(testkit.ServerProc() + "/io")
 	if err != nil {
 		return 0, err
 	}
@@ -96,7 +97,7 @@ func readBytes() (int64, error) {
 			return strconv.ParseInt(v, 10, 64)
 		}
 	}
-	return 0, errors.New("/proc/self/io has no rchar")
+	return 0, errors.New("/proc/PID/io has no rchar")
 }
 
 // checkOriginalsUsersFile: a users file as the original discovery server

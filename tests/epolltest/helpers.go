@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"serverlab/tests/judge"
 	"serverlab/tests/testkit"
 )
 
@@ -81,6 +82,9 @@ func echoTrip(k *testkit.T, c *testkit.Conn, repeat int, line string) int {
 // cpuTime is the CPU time, user and system, the test process has used: the
 // server under test runs in it.
 func cpuTime() time.Duration {
+	if judge.IsJudge() {
+		return subjectCPU()
+	}
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
@@ -114,13 +118,13 @@ func idleCPUNoFDs(window time.Duration) float64 {
 // drop. A loop that sleeps in epoll_wait has neither. Without schedstat it is
 // cpuTime.
 func cpuDemand() time.Duration {
-	tasks, err := os.ReadDir("/proc/self/task")
+	tasks, err := os.ReadDir(testkit.ServerProc() + "/task")
 	if err != nil {
 		return cpuTime()
 	}
 	var total time.Duration
 	for _, t := range tasks {
-		b, err := os.ReadFile(filepath.Join("/proc/self/task", t.Name(), "schedstat"))
+		b, err := os.ReadFile(filepath.Join(testkit.ServerProc(), "task", t.Name(), "schedstat"))
 		if err != nil {
 			continue // the thread has just exited
 		}
@@ -146,9 +150,10 @@ const maxIdleCPU = 0.3
 // openFDs lists the open fds of the test process, each with what it is.
 func openFDs(k *testkit.T) map[int]string {
 	k.Helper()
-	entries, err := os.ReadDir("/proc/self/fd")
+	dir := testkit.ServerProc() + "/fd"
+	entries, err := os.ReadDir(dir)
 	if err != nil {
-		k.Fatalf("listing /proc/self/fd: %v", err)
+		k.Fatalf("listing %s: %v", dir, err)
 	}
 	fds := map[int]string{}
 	for _, e := range entries {
@@ -156,7 +161,7 @@ func openFDs(k *testkit.T) map[int]string {
 		if err != nil {
 			continue
 		}
-		target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name()))
+		target, err := os.Readlink(filepath.Join(dir, e.Name()))
 		if err != nil {
 			continue // the fd ReadDir itself used, closed by now
 		}
@@ -175,4 +180,22 @@ func newFDs(before, after map[int]string) string {
 	}
 	sort.Strings(extra)
 	return strings.Join(extra, ", ")
+}
+
+// subjectCPU is the subject's processor time (utime and stime of its
+// /proc stat, in clock ticks of 10ms), under tools/grade.
+func subjectCPU() time.Duration {
+	b, err := os.ReadFile(testkit.ServerProc() + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name, which is in parentheses.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"serverlab/tests/judge"
 	"serverlab/tests/testkit"
 )
 
@@ -427,15 +428,11 @@ func EMFILE(t *testing.T, impl Impl) {
 	srv := newEcho(k, impl, EchoConfig{})
 	echoTrip(k, k.Dial(srv), 1, "first")
 
-	fillers := exhaustFDs(k)
-	// Free one fd, for the client; the server then has none for it.
-	fillers[len(fillers)-1].Close()
+	release := exhaustFDs(k)
 	c1 := k.DialAddr(srv.Addr)
 	c1.ExpectClosed()
 	cpu := idleCPUNoFDs(300 * time.Millisecond)
-	for _, f := range fillers[:len(fillers)-1] {
-		f.Close()
-	}
+	release()
 	if cpu > maxIdleCPU {
 		k.Fatalf("out of fds, after refusing a client, the test process kept %.0f%% of a core busy over 300ms: the "+
 			"server spins\nhint: on EMFILE, close the reserved fd, accept and close the client, and open the "+
@@ -449,17 +446,42 @@ func EMFILE(t *testing.T, impl Impl) {
 	}
 }
 
-// exhaustFDs lowers the process's fd limit to a little above what is open and
+// exhaustFDs runs the server's process out of fds, leaving one for the
+// client where the client is in the same process, and returns what gives
+// them back (also run at cleanup).
+func exhaustFDs(k *testkit.T) (release func()) {
+	k.Helper()
+	highest := 0
+	for fd := range openFDs(k) {
+		highest = max(highest, fd)
+	}
+	if judge.IsJudge() {
+		// The server is in the subject, the client here: use up the
+		// subject's fds, all of them.
+		n, err := judge.ExhaustFDs(highest)
+		if err != nil || n == 0 {
+			k.Fatalf("test bug: could not use up the server's fds (%d opened): %v", n, err)
+		}
+		k.Cleanup(judge.ReleaseFDs)
+		return judge.ReleaseFDs
+	}
+	fillers := exhaustOwnFDs(k, highest)
+	// Free one fd, for the client; the server then has none for it.
+	fillers[len(fillers)-1].Close()
+	return func() {
+		for _, f := range fillers[:len(fillers)-1] {
+			f.Close()
+		}
+	}
+}
+
+// exhaustOwnFDs lowers this process's fd limit to a little above what is open and
 // opens /dev/null until no fd is left. The limit is restored at cleanup.
-func exhaustFDs(k *testkit.T) []*os.File {
+func exhaustOwnFDs(k *testkit.T, highest int) []*os.File {
 	k.Helper()
 	var old syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &old); err != nil {
 		k.Fatalf("getrlimit: %v", err)
-	}
-	highest := 0
-	for fd := range openFDs(k) {
-		highest = max(highest, fd)
 	}
 	low := old
 	low.Cur = uint64(highest + 32)

@@ -76,9 +76,9 @@ func checkSlowConsumersMemory(k *testkit.T, impl Impl) {
 
 // liveHeap is the bytes of live heap objects, after a full collection.
 func liveHeap() int {
-	runtime.GC()
+	testkit.GC()
 	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
+	testkit.ReadMemStats(&m)
 	return int(m.HeapAlloc)
 }
 

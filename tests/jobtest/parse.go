@@ -291,9 +291,9 @@ func checkLineReaderMemory(k *testkit.T, impl Impl) {
 	src := &repeatReader{b: 'x', n: size}
 	r := io.MultiReader(src, strings.NewReader("\nPRIME 7\n"))
 	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
+	testkit.ReadMemStats(&before)
 	got := readLines(impl.NewLineReader(r), 4)
-	runtime.ReadMemStats(&after)
+	testkit.ReadMemStats(&after)
 	want := []lineResult{{err: msgTooLarge}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		k.Fatalf("line reader on a %d-byte line then \"PRIME 7\\n\"\n  want: %v\n   got: %v", size, want, got)

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"testing/synctest"
 
 	"serverlab/tests/testkit"
 	"serverlab/tools/lab"
@@ -71,7 +70,7 @@ func checkPoolConcurrency(b bubble, impl Impl) {
 	for i := 1; i < workers; i++ {
 		mustPut(b, q, i, "the pool's queue")
 	}
-	synctest.Wait()
+	settle()
 	if started, _ := g.counts(); started != workers {
 		b.Fatalf("%d workers, %d queued jobs that each wait on a barrier: %d started, want all %d "+
 			"(start Workers goroutines, each looping on Get)", workers, workers, started, workers)
@@ -88,32 +87,32 @@ func checkPoolConcurrency(b bubble, impl Impl) {
 	}
 
 	mustPut(b, q, workers, "the pool's queue")
-	synctest.Wait()
+	settle()
 	if started, _ := g.counts(); started != workers {
 		b.Fatalf("%d workers busy and one more job queued: %d jobs started, want %d (at most Workers at once)",
 			workers, started, workers)
 	}
 	g.release <- struct{}{}
-	synctest.Wait()
+	settle()
 	if started, done := g.counts(); done != 1 || started != workers+1 {
 		b.Fatalf("one of %d busy workers finished, with one job queued: %d started, %d done; want %d started, 1 done "+
 			"(a worker that finishes takes the next job)", workers, started, done, workers+1)
 	}
 
 	returned := call(wait)
-	synctest.Wait()
+	settle()
 	if returned() {
 		b.Fatalf("the pool's Wait returned while the queue was open and jobs were running: it must wait for the workers")
 	}
 	for range workers {
 		g.release <- struct{}{}
 	}
-	synctest.Wait()
+	settle()
 	if returned() {
 		b.Fatalf("the pool's Wait returned while the queue was still open: workers must keep waiting for jobs until Close")
 	}
 	q.Close()
-	synctest.Wait()
+	settle()
 	if !returned() {
 		b.Fatalf("the queue was closed and drained, but the pool's Wait has not returned: a worker must return when Get reports closed")
 	}
@@ -135,7 +134,7 @@ func checkPoolDrainsOnClose(b bubble, impl Impl) {
 	}
 	q.Close()
 	returned := call(wait)
-	synctest.Wait()
+	settle()
 	if !returned() {
 		b.Fatalf("%d jobs queued and the queue closed: the pool's Wait did not return", jobs)
 	}

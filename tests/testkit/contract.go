@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"serverlab/tests/judge"
 	"serverlab/tools/lab"
 )
 
@@ -338,15 +339,7 @@ type Goroutine struct {
 // check looks at to see where a server's goroutines are, or whether they are
 // parked.
 func Goroutines() []Goroutine {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
+	buf := []byte(allStacks())
 	var gs []Goroutine
 	for _, block := range bytes.Split(buf, []byte("\n\n")) {
 		lines := strings.Split(strings.TrimSpace(string(block)), "\n")
@@ -431,7 +424,8 @@ func startedHere(before map[int]bool) string {
 	var out []string
 	for _, g := range Goroutines() {
 		byServer := isServerFunc(g.CreatedBy) || g.CreatedBy == "sync.(*WaitGroup).Go"
-		if !before[g.ID] && g.CreatedIn == self && byServer {
+		here := g.CreatedIn == self || self == 0 && g.CreatedBy != "" && !strings.HasPrefix(g.CreatedBy, "serverlab/tests/")
+		if !before[g.ID] && here && byServer {
 			out = append(out, fmt.Sprintf("  goroutine %d, started by %s", g.ID, g.CreatedBy))
 		}
 	}
@@ -442,6 +436,9 @@ func startedHere(before map[int]bool) string {
 // currentGoroutine is the id of the calling goroutine, from its own stack
 // ("goroutine 7 [running]:").
 func currentGoroutine() int {
+	if judge.IsJudge() {
+		return 0 // the server's code ran in the subject, on the goroutine of an incoming call
+	}
 	buf := make([]byte, 64)
 	buf = buf[:runtime.Stack(buf, false)]
 	head, _ := strings.CutPrefix(string(buf), "goroutine ")
@@ -479,4 +476,21 @@ func trimArgs(fn string) string {
 		return fn[:i]
 	}
 	return fn
+}
+
+// allStacks is every goroutine's stack, as runtime.Stack prints them, of the
+// process that runs the code under test: the subject's under tools/grade
+// (less the goroutines that serve the judge), this one's under go test.
+func allStacks() string {
+	if judge.IsJudge() {
+		return judge.Stacks()
+	}
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return string(buf[:n])
+		}
+		buf = make([]byte, 2*len(buf))
+	}
 }

@@ -23,6 +23,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"serverlab/tests/judge"
 	"serverlab/tools/lab"
 )
 
@@ -74,8 +75,7 @@ func New(t *testing.T, exercise string) *T {
 	}
 	k := &T{T: t, exercise: exercise, started: time.Now()}
 	noteCheck(t.Name())
-	ignore := goleak.IgnoreCurrent()
-	t.Cleanup(func() { k.checkLeaks(ignore) })
+	t.Cleanup(k.leakCheck())
 	k.timer = time.AfterFunc(WatchdogTimeout, k.fire)
 	t.Cleanup(k.stopWatchdog)
 	return k
@@ -156,20 +156,40 @@ func (k *T) stopWatchdog() {
 	k.timer.Stop()
 }
 
-// checkLeaks fails the check if goroutines started during it are still
-// running. goleak retries for a while, so goroutines that are merely on their
-// way out are not reported.
-func (k *T) checkLeaks(ignore goleak.Option) {
-	err := goleak.Find(ignore)
-	if err == nil {
-		return
+// leakCheck marks the goroutines running now and returns the check, to run
+// at cleanup, that fails the check if goroutines started since are still
+// running: in this process under go test, in the subject under tools/grade.
+// goleak retries for a while, so goroutines that are merely on their way
+// out are not reported.
+func (k *T) leakCheck() func() {
+	if judge.IsJudge() {
+		snap := judge.Snapshot()
+		return func() {
+			if judge.Lost() {
+				k.T.Errorf("%s the process that runs the student's code ended during the check of exercise %s "+
+					"(the grader's report says how)", lab.SubjectGoneMarker, k.exercise)
+				return
+			}
+			if report := judge.Leaks(snap); report != "" {
+				k.reportLeak(report)
+			}
+		}
 	}
+	ignore := goleak.IgnoreCurrent()
+	return func() {
+		if err := goleak.Find(ignore); err != nil {
+			k.reportLeak(err.Error())
+		}
+	}
+}
+
+func (k *T) reportLeak(report string) {
 	k.T.Errorf("%s goroutines outlived the check of exercise %s.\n"+
 		"Where they are (frames from this course):\n%s\n"+
 		"Likely cause: Close must stop every goroutine the server started and wait for it "+
 		"(a sync.WaitGroup), and close every connection so that blocked reads return.\n%s\n\n"+
 		"Full report:\n%v",
-		LeakMarker, k.exercise, courseFrames(err.Error()), k.Where(), err)
+		LeakMarker, k.exercise, courseFrames(report), k.Where(), report)
 }
 
 // courseFrames extracts, from goleak's report, the first function of this

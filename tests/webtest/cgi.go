@@ -77,7 +77,7 @@ func checkEnv(k *testkit.T, addr, uri, query string) {
 			"start it directly (exec.Command(path)), never through sh -c, where a URI's characters become commands\n"+
 			"   got %s", uri, describe(resp, nil))
 	}
-	ppid := fmt.Sprintf("PPID=%d\n", os.Getpid())
+	ppid := fmt.Sprintf("PPID=%d\n", testkit.ServerPID())
 	if !bytes.HasSuffix(resp.body, []byte(ppid)) {
 		k.Fatalf("sent GET %s\n  the program's parent must be the server itself (%s): start it directly, without a shell\n   got %s",
 			uri, strings.TrimSpace(ppid), describe(resp, nil))

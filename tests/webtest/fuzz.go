@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"serverlab/tests/judge"
 	"serverlab/tools/lab"
 )
 
@@ -44,11 +45,11 @@ func FuzzResolve(f *testing.F, impl Impl) {
 		if got.Info == nil || !got.Info.Mode().IsRegular() {
 			t.Fatalf("Resolve(%q) opened something that is not a regular file: %+v", uri, got)
 		}
-		if os.SameFile(got.Info, secret) {
+		if judge.SameFile(got.Info, secret) {
 			t.Fatalf("Resolve(%q) opened the secret file OUTSIDE the root (%+v)", uri, got)
 		}
 		for _, fi := range inside {
-			if os.SameFile(got.Info, fi) {
+			if judge.SameFile(got.Info, fi) {
 				return
 			}
 		}

@@ -100,7 +100,7 @@ func checkStreamed(k *testkit.T, hs *handlerServer) {
 	}
 	defer c.Close()
 	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
+	testkit.ReadMemStats(&before)
 	c.SetDeadline(time.Now().Add(testkit.IOTimeout))
 	const req = "GET /huge.bin HTTP/1.0\r\n\r\n"
 	if _, err := io.WriteString(c, req); err != nil {
@@ -116,7 +116,7 @@ func checkStreamed(k *testkit.T, hs *handlerServer) {
 		k.Fatalf("sent %q\n  want a %d-byte body, got %d bytes (%v)", req, hugeSize, n, err)
 	}
 	hs.waitServed(k, c, "after the 32 MiB response")
-	runtime.ReadMemStats(&after)
+	testkit.ReadMemStats(&after)
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > hugeSize/4 {
 		k.Fatalf("serving a %d MiB file allocated %d MiB: stream it (io.Copy from the open file to the connection), "+
 			"never read a whole file into memory", hugeSize>>20, grew>>20)
