@@ -1,3 +1,5 @@
+//go:build !judge
+
 package stock
 
 import (

@@ -3,32 +3,11 @@ package chatcore_test
 import (
 	"testing"
 
-	chatcore "serverlab/chapters/07"
 	"serverlab/tests/chatcoretest"
 	"serverlab/tests/testkit"
-	"serverlab/tools/lab"
 )
 
-// impl hands this chapter's package to the suite in tests/chatcoretest.
-var impl = chatcoretest.Impl{
-	NewServer: func(c chatcoretest.Config) (lab.Server, error) {
-		return chatcore.New(chatcore.Config{
-			DBPath:       c.DBPath,
-			MaxPending:   c.MaxPending,
-			LoginTimeout: c.LoginTimeout,
-			IdleTimeout:  c.IdleTimeout,
-			CommitWindow: c.CommitWindow,
-			WriteTimeout: c.WriteTimeout,
-			Admins:       c.Admins,
-			TLS:          c.TLS,
-			OnCommit:     c.OnCommit,
-			Hash:         chatcore.HashParams{Time: 1, MemoryKiB: 64, Threads: 1}, // cheap: tests log in often
-			Logger:       c.Logger,
-		})
-	},
-}
-
-func TestMain(m *testing.M) { testkit.Main(m) }
+func TestMain(m *testing.M) { testkit.Main(m, impl) }
 
 func TestEx7_1_Frames(t *testing.T)       { chatcoretest.Frames(t, impl) }
 func TestEx7_2_Users(t *testing.T)        { chatcoretest.Users(t, impl) }

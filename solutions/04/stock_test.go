@@ -1,50 +1,13 @@
 package stock_test
 
 import (
-	"sync"
 	"testing"
 
-	stock "serverlab/solutions/04"
 	"serverlab/tests/stocktest"
 	"serverlab/tests/testkit"
-	"serverlab/tools/lab"
 )
 
-// impl hands this chapter's package to the suite in tests/stocktest.
-var impl = stocktest.Impl{
-	NewServer: func(c stocktest.Config) (lab.Server, error) {
-		cfg := stock.Config{
-			StockPath:    c.StockPath,
-			Workers:      c.Workers,
-			SyncInterval: c.SyncInterval,
-			OnSync:       c.OnSync,
-			Saver:        c.Saver,
-			Logger:       c.Logger,
-			IdleTimeout:  c.IdleTimeout,
-			WriteTimeout: c.WriteTimeout,
-			NewStockLock: c.NewStockLock,
-			OnLockWait:   c.OnLockWait,
-		}
-		if c.TreeLock {
-			cfg.Granularity = stock.TreeLock
-		}
-		return stock.New(cfg)
-	},
-	LoadTree: func(path string) (stocktest.StockTree, error) {
-		t, err := stock.Load(path)
-		if err != nil {
-			return nil, err
-		}
-		return t, nil
-	},
-	NewTree: func(newLock func() sync.Locker) stocktest.StockTree {
-		return stock.NewTree(newLock)
-	},
-	NewRWLock: func(onWait func(writer bool)) stocktest.RWLocker { return stock.NewRWLock(onWait) },
-	Threaded:  true,
-}
-
-func TestMain(m *testing.M) { testkit.Main(m) }
+func TestMain(m *testing.M) { testkit.Main(m, impl) }
 
 func TestEx4_1_Tree(t *testing.T)         { stocktest.Tree(t, impl) }
 func TestEx4_2_Commands(t *testing.T)     { stocktest.Commands(t, impl) }

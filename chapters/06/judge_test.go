@@ -1,0 +1,15 @@
+//go:build judge
+
+package web_test
+
+import (
+	"serverlab/tests/judge"
+	"serverlab/tests/webtest"
+)
+
+// Under tools/grade the checks run in the judge, a process without the
+// student's code, and every call of an Impl function goes to the subject
+// that has it (see tests/judge).
+var (
+	impl = judge.Remote[webtest.Impl]()
+)
