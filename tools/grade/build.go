@@ -26,14 +26,34 @@ const maxBuildLines = 10
 // flags are the course files' -overlay and -modfile. The build ignores any
 // go.work (GOWORK=off): the module is the course's go.mod, nothing else.
 func buildChapter(ctx context.Context, root, dir, binary string, flags []string) (failure string, err error) {
+	return goTestC(ctx, root, dir, binary, append([]string{"-race"}, flags...))
+}
+
+// buildJudge compiles a chapter's judge: its wiring built with the tag
+// "judge" and without any of the chapter's other files (the overlay flags
+// leave them out), so that the binary holds none of the student's code. It
+// needs no race detector: no code of the student's runs in it.
+func buildJudge(ctx context.Context, root, dir, binary string, flags []string) (failure string, err error) {
+	return goTestC(ctx, root, dir, binary, append([]string{"-tags", "judge"}, flags...))
+}
+
+// buildEnv is the go command's environment for a build of the student's
+// code: no go.work, no go env file (a student's code that ran as the same
+// user could have written one, to change the next build), no vendor folder,
+// the installed toolchain.
+func buildEnv() []string {
+	return append(os.Environ(), "GOWORK=off", "GOENV=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
+}
+
+func goTestC(ctx context.Context, root, dir, binary string, flags []string) (failure string, err error) {
 	info, statErr := os.Stat(filepath.Join(root, filepath.FromSlash(dir)))
 	if statErr != nil || !info.IsDir() {
 		return fmt.Sprintf("%s does not exist: the rubric lists a chapter that is not in this checkout", dir), nil
 	}
-	args := append([]string{"test", "-c", "-race", "-o", binary}, flags...)
+	args := append([]string{"test", "-c", "-o", binary}, flags...)
 	cmd := exec.CommandContext(ctx, "go", append(args, "./"+dir)...)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOWORK=off")
+	cmd.Env = buildEnv()
 	out, runErr := outputTracked(cmd, true)
 	if ctx.Err() != nil {
 		return "", ctx.Err()

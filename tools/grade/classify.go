@@ -23,6 +23,7 @@ const (
 	markGoleak      = "found unexpected goroutines"
 	markNoTests     = "testing: warning: no tests to run"
 	markExit0       = "unexpected call to os.Exit(0) during test"
+	markGone        = lab.SubjectGoneMarker
 )
 
 // hasMarker reports whether s holds any marker; the event reader keeps such
@@ -46,6 +47,22 @@ type Run struct {
 	Recorded bool          // the harness wrote a valid completion record for Test
 	Channel  string        // how the harness got its secret: channelFD, or channelEnv (not tamper-proof)
 	Student  string        // the graded package's directory, slash-separated ("chapters/01"): whose frames to show
+	// Subject is how the student's process of a judged run ended (nil: the
+	// test binary ran alone, and Recorded is what makes its pass count).
+	Subject *SubjectRun
+	// CPU is the judge's (or the lone test binary's) processor time, Wall
+	// the run's: what a timeout's message says of a busy machine.
+	CPU, Wall time.Duration
+}
+
+// SubjectRun is how the subject of a judged run ended: what the grader saw
+// of it, the process's exit, never what it printed (Output is shown to the
+// student, to find the place, and decides nothing).
+type SubjectRun struct {
+	ExitCode int    // its exit status (-1: a signal)
+	Signal   string // the signal that ended it, if one did
+	Output   string // what it printed (its first 256 KiB)
+	CPU      time.Duration
 }
 
 // Outcome is the verdict on one run: no cause means the exercise passed.
@@ -67,6 +84,12 @@ type Outcome struct {
 func Classify(r Run) Outcome {
 	v := observe(r)
 	out := Outcome{Elapsed: v.elapsed}
+	if s := r.Subject; s != nil && !r.Killed {
+		if cause, msg := subjectEnd(r, v, *s); cause != "" {
+			out.Cause, out.Message = cause, msg
+			return out
+		}
+	}
 	switch {
 	case r.Killed || v.has(markTimeout) || v.has(markWatchdog):
 		out.Cause, out.Message = CauseTimeout, timeoutMessage(r, v)
@@ -78,7 +101,7 @@ func Classify(r Run) Outcome {
 		out.Cause, out.Message = CauseRace, raceMessage(r, v)
 	case v.has(markLeak) || v.has(markGoleak):
 		out.Cause, out.Message = CauseLeak, leakMessage(r, v)
-	case v.passed && r.ExitCode == 0 && r.Recorded:
+	case v.passed && r.ExitCode == 0 && (r.Recorded || r.Subject != nil):
 		// Points.
 	case v.passed && r.ExitCode == 0:
 		out.Cause, out.Message = CauseIntegrity, "the test reported a pass, but the course's harness (tests/testkit) "+
@@ -466,3 +489,56 @@ func isPlumbing(fn string) bool {
 	}
 	return false
 }
+
+// subjectEnd states the cause when the subject of a judged run ended before
+// its time: a race (the race detector ends it with raceExitCode), a panic, or
+// an exit. The judge says whether it ended during the check (markGone); its
+// exit status says how. What the subject printed only locates the place.
+func subjectEnd(r Run, v view, s SubjectRun) (Cause, string) {
+	race := s.ExitCode == raceExitCode && strings.Contains(s.Output, markRace)
+	if !race && !v.has(markGone) {
+		return "", ""
+	}
+	out := strings.Split(s.Output, "\n")
+	switch {
+	case race:
+		msg := []string{"the race detector found a data race in the student's code while " + r.Test + " was running:"}
+		if frames := studentFrames(out, r.Student, 8); len(frames) > 0 {
+			msg = append(msg, frames...)
+		}
+		return CauseRace, excerpt(append(msg, tail(subjectRaceReport(out), 30)...))
+	case s.Signal == "" && s.ExitCode == 2 && (strings.Contains(s.Output, markPanic) || strings.Contains(s.Output, markFatal)):
+		msg := []string{"the student's code panicked while " + r.Test + " was running:"}
+		return CausePanic, excerpt(append(msg, head(panicReport(out), 30)...))
+	case s.Signal != "":
+		return CauseExited, fmt.Sprintf("the process that runs the student's code was ended by %s while %s was running", s.Signal, r.Test)
+	}
+	msg := fmt.Sprintf("the student's code ended its process (exit status %d) while %s was running: "+
+		"os.Exit or log.Fatal in the code under test", s.ExitCode, r.Test)
+	if last := tail(out, 10); len(last) > 0 {
+		msg += "; its last output:\n" + excerpt(last)
+	}
+	return CauseExited, msg
+}
+
+// subjectRaceReport is the race detector's report in out: from its first warning.
+func subjectRaceReport(out []string) []string {
+	for i, l := range out {
+		if strings.Contains(l, markRace) {
+			return out[i:]
+		}
+	}
+	return nil
+}
+
+// panicReport is a panic's message and stack in out.
+func panicReport(out []string) []string {
+	for i, l := range out {
+		if strings.HasPrefix(l, markPanic) || strings.HasPrefix(l, markFatal) {
+			return out[i:]
+		}
+	}
+	return out
+}
+
+func head(lines []string, n int) []string { return lines[:min(n, len(lines))] }

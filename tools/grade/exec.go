@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -16,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"serverlab/tests/judge"
 )
 
 // runner runs one exercise's test alone and turns its output into
@@ -87,7 +90,8 @@ func killGrace(timeout time.Duration) time.Duration {
 
 // exercise is one test to run: where its binary is and how long it may take.
 type exercise struct {
-	binary  string // the chapter's compiled test binary
+	binary  string // the chapter's compiled test binary (the subject, when judge is set)
+	judge   string // the judge's binary: the wiring without the student's code ("": run binary alone)
 	pkgDir  string // the package directory: the test's working directory, as under go test
 	pkg     string // import path, for test2json's events
 	test    string
@@ -105,11 +109,11 @@ type exercise struct {
 // carrying a MAC made with this run's secret counts as the harness's word
 // that the test passed.
 func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, error) {
-	secret, err := newSecret()
-	if err != nil {
-		return Run{}, 0, err
+	testBinary := ex.binary
+	if ex.judge != "" {
+		testBinary = ex.judge
 	}
-	cmd := exec.Command(ex.binary,
+	cmd := exec.Command(testBinary,
 		"-test.v=test2json",
 		"-test.run", "^"+ex.test+"$",
 		"-test.count=1",
@@ -117,13 +121,37 @@ func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, err
 		"-test.paniconexit0",
 		"-test.fullpath")
 	cmd.Dir = ex.pkgDir
-	ch, err := rn.handOver(cmd, secret)
-	if err != nil {
-		return Run{}, 0, err
-	}
-	defer ch.close()
-	if err := rn.asStudent(cmd); err != nil {
-		return Run{}, 0, err
+	var (
+		ch   *channel
+		subj *subjectProc
+		err  error
+	)
+	if ex.judge != "" {
+		// The judge runs as the grader; the student's code runs in the
+		// subject, as the -user if one was given.
+		if subj, err = rn.startSubject(ex); err != nil {
+			return Run{}, 0, err
+		}
+		defer func() {
+			if subj != nil {
+				subj.finish(0)
+			}
+		}()
+		cmd.Env = append(rn.env[:len(rn.env):len(rn.env)], judge.RoleEnv+"="+judge.Judge)
+		cmd.ExtraFiles = []*os.File{subj.judgeEnd} // fd 3
+		inOwnProcessGroup(cmd)
+	} else {
+		secret, err := newSecret()
+		if err != nil {
+			return Run{}, 0, err
+		}
+		if ch, err = rn.handOver(cmd, secret); err != nil {
+			return Run{}, 0, err
+		}
+		defer ch.close()
+		if err := rn.asStudent(cmd); err != nil {
+			return Run{}, 0, err
+		}
 	}
 
 	// The binary's stdout and stderr are one pipe, as under go test, read by
@@ -175,10 +203,21 @@ func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, err
 		return Run{}, 0, err
 	}
 	outW.Close()
-	ch.started()
+	if subj != nil {
+		subj.judgeEnd.Close()
+	} else {
+		ch.started()
+	}
 	exitCode, killed, waitErr := waitLimited(ctx, cmd, ex.timeout+killGrace(ex.timeout))
 	wall := time.Since(start)
 	_ = killGroup(cmd) // sweep up anything the test left running
+	var subject *SubjectRun
+	if subj != nil {
+		// The judge has gone, and with it its end of the socket: a subject
+		// that is still there is given a moment to see it.
+		r := subj.finish(2 * time.Second)
+		subject, subj = &r, nil
+	}
 	endRun()
 	// Output that something escaped keeps writing must not hold the grader
 	// up: test2json gets two seconds to see the end of its input.
@@ -204,10 +243,18 @@ func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, err
 	if s := convErr.String(); s != "" {
 		events = append(events, Event{Action: "output", Output: s})
 	}
-	return Run{
+	run := Run{
 		Test: ex.test, Events: events, Timeout: ex.timeout, Killed: killed,
-		ExitCode: exitCode, Recorded: ch.recorded(ex.test), Channel: ch.kind, Student: ex.student,
-	}, wall, nil
+		ExitCode: exitCode, Student: ex.student, Subject: subject,
+	}
+	if ch != nil {
+		run.Recorded, run.Channel = ch.recorded(ex.test), ch.kind
+	}
+	if st := cmd.ProcessState; st != nil {
+		run.CPU = st.UserTime() + st.SystemTime()
+	}
+	run.Wall = wall
+	return run, wall, nil
 }
 
 // waitLimited waits for cmd, killing its process group when limit passes or
@@ -342,12 +389,13 @@ func (ch *channel) recorded(test string) bool {
 type limitedBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
+	max int // 0: 64 KiB
 }
 
 func (b *limitedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if room := 64<<10 - b.buf.Len(); room > 0 {
+	if room := cmp.Or(b.max, 64<<10) - b.buf.Len(); room > 0 {
 		b.buf.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -235,6 +237,17 @@ func (b builder) buildAndQueue(ctx context.Context, spec rubric.Chapter, ch *Cha
 		}
 		return pending, nil
 	}
+	judgeBinary := ""
+	if judged && hasJudgeWiring(b.root, ch.Dir, ov) {
+		judgeBinary = filepath.Join(b.tmp, ch.ID+".judge")
+		failure, err := b.buildJudge(ctx, ch.Dir, judgeBinary, ov)
+		if err != nil {
+			return nil, err
+		}
+		if failure != "" {
+			return nil, fmt.Errorf("the course's judge for %s does not build (a fault of the course, not of the student's code):\n%s", ch.Dir, failure)
+		}
+	}
 	positions := findTests(b.root, ch.Dir, ov)
 	for i := range ch.Exercises {
 		ex := &ch.Exercises[i]
@@ -248,6 +261,7 @@ func (b builder) buildAndQueue(ctx context.Context, spec rubric.Chapter, ch *Cha
 		j := job{
 			exercise: exercise{
 				binary:  binary,
+				judge:   judgeBinary,
 				pkgDir:  filepath.Join(b.root, filepath.FromSlash(ch.Dir)),
 				pkg:     ch.Package,
 				test:    ex.Test,
@@ -268,6 +282,54 @@ func (b builder) buildAndQueue(ctx context.Context, spec rubric.Chapter, ch *Cha
 		}
 	}
 	return pending, nil
+}
+
+// hasJudgeWiring reports whether the chapter's wiring (as the build will see
+// it) has the judge's side, a test file built with the tag "judge": every
+// chapter of the course does; the grader's own fixtures may not.
+func hasJudgeWiring(root, dir string, ov overlay) bool {
+	abs := filepath.Join(root, filepath.FromSlash(dir))
+	files, _ := filepath.Glob(filepath.Join(abs, "*_test.go"))
+	for _, f := range files {
+		src := f
+		if r, ok := ov.Replace[f]; ok {
+			if r == "" {
+				continue
+			}
+			src = r
+		}
+		b, err := os.ReadFile(src)
+		if err == nil && regexp.MustCompile(`(?m)^//go:build (linux && )?judge$`).Match(b) {
+			return true
+		}
+	}
+	return false
+}
+
+// buildJudge builds the judge of the chapter in dir: the overlay ov, less
+// every file of the package that is not a test file.
+func (b builder) buildJudge(ctx context.Context, dir, binary string, ov overlay) (string, error) {
+	jov := overlay{Replace: maps.Clone(ov.Replace), modfile: ov.modfile}
+	abs := filepath.Join(b.root, filepath.FromSlash(dir))
+	entries, err := os.ReadDir(abs)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".go") && !strings.HasSuffix(e.Name(), "_test.go") {
+			jov.Replace[filepath.Join(abs, e.Name())] = ""
+		}
+	}
+	for f := range ov.Replace {
+		if filepath.Dir(f) == abs && strings.HasSuffix(f, ".go") && !strings.HasSuffix(f, "_test.go") {
+			jov.Replace[f] = ""
+		}
+	}
+	flags, err := jov.flags(b.tmp, strings.ReplaceAll(dir, "/", "_")+"-judge")
+	if err != nil {
+		return "", err
+	}
+	return buildJudge(ctx, b.root, dir, binary, flags)
 }
 
 // notRunBudget marks what is left of a chapter as not run for lack of time.

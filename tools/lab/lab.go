@@ -25,6 +25,9 @@ var ErrServerClosed = errors.New("server closed")
 const (
 	LeakMarker     = "serverlab: leak:"
 	WatchdogMarker = "serverlab: watchdog:"
+	// SubjectGoneMarker: under tools/grade, the process that runs the
+	// student's code ended while a check was running (tests/judge).
+	SubjectGoneMarker = "serverlab: subject gone:"
 )
 
 // Server is the face of every server in the course, modelled on net/http.Server:

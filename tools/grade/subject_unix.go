@@ -1,0 +1,107 @@
+//go:build unix
+
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"serverlab/tests/judge"
+)
+
+// judged reports whether this platform runs exercises as a judge and a
+// subject: where Unix sockets carry descriptors.
+const judged = true
+
+// subjectProc is the student's side of one judged run: the chapter's test
+// binary serving its Impl values to the judge over a socket pair.
+type subjectProc struct {
+	cmd      *exec.Cmd
+	judgeEnd *os.File // the judge's end of the socket, for its ExtraFiles
+	out      *limitedBuffer
+	done     chan struct{}
+	waitErr  error
+	started  time.Time
+}
+
+// subjectGORACE makes the race detector end the subject at its first
+// report, with a status of its own: the judge's check then fails where the
+// race happened, and the grader names the cause from the status.
+const (
+	subjectGORACE = "halt_on_error=1 exitcode=66"
+	raceExitCode  = 66
+)
+
+// startSubject starts the subject of ex.
+func (rn *runner) startSubject(ex exercise) (*subjectProc, error) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		return nil, err
+	}
+	syscall.CloseOnExec(fds[0])
+	syscall.CloseOnExec(fds[1])
+	judgeEnd, subjectEnd := os.NewFile(uintptr(fds[0]), "judge"), os.NewFile(uintptr(fds[1]), "subject")
+	defer subjectEnd.Close()
+	s := &subjectProc{judgeEnd: judgeEnd, out: &limitedBuffer{max: 256 << 10}, done: make(chan struct{})}
+	s.cmd = exec.Command(ex.binary)
+	s.cmd.Dir = ex.pkgDir
+	s.cmd.Env = append(withGORACE(rn.env, subjectGORACE), judge.RoleEnv+"="+judge.Subject)
+	s.cmd.ExtraFiles = []*os.File{subjectEnd} // fd 3
+	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
+	if err := rn.asStudent(s.cmd); err != nil {
+		judgeEnd.Close()
+		return nil, err
+	}
+	if err := startTracked(s.cmd); err != nil {
+		judgeEnd.Close()
+		return nil, err
+	}
+	s.started = time.Now()
+	go func() {
+		s.waitErr = waitTracked(s.cmd)
+		close(s.done)
+	}()
+	return s, nil
+}
+
+// withGORACE adds options to the environment's GORACE (the caller's own
+// options stay, and later ones win).
+func withGORACE(env []string, opts string) []string {
+	out := make([]string, 0, len(env)+1)
+	gorace := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GORACE="); ok {
+			gorace = v
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "GORACE="+strings.TrimSpace(gorace+" "+opts))
+}
+
+// finish waits a moment for the subject to end by itself (the judge has
+// closed its end), then kills its process group, and reports how it ended.
+func (s *subjectProc) finish(grace time.Duration) SubjectRun {
+	select {
+	case <-s.done:
+	case <-time.After(grace):
+	}
+	_ = killGroup(s.cmd)
+	<-s.done
+	r := SubjectRun{Output: s.out.String(), ExitCode: 0}
+	var exitErr *exec.ExitError
+	if errors.As(s.waitErr, &exitErr) {
+		r.ExitCode = exitErr.ExitCode()
+		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			r.Signal = ws.Signal().String()
+		}
+	}
+	if st := s.cmd.ProcessState; st != nil {
+		r.CPU = st.UserTime() + st.SystemTime()
+	}
+	return r
+}
