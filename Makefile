@@ -101,16 +101,21 @@ ifneq ($(HAVE_SOLUTIONS),)
 
 .PHONY: test unit release-check bench-ch03 bench-ch04 bench-ch05 bench-ch06 bench-chat bench-chatcore interop soak mutants ladder stress crash
 
-# The ladder and the mutants are sampled here (one chapter's ladder by day of
-# the year, a few mutants drawn from a seed of the date), so that every part of
-# the course is exercised over a week within make test's five minutes; `make
-# ladder` and `make mutants` run all of them.
-test: vet vet-portable unit #M prove the course: vet, every suite on the solutions (-race), the grader both ways, samples of the ladder and mutants, the student release
+# The ladder and the mutants are sampled here (one chapter's ladder, two of its
+# rungs and six mutants, all drawn from SEED), so that every part of the course
+# is exercised over a week of commits within make test's five minutes; `make
+# ladder` and `make mutants` run all of them. SEED is the commit's (the first 15
+# hex digits of HEAD, in decimal): a failure re-runs as it was with
+# make test SEED=<the seed it printed>, on any day.
+SEED ?= $(shell h=$$(git rev-parse --verify -q HEAD 2>/dev/null | cut -c1-15); if [ -n "$$h" ]; then printf '%d' "0x$$h"; else date -u +%Y%m%d; fi)
+test: vet vet-portable unit #M prove the course: vet, every suite on the solutions (-race), the grader both ways, samples of the ladder and mutants (SEED=), the student release
+	@echo "make test: seed $(SEED) (the ladder's and the mutants' samples; re-run them with make test SEED=$(SEED))"
 	$(GO) run ./tools/grade -q -budget 0 -target solutions -require all
 	$(GO) run ./tools/grade -q -budget 0 -target chapters -require none
-	$(GO) run ./tools/grade -q -budget 0 -ladder -rotate -rungs 2
-	$(GO) run ./tools/grade -q -budget 0 -mutants -sample 6
+	$(GO) run ./tools/grade -q -budget 0 -ladder -rotate -rungs 2 -seed $(SEED)
+	$(GO) run ./tools/grade -q -budget 0 -mutants -sample 6 -seed $(SEED)
 	@$(MAKE) --no-print-directory release-check
+	@echo "make test: passed with seed $(SEED)"
 
 # The solutions' tests are the graded exercises: `make test` runs every one of
 # them through the grader (under -race, each in its own process), so unit does

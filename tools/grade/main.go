@@ -38,8 +38,8 @@
 // The maintainers' checks of the course itself (see maintainer.go):
 //
 //	-ladder         for each chapter and k, solve exercises 1..k only and require exactly those
-//	                points (-rotate: one chapter a day; -rungs n: n rungs of it a day)
-//	-mutants        grade every mutant of tests/mutants (-sample n, -seed s, -min 4): each must lose its points
+//	                points (-rotate: one chapter; -rungs n: n rungs of it; chosen by -seed)
+//	-mutants        grade every mutant of tests/mutants (-sample n chosen by -seed s, -min 4): each must lose its points
 //	-repeat n       grade the solutions n times beside -busy n busy loops: every run must pass
 //
 // Exit status: 0 graded (and the requirement met), 1 requirement not met,
