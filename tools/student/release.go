@@ -26,6 +26,8 @@ import (
 // tools/grade/course.sum, the list of the course files it ships by git blob
 // id: the release has no git history, and the grader builds with these
 // copies whatever the student's checkout holds (tools/grade/pristine.go).
+// A Markdown section headed "For maintainers" stays in the maintainers' tree
+// too (shippedMarkdown).
 var (
 	// maintainerOnly are folders (relative to the root) left out.
 	maintainerOnly = []string{"solutions", ".ci", "tests/mutants", "tools/soak", "dist", ".backup", ".git"}
@@ -252,6 +254,9 @@ func (c *course) writeArchive(w io.Writer, files, starter []string, sum string) 
 		if err != nil {
 			return err
 		}
+		if path.Ext(rel) == ".md" {
+			b = shippedMarkdown(b)
+		}
 		hdr := &tar.Header{Name: "serverlab/" + name, Mode: mode, Size: int64(len(b)), ModTime: fi.ModTime(), Typeflag: tar.TypeReg}
 		if err := tw.WriteHeader(hdr); err != nil {
 			return err
@@ -280,6 +285,47 @@ func (c *course) writeArchive(w io.Writer, files, starter []string, sum string) 
 		return err
 	}
 	return gz.Close()
+}
+
+// maintainersSection is the title of a Markdown section that the release
+// leaves out: how to prove, measure and release the course, which a student's
+// tree cannot do (it has no solutions/).
+const maintainersSection = "For maintainers"
+
+// shippedMarkdown is a Markdown file as the release ships it: without its
+// sections titled maintainersSection, each up to the next heading of its
+// level or above (headings inside code fences are not headings).
+func shippedMarkdown(b []byte) []byte {
+	var out bytes.Buffer
+	fence, skipLevel := false, 0
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		if strings.HasPrefix(line, "```") {
+			fence = !fence
+		}
+		if level := headingLevel(line); !fence && level > 0 {
+			title := strings.TrimSpace(strings.TrimLeft(line, "#"))
+			switch {
+			case skipLevel > 0 && level > skipLevel:
+			case title == maintainersSection:
+				skipLevel = level
+			default:
+				skipLevel = 0
+			}
+		}
+		if skipLevel == 0 {
+			out.WriteString(line)
+		}
+	}
+	return out.Bytes()
+}
+
+// headingLevel is the level of a Markdown ATX heading (1 for "# x"), or 0.
+func headingLevel(line string) int {
+	n := len(line) - len(strings.TrimLeft(line, "#"))
+	if n == 0 || n > 6 || len(line) > n && line[n] != ' ' {
+		return 0
+	}
+	return n
 }
 
 // ignoreRules is the subset of .gitignore the course uses: one pattern per
