@@ -61,8 +61,8 @@ func maintainerTargets(t *testing.T, makefile string) map[string]bool {
 // TestShippedLessonsCiteOnlyWhatShips fails on any Markdown file of the
 // student release (the chapters' lessons, docs/, README.md, the tools'
 // notes) that cites something a student does not have: a path into
-// solutions/, a file or folder the release leaves out (tests/mutants,
-// tools/soak, the files tagged "solutions"), or a make target that only the
+// solutions/, a file or folder the release leaves out (the mutants, the
+// soak tool, the files tagged "solutions"), or a make target that only the
 // maintainers' tree defines. A lesson may describe the maintainers'
 // experiments; it may not send the student to run or read them. Sections
 // titled "For maintainers" are not checked: the release leaves them out.
