@@ -95,8 +95,12 @@ func headList(src string) (map[string]string, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	abs, err := filepath.Abs(src) // -course . names the current directory
+	if err != nil {
+		return nil, "", err
+	}
 	a, errA := filepath.EvalSymlinks(strings.TrimSpace(string(top)))
-	b, errB := filepath.EvalSymlinks(src)
+	b, errB := filepath.EvalSymlinks(abs)
 	if errA != nil || errB != nil || filepath.Clean(a) != filepath.Clean(b) {
 		return nil, "", fmt.Errorf("%s is not the top of its git work tree", src)
 	}

@@ -53,6 +53,11 @@ func TestCourseList(t *testing.T) {
 		t.Errorf("courseList of a git checkout = %v from %q; want HEAD's course files %v", files, from, want)
 	}
 
+	t.Chdir(root) // -course . names the checkout relative to the current directory
+	if files, from := courseList(".", true); !strings.HasPrefix(from, "git HEAD ") || !sameList(files, want) {
+		t.Errorf("courseList(\".\") in a git checkout = %v from %q; want HEAD's course files %v", files, from, want)
+	}
+
 	p := newPristine(courseDefault, root, t.TempDir())
 	ov := overlay{Replace: map[string]string{}}
 	if msg := p.restore("tests/x/x.go", &ov); msg != "" {
