@@ -107,7 +107,10 @@ ifneq ($(HAVE_SOLUTIONS),)
 # ladder` and `make mutants` run all of them. SEED is the commit's (the first 15
 # hex digits of HEAD, in decimal): a failure re-runs as it was with
 # make test SEED=<the seed it printed>, on any day.
-SEED ?= $(shell h=$$(git rev-parse --verify -q HEAD 2>/dev/null | cut -c1-15); if [ -n "$$h" ]; then printf '%d' "0x$$h"; else date -u +%Y%m%d; fi)
+# Computed once per make (:=), so that a commit made during the run cannot change it.
+ifeq ($(origin SEED),undefined)
+SEED := $(shell h=$$(git rev-parse --verify -q HEAD 2>/dev/null | cut -c1-15); if [ -n "$$h" ]; then printf '%d' "0x$$h"; else date -u +%Y%m%d; fi)
+endif
 test: vet vet-portable unit #M prove the course: vet, every suite on the solutions (-race), the grader both ways, samples of the ladder and mutants (SEED=), the student release
 	@echo "make test: seed $(SEED) (the ladder's and the mutants' samples; re-run them with make test SEED=$(SEED))"
 	$(GO) run ./tools/grade -q -budget 0 -target solutions -require all
