@@ -22,8 +22,8 @@ var shippedRef = regexp.MustCompile(`(?:^|[^A-Za-z0-9_./"-])(?:\.\.?/)*((?:chapt
 var makeCommand = regexp.MustCompile(`\bmake\s+([a-z0-9][a-z0-9-]*)`)
 
 // maintainerTargets are the Makefile's rules that only the maintainers' tree
-// has: those between `ifneq ($(HAVE_SOLUTIONS),)` and its else or endif at
-// the top level (the help block's ifneq defines none).
+// has: those between `ifneq ($(HAVE_SOLUTIONS),)` and its own else or endif
+// (conditionals inside it nest; the help block's ifneq defines none).
 func maintainerTargets(t *testing.T, makefile string) map[string]bool {
 	t.Helper()
 	f, err := os.Open(makefile)
@@ -32,15 +32,25 @@ func maintainerTargets(t *testing.T, makefile string) map[string]bool {
 	}
 	defer f.Close()
 	targets := map[string]bool{}
-	inside := false
+	// depth counts the open conditionals; the maintainers' block is the
+	// one opened at depth 1 by the HAVE_SOLUTIONS test, until its else.
+	depth, block, inside := 0, 0, false
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
 		case strings.HasPrefix(line, "ifneq ($(HAVE_SOLUTIONS),)"):
-			inside = true
-		case line == "else" || line == "endif":
+			depth++
+			block, inside = depth, true
+		case strings.HasPrefix(line, "ifeq ") || strings.HasPrefix(line, "ifneq ") || strings.HasPrefix(line, "ifdef ") || strings.HasPrefix(line, "ifndef "):
+			depth++
+		case line == "else" && depth == block:
 			inside = false
+		case line == "endif":
+			if depth == block {
+				block, inside = 0, false
+			}
+			depth--
 		case inside && !strings.HasPrefix(line, "\t") && !strings.HasPrefix(line, "."):
 			if m := makeTarget.FindStringSubmatch(line); m != nil && !strings.Contains(line, ":=") && !strings.Contains(line, "?=") {
 				for _, name := range strings.Fields(m[1]) {
