@@ -99,18 +99,26 @@ student-release: ## dist/serverlab-student.tar.gz: the course without solutions/
 ifneq ($(HAVE_SOLUTIONS),)
 ## ---- maintainers (only where solutions/ exists) ---------------------------
 
-.PHONY: test unit release-check bench-ch03 bench-ch04 bench-ch05 bench-ch06 bench-chat bench-chatcore interop soak course-sum mutants ladder stress crash
+.PHONY: test unit release-check bench-ch03 bench-ch04 bench-ch05 bench-ch06 bench-chat bench-chatcore interop soak mutants ladder stress crash
 
-# The ladder and the mutants are sampled here (one chapter's ladder by day of
-# the year, a few mutants drawn from a seed of the date), so that every part of
-# the course is exercised over a week within make test's five minutes; `make
-# ladder` and `make mutants` run all of them.
-test: vet vet-portable unit #M prove the course: vet, every suite on the solutions (-race), the grader both ways, samples of the ladder and mutants, the student release
+# The ladder and the mutants are sampled here (one chapter's ladder, two of its
+# rungs and six mutants, all drawn from SEED), so that every part of the course
+# is exercised over a week of commits within make test's five minutes; `make
+# ladder` and `make mutants` run all of them. SEED is the commit's (the first 15
+# hex digits of HEAD, in decimal): a failure re-runs as it was with
+# make test SEED=<the seed it printed>, on any day.
+# Computed once per make (:=), so that a commit made during the run cannot change it.
+ifeq ($(origin SEED),undefined)
+SEED := $(shell h=$$(git rev-parse --verify -q HEAD 2>/dev/null | cut -c1-15); if [ -n "$$h" ]; then printf '%d' "0x$$h"; else date -u +%Y%m%d; fi)
+endif
+test: vet vet-portable unit #M prove the course: vet, every suite on the solutions (-race), the grader both ways, samples of the ladder and mutants (SEED=), the student release
+	@echo "make test: seed $(SEED) (the ladder's and the mutants' samples; re-run them with make test SEED=$(SEED))"
 	$(GO) run ./tools/grade -q -budget 0 -target solutions -require all
 	$(GO) run ./tools/grade -q -budget 0 -target chapters -require none
-	$(GO) run ./tools/grade -q -budget 0 -ladder -rotate -rungs 2
-	$(GO) run ./tools/grade -q -budget 0 -mutants -sample 6
+	$(GO) run ./tools/grade -q -budget 0 -ladder -rotate -rungs 2 -seed $(SEED)
+	$(GO) run ./tools/grade -q -budget 0 -mutants -sample 6 -seed $(SEED)
 	@$(MAKE) --no-print-directory release-check
+	@echo "make test: passed with seed $(SEED)"
 
 # The solutions' tests are the graded exercises: `make test` runs every one of
 # them through the grader (under -race, each in its own process), so unit does
@@ -129,6 +137,9 @@ release-check: #M build the student release, unpack it elsewhere, run its vet, t
 	echo "== go vet ./..." && $(GO) vet ./... && \
 	echo "== go test ./tools/... ./tests/..." && $(GO) test -count=1 ./tools/... ./tests/... && \
 	echo "== make grade" && $(MAKE) --no-print-directory grade > grade.txt && tail -3 grade.txt && \
+	if grep -E '^ *course files: .*(not available here|not verified|is not one of the course)' grade.txt; then \
+		echo "release-check: make grade in the release reports course files it should have (above; tools/grade/course.sum must list the release's own files)"; exit 1; fi && \
+	grep -E "^ *course files: all [0-9]+ match the course's copies" grade.txt && \
 	export SERVERLAB_CACHE_DIR="$$tmp/cache" && \
 	echo "== make status, next, hint, reset" && $(MAKE) --no-print-directory status && \
 	$(MAKE) --no-print-directory next > next.txt && head -2 next.txt && \
@@ -186,12 +197,6 @@ bench-chatcore: #M chapter 07's experiment: the original's load test, 5 to 450 c
 
 crash: #M chapter 07: kill -9 the server after each acknowledged message, 100 times; nothing acknowledged may be lost
 	$(GO) test -tags crash -count=1 -run Kill9 ./tests/chatcoretest
-
-# The grader builds with the course's own copies of its files (tools/grade/course.sum
-# lists them by git blob id): after committing a change to tests/, tools/, a wiring
-# test or go.mod, regenerate it, and commit it too.
-course-sum: #M regenerate tools/grade/course.sum after committing changes to course files
-	$(GO) test ./tools/grade -run TestCourseSum -update-course-sum -count=1
 
 # make soak: how long each server is under hostile load.
 SOAKTIME ?= 30s

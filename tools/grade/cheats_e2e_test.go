@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"serverlab/tools/grade/coursesum"
 )
 
 // gradeJSON runs the grader in process with -format json and returns the
@@ -111,7 +113,8 @@ func tamperedCourse(t *testing.T) string {
 	root := t.TempDir()
 	// The course's directories exist (go vet, which go test -c runs, works
 	// in them); their files do not.
-	for f := range parseCourseSum(courseSum) {
+	course := theCourse(t)
+	for f := range course {
 		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(filepath.FromSlash(f))), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -125,6 +128,7 @@ func tamperedCourse(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
+	write(coursesum.Path, coursesum.Format(course)) // as the release carries it
 	for _, f := range []string{"go.mod", "go.sum", "tools/grade/testdata/chapters/08/stub.go"} {
 		b, err := os.ReadFile(filepath.Join(fixtureRoot, f))
 		if err != nil {
@@ -245,16 +249,17 @@ func TestRunJobBudget(t *testing.T) {
 	}
 }
 
-// cleanCopy writes a module root with every course file (as course.sum lists
-// them) and fixture chapter 08's own file, but no git history: a student
-// release.
+// cleanCopy writes a module root with every course file (as theCourse lists
+// them), their list in course.sum, and fixture chapter 08's own file, but no
+// git history: a student release.
 func cleanCopy(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
 	files := []string{"tools/grade/testdata/chapters/08/stub.go"}
-	for f := range parseCourseSum(courseSum) {
+	for f := range theCourse(t) {
 		files = append(files, f)
 	}
+	listed := map[string]string{}
 	for _, f := range files {
 		b, err := os.ReadFile(filepath.Join(fixtureRoot, filepath.FromSlash(f)))
 		if err != nil {
@@ -267,8 +272,31 @@ func cleanCopy(t *testing.T) string {
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		if isCourseFile(f) {
+			listed[f] = blobID(b) // the copy as it is, committed or not
+		}
+	}
+	sum := filepath.Join(root, filepath.FromSlash(coursesum.Path))
+	if err := os.WriteFile(sum, []byte(coursesum.Format(listed)), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	return root
+}
+
+// theCourse lists the course's files as the grader finds them in the course
+// these tests run in: git HEAD in the maintainers' tree, course.sum in the
+// student release.
+func theCourse(t *testing.T) map[string]string {
+	t.Helper()
+	root, err := filepath.Abs(fixtureRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, from := courseList(root, false)
+	if len(files) < 10 {
+		t.Fatalf("the grader finds %d course files in %s (from %q): neither %s nor a git HEAD", len(files), root, from, coursesum.Path)
+	}
+	return files
 }
 
 // TestGradeUnrestorableCourseFile: in a checkout without git history, a

@@ -27,7 +27,7 @@ type Options struct {
 	Jobs     int              // exercises run at once
 	Progress io.Writer        // one line per graded chapter; nil for none
 	Budget   time.Duration    // the whole run's time; 0 for no limit
-	Course   string           // where the course's own files come from: "" (course.sum), "checkout" or a directory
+	Course   string           // where the course's own files come from: "" (course.sum or git HEAD), "checkout" or a directory
 	Allow    []string         // screening rules switched off for every chapter (-allow)
 	User     *credential      // run test binaries as this user; nil: as the grader
 	Overlay  string           // a go build -overlay JSON file merged into every build; "" for none

@@ -580,10 +580,13 @@ func runLadder(ctx context.Context, c config, chapters []rubric.Chapter, stdout,
 		return fail(err)
 	}
 	defer os.RemoveAll(tmp)
+	seed := c.maint.sampleSeed()
+	// The rungs move with the seed's other digits than the chapter's, so
+	// that seeds one apart climb other rungs of another chapter.
+	rungOffset := int(seed / uint64(len(chapters)) % (1 << 30))
 	if c.maint.rotate && len(chapters) > 1 {
-		day := time.Now().UTC().YearDay()
-		ch := chapters[day%len(chapters)]
-		fmt.Fprintf(stdout, "ladder: chapter %s today (-rotate: day %d of the year, one of %d chapters)\n", ch.ID, day, len(chapters))
+		ch := chapters[seed%uint64(len(chapters))]
+		fmt.Fprintf(stdout, "ladder: chapter %s (-rotate -seed %d: one of %d chapters)\n", ch.ID, seed, len(chapters))
 		chapters = []rubric.Chapter{ch}
 	}
 	env := ladderEnv{root: root, target: c.target, solutions: c.maint.solutions,
@@ -600,8 +603,8 @@ func runLadder(ctx context.Context, c config, chapters []rubric.Chapter, stdout,
 		levels := plan.levels()
 		fmt.Fprintf(stdout, "ladder %s %s: %d exercises, %d rungs", ch.ID, ch.Title, len(ch.Exercises), len(levels))
 		if c.maint.rungs > 0 {
-			levels = todaysRungs(levels, len(ch.Exercises), c.maint.rungs, time.Now().UTC().YearDay())
-			fmt.Fprintf(stdout, " (-rungs %d: k = %s today)", c.maint.rungs, strings.Trim(fmt.Sprint(levels), "[]"))
+			levels = sampleRungs(levels, len(ch.Exercises), c.maint.rungs, rungOffset)
+			fmt.Fprintf(stdout, " (-rungs %d -seed %d: k = %s)", c.maint.rungs, seed, strings.Trim(fmt.Sprint(levels), "[]"))
 		}
 		fmt.Fprintln(stdout)
 		for _, n := range plan.notes {
@@ -687,11 +690,11 @@ func (env ladderEnv) climb(ctx context.Context, plan *ladderPlan, k int) (rungRe
 	return r, nil
 }
 
-// todaysRungs picks n of the rungs strictly between k=0 and k=top (those two
+// sampleRungs picks n of the rungs strictly between k=0 and k=top (those two
 // are the plain grades of the starter and the solution, which make test runs
 // anyway): n consecutive ones, wrapping round, starting at a place that
-// moves with the day.
-func todaysRungs(levels []int, top, n, day int) []int {
+// moves with the seed (offset).
+func sampleRungs(levels []int, top, n, offset int) []int {
 	var inner []int
 	for _, k := range levels {
 		if k > 0 && k < top {
@@ -703,7 +706,7 @@ func todaysRungs(levels []int, top, n, day int) []int {
 	}
 	var picked []int
 	for i := range n {
-		picked = append(picked, inner[(day+i)%len(inner)])
+		picked = append(picked, inner[(offset+i)%len(inner)])
 	}
 	slices.Sort(picked)
 	return picked

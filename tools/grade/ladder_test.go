@@ -215,16 +215,16 @@ func TestFixImports(t *testing.T) {
 	}
 }
 
-func TestTodaysRungs(t *testing.T) {
+func TestSampleRungs(t *testing.T) {
 	levels := []int{0, 1, 2, 3, 4, 7} // 7 exercises, 5 and 6 without code of their own
 	for _, tt := range []struct {
-		n, day int
-		want   string
+		n, offset int
+		want      string
 	}{
 		{2, 0, "[1 2]"}, {2, 3, "[1 4]"}, {1, 5, "[2]"}, {9, 1, "[1 2 3 4]"},
 	} {
-		if got := fmt.Sprint(todaysRungs(levels, 7, tt.n, tt.day)); got != tt.want {
-			t.Errorf("todaysRungs(%v, 7, %d, day %d) = %s, want %s", levels, tt.n, tt.day, got, tt.want)
+		if got := fmt.Sprint(sampleRungs(levels, 7, tt.n, tt.offset)); got != tt.want {
+			t.Errorf("sampleRungs(%v, 7, %d, offset %d) = %s, want %s", levels, tt.n, tt.offset, got, tt.want)
 		}
 	}
 }

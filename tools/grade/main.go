@@ -2,7 +2,7 @@
 //
 // It screens the student's files of each chapter, compiles the chapter's
 // tests once, with the race detector and the course's own copies of the test
-// wiring, suites, given code and go.mod (course.sum), runs every graded
+// wiring, suites, given code and go.mod (course.sum or git HEAD), runs every graded
 // exercise alone with a time limit, in its own process group, and awards an
 // exercise's points only for an explicit pass that the course's harness
 // confirms with a completion record, with no leak, race, crash or timeout.
@@ -24,8 +24,9 @@
 //	-timeout d      time limit per exercise, unless the rubric sets one (default 40s)
 //	-budget d       time limit for the whole run (default 9m); what is left is "not run"
 //	-j n            exercises run at once (default 2)
-//	-course src     where the course's own files come from: "" (course.sum and git),
-//	                "checkout" (trust the checkout: maintainers), or a clean course directory
+//	-course src     where the course's own files come from: "" (the release's course.sum,
+//	                else git HEAD; copies from git), "checkout" (trust the checkout:
+//	                maintainers), or a clean course directory
 //	-allow rules    screening rules to switch off, comma-separated (e.g. unsafe)
 //	-user name      run the test binaries as this unprivileged user (Unix, grader as root)
 //	-rubric file    grade with this rubric instead of the embedded one
@@ -37,8 +38,8 @@
 // The maintainers' checks of the course itself (see maintainer.go):
 //
 //	-ladder         for each chapter and k, solve exercises 1..k only and require exactly those
-//	                points (-rotate: one chapter a day; -rungs n: n rungs of it a day)
-//	-mutants        grade every mutant of tests/mutants (-sample n, -seed s, -min 4): each must lose its points
+//	                points (-rotate: one chapter; -rungs n: n rungs of it; chosen by -seed)
+//	-mutants        grade every mutant of tests/mutants (-sample n chosen by -seed s, -min 4): each must lose its points
 //	-repeat n       grade the solutions n times beside -busy n busy loops: every run must pass
 //
 // Exit status: 0 graded (and the requirement met), 1 requirement not met,
@@ -103,7 +104,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.require, "require", "", `exit 1 unless "all" exercises passed, or "none" did (each failed cleanly)`)
 	fs.BoolVar(&c.quiet, "q", false, "do not print progress on stderr")
 	fs.DurationVar(&c.budget, "budget", 9*time.Minute, "time limit for the whole run (0: none); exercises left are not run")
-	fs.StringVar(&c.course, "course", "", `course files: "" (course.sum, copies from git), "checkout" (trust the checkout), or a clean course directory`)
+	fs.StringVar(&c.course, "course", "", `course files: "" (the release's course.sum, else git HEAD; copies from git), "checkout" (trust the checkout), or a clean course directory`)
 	fs.StringVar(&c.allow, "allow", "", "screening rules to switch off, comma-separated: "+strings.Join(rubric.Rules, ", "))
 	fs.StringVar(&c.user, "user", "", "run test binaries as this unprivileged user (Unix; the grader must run as root)")
 	fs.StringVar(&c.exercises, "ex", "", "comma-separated exercise ids to grade, e.g. 3.4,3.5 (default: all)")

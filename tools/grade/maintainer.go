@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"serverlab/tools/grade/rubric"
 )
@@ -24,12 +25,12 @@ import (
 // maintainerConfig holds the flags of the maintainers' modes.
 type maintainerConfig struct {
 	ladder, mutants bool
-	rotate          bool   // -ladder: one chapter, chosen by the day of the year
-	rungs           int    // -ladder: only this many rungs per chapter, chosen by the day
+	rotate          bool   // -ladder: one chapter, chosen by the seed
+	rungs           int    // -ladder: only this many rungs per chapter, chosen by the seed
 	solutions       string // the reference tree, relative to the root
 	mutantsDir      string // the catalogue, relative to the root
 	sample          int    // -mutants: grade only this many, chosen by seed
-	seed            uint64 // -mutants -sample: 0 means one derived from today's date
+	seed            uint64 // -ladder -rotate/-rungs, -mutants -sample: 0 means one derived from today's date
 	min             int    // -mutants: warn about exercises with fewer mutants
 	repeat, busy    int    // stress: runs, and busy loops beside them
 	spin            bool   // stress: this process is one of the busy loops
@@ -38,16 +39,25 @@ type maintainerConfig struct {
 func (m *maintainerConfig) register(fs *flag.FlagSet) {
 	fs.BoolVar(&m.ladder, "ladder", false, "maintainers: for each chapter and k, solve exercises 1..k only (from -solutions) and require exactly those points")
 	fs.BoolVar(&m.mutants, "mutants", false, "maintainers: grade every mutant of the catalogue; each must lose its exercise's points")
-	fs.BoolVar(&m.rotate, "rotate", false, "-ladder: climb only one of the chapters, a different one each day (for make test)")
-	fs.IntVar(&m.rungs, "rungs", 0, "-ladder: climb only this many of each chapter's rungs between none and all solved, different ones each day (default: every rung)")
+	fs.BoolVar(&m.rotate, "rotate", false, "-ladder: climb only one of the chapters, chosen by -seed (for make test)")
+	fs.IntVar(&m.rungs, "rungs", 0, "-ladder: climb only this many of each chapter's rungs between none and all solved, chosen by -seed (default: every rung)")
 	fs.StringVar(&m.solutions, "solutions", "solutions", "maintainers: the reference tree, relative to the root")
 	fs.StringVar(&m.mutantsDir, "mutants-dir", "tests/mutants", "maintainers: the mutant catalogue, relative to the root")
 	fs.IntVar(&m.sample, "sample", 0, "-mutants: grade only this many mutants, chosen by -seed (default: all)")
-	fs.Uint64Var(&m.seed, "seed", 0, "-mutants -sample: the seed of the choice (default: from today's date)")
+	fs.Uint64Var(&m.seed, "seed", 0, "-ladder -rotate/-rungs, -mutants -sample: the seed of the choice, so that a run can be repeated (make test: from the commit; default: from today's date)")
 	fs.IntVar(&m.min, "min", 4, "-mutants: warn about graded exercises with fewer mutants than this")
 	fs.IntVar(&m.repeat, "repeat", 0, "maintainers: grade -solutions this many times (with -busy busy loops); every run must pass")
 	fs.IntVar(&m.busy, "busy", 0, "-repeat: busy loops (child processes) spinning beside the runs")
 	fs.BoolVar(&m.spin, spinFlag[1:], false, "-repeat: internal: be a busy loop")
+}
+
+// sampleSeed is the seed of the maintainers' samples (-rotate, -rungs,
+// -sample): -seed, or one from today's date when it is 0.
+func (m *maintainerConfig) sampleSeed() uint64 {
+	if m.seed != 0 {
+		return m.seed
+	}
+	return dateSeed(time.Now())
 }
 
 func (m *maintainerConfig) enabled() bool { return m.ladder || m.mutants || m.repeat > 0 }

@@ -202,10 +202,7 @@ func runMutants(ctx context.Context, c config, chapters []rubric.Chapter, stdout
 		}
 		catalogue = append(catalogue, m)
 	}
-	seed := c.maint.seed
-	if seed == 0 {
-		seed = dateSeed(time.Now())
-	}
+	seed := c.maint.sampleSeed()
 	graded := sampleMutants(catalogue, c.maint.sample, seed)
 	sampleNote := ""
 	if len(graded) < len(catalogue) {

@@ -1,10 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"crypto/sha1"
-	_ "embed" // for course.sum
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -16,14 +12,19 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"serverlab/tools/grade/coursesum"
 )
 
 // Pristine course files. A chapter's test binary is built from the student's
 // own non-test files and nothing else of theirs: the test wiring
 // (chapters/NN/*_test.go), the suites and testkit (tests/**), the given code
-// and the grader (tools/**), go.mod and go.sum are the course's. The course
-// says what they are in course.sum, embedded in the grader: one line per
-// file, its git blob id and its path. For each such file that the checkout
+// and the grader (tools/**), go.mod and go.sum are the course's
+// (coursesum.IsCourseFile). The grader learns what they are, by git blob id,
+// from the tree it takes the course from (courseList): the student release's
+// tools/grade/course.sum, which make student-release writes; where there is
+// none (the maintainers' tree), the git tree of HEAD, since what the
+// maintainers committed is the course. For each such file that the checkout
 // does not hold exactly (up to line endings), the grader takes the course's
 // copy from the repository's git objects (by blob id, so no ref the student
 // can move is trusted) or from a clean course directory (-course DIR), and
@@ -33,94 +34,113 @@ import (
 // When the course's copy cannot be found (a student release has no git
 // history), the chapters the file can affect score nothing, with cause
 // integrity and what to restore.
-//
-// Regenerate course.sum after changing any course file:
-//
-//	go test ./tools/grade -run TestCourseSum -update-course-sum
-//
-//go:embed course.sum
-var courseSum string
 
 // Course modes (-course).
 const (
-	courseEmbedded = ""         // course.sum, with git objects as the source of the course's copies
+	courseDefault  = ""         // the checkout's list (course.sum or git HEAD), with git objects as the source of the course's copies
 	courseCheckout = "checkout" // trust the checkout as it is: maintainers proving the course itself
 )
 
 // isCourseFile reports whether a path (slash-separated, relative to the
 // module root) is the course's rather than the student's.
-//
-// The grader's own code (tools/grade) is left out: it is never linked into a
-// test binary, and it is whatever binary is grading.
-func isCourseFile(p string) bool {
-	if rest, ok := strings.CutPrefix(p, "tools/grade/"); ok {
-		// Its fixture chapters are courses in miniature: their wiring is the
-		// course's, their other files play the student's.
-		parts := strings.Split(rest, "/")
-		return len(parts) == 4 && parts[0] == "testdata" && parts[1] == "chapters" && strings.HasSuffix(parts[3], "_test.go")
-	}
-	if p == "go.mod" || p == "go.sum" || strings.HasPrefix(p, "tests/") || strings.HasPrefix(p, "tools/") {
-		return true
-	}
-	parts := strings.Split(p, "/")
-	return len(parts) == 3 && (parts[0] == "chapters" || parts[0] == "solutions") && strings.HasSuffix(parts[2], "_test.go")
-}
+func isCourseFile(p string) bool { return coursesum.IsCourseFile(p) }
 
-// blobID is git's object id of a file's content, with CRLF line endings read
-// as LF (a Windows checkout is the same course).
-func blobID(content []byte) string {
-	content = bytes.ReplaceAll(content, []byte("\r\n"), []byte("\n"))
-	h := sha1.New()
-	fmt.Fprintf(h, "blob %d\x00", len(content))
-	h.Write(content)
-	return hex.EncodeToString(h.Sum(nil))
-}
+// blobID is git's object id of a file's content (CRLF read as LF).
+func blobID(content []byte) string { return coursesum.BlobID(content) }
 
-// parseCourseSum reads course.sum: "<blob id> <path>" per line.
-func parseCourseSum(text string) map[string]string {
+// courseList finds the course's files (path → blob id) in the tree src, and
+// says where the list came from: src's tools/grade/course.sum (a student
+// release, or a repository made from one), else the git tree of src's HEAD
+// (the maintainers' tree, where no course.sum is ever committed). A clean
+// copy of the course that has neither (-course DIR, an exported tree) is the
+// course as its files stand. nil: no list (the checkout is not verified).
+func courseList(src string, clean bool) (map[string]string, string) {
+	if b, err := os.ReadFile(filepath.Join(src, filepath.FromSlash(coursesum.Path))); err == nil {
+		return coursesum.Parse(string(b)), coursesum.Path
+	}
+	if files, commit, err := headList(src); err == nil {
+		return files, "git HEAD " + commit[:min(12, len(commit))]
+	}
+	if !clean {
+		return nil, ""
+	}
 	files := map[string]string{}
-	for _, l := range strings.Split(text, "\n") {
-		id, p, ok := strings.Cut(strings.TrimSpace(l), " ")
-		if ok && !strings.HasPrefix(l, "#") {
-			files[p] = id
+	_ = filepath.WalkDir(src, func(abs string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
 		}
-	}
-	return files
+		if d.IsDir() {
+			if strings.HasPrefix(d.Name(), ".") && abs != src {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		rel, _ := filepath.Rel(src, abs)
+		rel = filepath.ToSlash(rel)
+		if !d.Type().IsRegular() || !isCourseFile(rel) {
+			return nil
+		}
+		if b, err := os.ReadFile(abs); err == nil {
+			files[rel] = blobID(b)
+		}
+		return nil
+	})
+	return files, "the files of " + src
 }
 
-// writeCourseSum lists the course files of the git work tree at root, with
-// the blob ids of their content on disk.
-func writeCourseSum(root string) (string, error) {
-	cmd := exec.Command("git", "ls-files", "-z")
-	cmd.Dir = root
-	out, err := outputTracked(cmd, false)
+// headList lists the course files of the commit checked out at src (which
+// must be the top of its git work tree) by blob id, and names the commit.
+func headList(src string) (map[string]string, string, error) {
+	top, err := gitOutput(src, "rev-parse", "--show-toplevel")
 	if err != nil {
-		return "", fmt.Errorf("git ls-files: %w", err)
+		return nil, "", err
 	}
-	var lines []string
-	for _, p := range strings.Split(string(out), "\x00") {
-		if p == "" || !isCourseFile(p) {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
-		if err != nil {
-			continue // deleted in the work tree: not part of the course any more
-		}
-		lines = append(lines, blobID(b)+" "+p)
+	abs, err := filepath.Abs(src) // -course . names the current directory
+	if err != nil {
+		return nil, "", err
 	}
-	sort.Slice(lines, func(i, j int) bool { return lines[i][41:] < lines[j][41:] })
-	return "# The course's own files, which tools/grade builds with whatever the checkout holds (pristine.go).\n" +
-		"# Regenerate: go test ./tools/grade -run TestCourseSum -update-course-sum\n" +
-		strings.Join(lines, "\n") + "\n", nil
+	a, errA := filepath.EvalSymlinks(strings.TrimSpace(string(top)))
+	b, errB := filepath.EvalSymlinks(abs)
+	if errA != nil || errB != nil || filepath.Clean(a) != filepath.Clean(b) {
+		return nil, "", fmt.Errorf("%s is not the top of its git work tree", src)
+	}
+	commit, err := gitOutput(src, "rev-parse", "--verify", "HEAD^{commit}")
+	if err != nil {
+		return nil, "", err
+	}
+	out, err := gitOutput(src, "ls-tree", "-r", "-z", "--full-tree", "HEAD")
+	if err != nil {
+		return nil, "", err
+	}
+	files := map[string]string{}
+	for _, entry := range strings.Split(string(out), "\x00") {
+		// "<mode> <type> <id>\t<path>"
+		meta, p, ok := strings.Cut(entry, "\t")
+		fields := strings.Fields(meta)
+		if ok && len(fields) == 3 && fields[1] == "blob" && fields[0] != "120000" && isCourseFile(p) {
+			files[p] = fields[2]
+		}
+	}
+	return files, strings.TrimSpace(string(commit)), nil
+}
+
+// gitOutput runs git in dir. It is the course's tool, not the student's
+// code: its output is not capped, so that a long listing or a large blob
+// comes back whole.
+func gitOutput(dir string, args ...string) ([]byte, error) {
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
+	return cmd.Output()
 }
 
 // pristine prepares, per chapter, the overlay that puts the course's files
 // in place of the checkout's.
 type pristine struct {
-	mode  string // courseEmbedded, courseCheckout, or a directory
+	mode  string // courseDefault, courseCheckout, or a directory
 	root  string
 	tmp   string
 	files map[string]string // course path → blob id
+	from  string            // where the list came from, for the report
 
 	once   sync.Once
 	shared overlay  // go.mod, go.sum, tests/**, tools/**: the same for every chapter
@@ -140,8 +160,12 @@ type overlay struct {
 
 func newPristine(mode, root, tmp string) *pristine {
 	p := &pristine{mode: mode, root: root, tmp: tmp}
-	if mode != courseCheckout {
-		p.files = parseCourseSum(courseSum)
+	switch mode {
+	case courseCheckout:
+	case courseDefault:
+		p.files, p.from = courseList(root, false)
+	default:
+		p.files, p.from = courseList(mode, true)
 	}
 	return p
 }
@@ -152,11 +176,11 @@ func (p *pristine) describe() []string {
 	case p.mode == courseCheckout:
 		return []string{"course files: taken from the checkout as they are (-course checkout), not verified"}
 	case len(p.files) == 0:
-		return []string{"course files: the grader has no course.sum; taken from the checkout, not verified"}
+		return []string{"course files: no list of the course's files here (no " + coursesum.Path + ", no git HEAD); taken from the checkout, not verified"}
 	}
 	p.prepareShared()
 	if len(p.notes) == 0 && len(p.fatal) == 0 && len(p.unrestorable) == 0 {
-		return []string{fmt.Sprintf("course files: all %d match the course's copies", len(p.files))}
+		return []string{fmt.Sprintf("course files: all %d match the course's copies (listed by %s)", len(p.files), p.from)}
 	}
 	return slices.Concat(p.notes, p.fatal)
 }
@@ -333,8 +357,7 @@ func (p *pristine) restore(f string, ov *overlay) string {
 	content, from := p.courseCopy(f, want)
 	if content == nil {
 		return fmt.Sprintf("%s %s, and the course's copy is not available here (no git history with it; "+
-			"restore the file, or pass -course DIR with a clean copy of the course): not graded "+
-			"(maintainers changing the course: regenerate tools/grade/course.sum, or grade with -course checkout)", f, what)
+			"restore the file, or pass -course DIR with a clean copy of the course): not graded", f, what)
 	}
 	dst := filepath.Join(p.tmp, "pristine", filepath.FromSlash(f))
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
@@ -377,18 +400,19 @@ func (p *pristine) note(format string, args ...any) {
 }
 
 // courseCopy finds the content of blob id: in a clean course directory, or
-// in the checkout's git objects.
+// in the git objects of the checkout (or of that directory).
 func (p *pristine) courseCopy(f, id string) ([]byte, string) {
-	if p.mode != courseEmbedded && p.mode != courseCheckout {
+	dirs := []string{p.root}
+	if p.mode != courseDefault && p.mode != courseCheckout {
 		if b, err := os.ReadFile(filepath.Join(p.mode, filepath.FromSlash(f))); err == nil && blobID(b) == id {
 			return b, p.mode
 		}
+		dirs = append(dirs, p.mode)
 	}
-	cmd := exec.Command("git", "cat-file", "blob", id)
-	cmd.Dir = p.root
-	out, err := outputTracked(cmd, false)
-	if err == nil && blobID(out) == id {
-		return out, "git object " + id[:12]
+	for _, dir := range dirs {
+		if out, err := gitOutput(dir, "cat-file", "blob", id); err == nil && blobID(out) == id {
+			return out, "git object " + id[:12]
+		}
 	}
 	return nil, ""
 }

@@ -14,12 +14,20 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
+
+	"serverlab/tools/grade/coursesum"
 )
 
 // The student release is the course without what only maintainers need:
 // the reference solutions, CI, the mutants (patches against solutions/) and
 // every Go file that builds only with the "solutions" tag. It adds a pristine
-// copy of chapters/ in .starter/, from which make reset restores stubs.
+// copy of chapters/ in .starter/, from which make reset restores stubs, and
+// tools/grade/course.sum, the list of the course files it ships by git blob
+// id: the release has no git history, and the grader builds with these
+// copies whatever the student's checkout holds (tools/grade/pristine.go).
+// A Markdown section headed "For maintainers" stays in the maintainers' tree
+// too (shippedMarkdown).
 var (
 	// maintainerOnly are folders (relative to the root) left out.
 	maintainerOnly = []string{"solutions", ".ci", "tests/mutants", "tools/soak", "dist", ".backup", ".git"}
@@ -37,6 +45,9 @@ func (c *course) release(w io.Writer, out string) error {
 	var ship, starter []string
 	left := 0
 	for _, rel := range files {
+		if rel == coursesum.Path {
+			continue // an old list (a release made from a release): written anew below
+		}
 		keep, err := c.shipped(rel)
 		if err != nil {
 			return err
@@ -60,7 +71,13 @@ func (c *course) release(w io.Writer, out string) error {
 	if err != nil {
 		return err
 	}
-	if err := c.writeArchive(f, ship, starter); err != nil {
+	sum, listed, err := c.courseSum(ship)
+	if err != nil {
+		f.Close()
+		os.Remove(out)
+		return err
+	}
+	if err := c.writeArchive(f, ship, starter, sum); err != nil {
 		f.Close()
 		os.Remove(out)
 		return err
@@ -72,9 +89,27 @@ func (c *course) release(w io.Writer, out string) error {
 	if err != nil || strings.HasPrefix(rel, "..") {
 		rel = out
 	}
-	fmt.Fprintf(w, "wrote %s: %d files from %s, %d maintainer-only files left out (solutions/, .ci/, tests/mutants/, files tagged %q); chapters/ also as %s/ for make reset\n",
-		filepath.ToSlash(rel), len(ship), from, left, releaseTag, starterDir)
+	fmt.Fprintf(w, "wrote %s: %d files from %s, %d maintainer-only files left out (solutions/, .ci/, tests/mutants/, files tagged %q); chapters/ also as %s/ for make reset; %s lists its %d course files\n",
+		filepath.ToSlash(rel), len(ship), from, left, releaseTag, starterDir, coursesum.Path, listed)
 	return nil
+}
+
+// courseSum lists the course files among ship (coursesum.IsCourseFile) with
+// the blob ids of what the release holds: the grader's list in the release,
+// and how many files it lists.
+func (c *course) courseSum(ship []string) (string, int, error) {
+	files := map[string]string{}
+	for _, rel := range ship {
+		if !coursesum.IsCourseFile(rel) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(c.root, filepath.FromSlash(rel)))
+		if err != nil {
+			return "", 0, err
+		}
+		files[rel] = coursesum.BlobID(b)
+	}
+	return coursesum.Format(files), len(files), nil
 }
 
 // sourceFiles lists the course's files: git's tracked files in a git
@@ -200,9 +235,9 @@ func satisfiable(expr constraint.Expr, tag string) bool {
 	return false
 }
 
-// writeArchive writes the files under serverlab/, and starter again under
-// serverlab/.starter/.
-func (c *course) writeArchive(w io.Writer, files, starter []string) error {
+// writeArchive writes the files under serverlab/, starter again under
+// serverlab/.starter/, and sum as serverlab/tools/grade/course.sum.
+func (c *course) writeArchive(w io.Writer, files, starter []string, sum string) error {
 	gz := gzip.NewWriter(w)
 	tw := tar.NewWriter(gz)
 	add := func(name, rel string) error {
@@ -218,6 +253,9 @@ func (c *course) writeArchive(w io.Writer, files, starter []string) error {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return err
+		}
+		if path.Ext(rel) == ".md" {
+			b = shippedMarkdown(b)
 		}
 		hdr := &tar.Header{Name: "serverlab/" + name, Mode: mode, Size: int64(len(b)), ModTime: fi.ModTime(), Typeflag: tar.TypeReg}
 		if err := tw.WriteHeader(hdr); err != nil {
@@ -236,10 +274,58 @@ func (c *course) writeArchive(w io.Writer, files, starter []string) error {
 			return err
 		}
 	}
+	hdr := &tar.Header{Name: "serverlab/" + coursesum.Path, Mode: 0o644, Size: int64(len(sum)), ModTime: time.Now(), Typeflag: tar.TypeReg}
+	if err := tw.WriteHeader(hdr); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(tw, sum); err != nil {
+		return err
+	}
 	if err := tw.Close(); err != nil {
 		return err
 	}
 	return gz.Close()
+}
+
+// maintainersSection is the title of a Markdown section that the release
+// leaves out: how to prove, measure and release the course, which a student's
+// tree cannot do (it has no solutions/).
+const maintainersSection = "For maintainers"
+
+// shippedMarkdown is a Markdown file as the release ships it: without its
+// sections titled maintainersSection, each up to the next heading of its
+// level or above (headings inside code fences are not headings).
+func shippedMarkdown(b []byte) []byte {
+	var out bytes.Buffer
+	fence, skipLevel := false, 0
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		if strings.HasPrefix(line, "```") {
+			fence = !fence
+		}
+		if level := headingLevel(line); !fence && level > 0 {
+			title := strings.TrimSpace(strings.TrimLeft(line, "#"))
+			switch {
+			case skipLevel > 0 && level > skipLevel:
+			case title == maintainersSection:
+				skipLevel = level
+			default:
+				skipLevel = 0
+			}
+		}
+		if skipLevel == 0 {
+			out.WriteString(line)
+		}
+	}
+	return out.Bytes()
+}
+
+// headingLevel is the level of a Markdown ATX heading (1 for "# x"), or 0.
+func headingLevel(line string) int {
+	n := len(line) - len(strings.TrimLeft(line, "#"))
+	if n == 0 || n > 6 || len(line) > n && line[n] != ' ' {
+		return 0
+	}
+	return n
 }
 
 // ignoreRules is the subset of .gitignore the course uses: one pattern per

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"serverlab/tools/grade/coursesum"
 )
 
 // The fixture is a course of its own with a tiny chapter 01 (the rubric's
@@ -411,6 +413,7 @@ func TestRelease(t *testing.T) {
 		"tools/x/race_off.go":          "//go:build !race\n\npackage x\n",
 		"users.txt":                    "alice pw 127.0.0.1 1\n",
 		"x.test":                       "binary",
+		"tools/grade/course.sum":       "0000000000000000000000000000000000000000 tools/old.go\n", // a release's, made anew
 	}
 	for name, content := range files {
 		if err := writeFile(filepath.Join(root, filepath.FromSlash(name)), []byte(content)); err != nil {
@@ -424,9 +427,51 @@ func TestRelease(t *testing.T) {
 	mustContain(t, "release", out, "wrote dist/s.tar.gz", "the folder (no git)")
 	got := tarNames(t, filepath.Join(root, "dist/s.tar.gz"))
 	slices.Sort(got)
-	want := []string{".gitignore", ".starter/chapters/01/ex.go", "Makefile", "chapters/01/ex.go", "go.mod", "tools/x/race_off.go", "tools/x/x.go", "tools/x/y_test.go"}
+	want := []string{".gitignore", ".starter/chapters/01/ex.go", "Makefile", "chapters/01/ex.go", "go.mod", "tools/grade/course.sum", "tools/x/race_off.go", "tools/x/x.go", "tools/x/y_test.go"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("the release holds\n  %v\nwant\n  %v", got, want)
+	}
+
+	// The grader's list: the course files the release ships, as it ships them.
+	sum := coursesum.Parse(tarFile(t, filepath.Join(root, "dist/s.tar.gz"), coursesum.Path))
+	var listed []string
+	for f, id := range sum {
+		listed = append(listed, f)
+		if want := coursesum.BlobID([]byte(files[f])); id != want {
+			t.Errorf("course.sum lists %s as %s; its content is %s", f, id, want)
+		}
+	}
+	slices.Sort(listed)
+	if want := []string{"go.mod", "tools/x/race_off.go", "tools/x/x.go", "tools/x/y_test.go"}; !slices.Equal(listed, want) {
+		t.Errorf("the release's course.sum lists\n  %v\nwant the course files it ships\n  %v", listed, want)
+	}
+}
+
+// tarFile returns the content of the release's file name (under serverlab/).
+func tarFile(t *testing.T, file, name string) string {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			t.Fatalf("the release has no %s: %v", name, err)
+		}
+		if h.Name == "serverlab/"+name {
+			b, err := io.ReadAll(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(b)
+		}
 	}
 }
 
