@@ -127,8 +127,11 @@ func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, err
 		err  error
 	)
 	if ex.judge != "" {
-		// The judge runs as the grader; the student's code runs in the
-		// subject, as the -user if one was given.
+		// Both run as the -user, if one was given, so that the files a check
+		// makes are the server's to use; the judge cannot be traced or read
+		// by the subject (its binary is not readable by that user, and it
+		// makes itself undumpable: tests/judge), and the subject can only
+		// end or stop it, which loses the point.
 		if subj, err = rn.startSubject(ex); err != nil {
 			return Run{}, 0, err
 		}
@@ -139,7 +142,9 @@ func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, err
 		}()
 		cmd.Env = append(rn.env[:len(rn.env):len(rn.env)], judge.RoleEnv+"="+judge.Judge)
 		cmd.ExtraFiles = []*os.File{subj.judgeEnd} // fd 3
-		inOwnProcessGroup(cmd)
+		if err := rn.asStudent(cmd); err != nil {
+			return Run{}, 0, err
+		}
 	} else {
 		secret, err := newSecret()
 		if err != nil {

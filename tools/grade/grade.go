@@ -205,6 +205,10 @@ func (b builder) buildAndQueue(ctx context.Context, spec rubric.Chapter, ch *Cha
 	}
 	screenCost(hits, ch)
 	for _, h := range hits {
+		if judged && teachOnly[h.Rule] {
+			ch.Integrity = append(ch.Integrity, "note (costs nothing: it runs in the process the judge drives): "+h.String())
+			continue
+		}
 		ch.Integrity = append(ch.Integrity, h.String())
 	}
 	if !slices.ContainsFunc(ch.Exercises, func(e ExerciseResult) bool { return e.Cause != CauseIntegrity }) {
@@ -244,6 +248,9 @@ func (b builder) buildAndQueue(ctx context.Context, spec rubric.Chapter, ch *Cha
 		if err != nil {
 			return nil, err
 		}
+		// Executable, not readable, by a -user: a process whose binary
+		// it cannot read is undumpable from its first instruction.
+		_ = os.Chmod(judgeBinary, 0o711)
 		if failure != "" {
 			return nil, fmt.Errorf("the course's judge for %s does not build (a fault of the course, not of the student's code):\n%s", ch.Dir, failure)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"go/ast"
+	"go/build"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -33,6 +34,10 @@ const (
 	ruleProc     = "proc"     // string literals naming /proc: the process's own memory, environment, descriptors
 	ruleForbid   = "forbid"   // a given function the rubric forbids in an exercise (ch01: the tools/wire codec)
 )
+
+// teachOnly are the rules that, under a judge, are named but cost nothing
+// (see screenCost).
+var teachOnly = map[string]bool{ruleInit: true, ruleStartup: true, ruleExit: true, ruleArgs: true, ruleProc: true}
 
 // The rule names are rubric.Rules; a test keeps the two lists equal.
 var screenRules = []string{ruleInit, ruleStartup, ruleExit, ruleLinkname, ruleUnsafe, ruleCgo, ruleImport, ruleArgs, ruleProc, ruleForbid}
@@ -102,10 +107,17 @@ func screenChapter(root, module, chapterDir string, spec rubric.Chapter, allowed
 		}
 		rel, _ := filepath.Rel(root, p)
 		rel = filepath.ToSlash(rel)
+		if d.Type()&fs.ModeSymlink != 0 {
+			// The go command follows a link to a folder when it is imported
+			// by path: what is behind it is not the student's to bring in.
+			s.hit(ruleImport, "a symbolic link ("+d.Name()+")", rel, 1, nil)
+			return nil
+		}
 		if d.IsDir() {
-			if p != base && (d.Name() == "cmd" && filepath.Dir(p) == base || d.Name() == "testdata" ||
-				strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_")) {
-				return filepath.SkipDir
+			// Every folder is read, testdata/, _x/ and .x/ too: go test ./...
+			// skips them, but an import path can name any of them.
+			if p != base && d.Name() == "cmd" && filepath.Dir(p) == base {
+				return filepath.SkipDir // the chapter's given commands: never linked into its tests
 			}
 			return nil
 		}
@@ -178,11 +190,30 @@ func (s *screener) file(p, rel, name string) {
 	if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
 		return
 	}
+	if !builds(p) {
+		return // excluded by its build constraints (a //go:build ignore generator, another system's file)
+	}
 	f, err := parser.ParseFile(s.fset, p, nil, parser.ParseComments|parser.SkipObjectResolution)
 	if err != nil {
 		return // the build reports it, with the compiler's words
 	}
 	s.parsed = append(s.parsed, parsedFile{rel: rel, f: f})
+}
+
+// buildContext is the build the screened files are for: this system, with
+// cgo and the race detector, as tools/grade builds the subject.
+var buildContext = func() build.Context {
+	c := build.Default
+	c.CgoEnabled = true
+	c.BuildTags = append(c.BuildTags, "race")
+	return c
+}()
+
+// builds reports whether the file at p is part of the build: its build
+// constraints and its name's _GOOS/_GOARCH suffix allow it.
+func builds(p string) bool {
+	ok, err := buildContext.MatchFile(filepath.Dir(p), filepath.Base(p))
+	return err != nil || ok // a file that cannot be read is the build's to report
 }
 
 // noteSentinels records the package-level vars of a file that are plain
@@ -427,10 +458,21 @@ func isTypeExpr(fun ast.Expr) bool {
 
 // screenCost applies hits to a chapter's exercises: a hit without exercises
 // costs them all. It returns the message per exercise id (the first hit).
+//
+// Under a judge (judged), the rules that guarded the secret of an in-process
+// harness (init, startup, exit, args, proc) cost nothing: what they catch
+// runs in the subject, where it can only lose points, and screening names it
+// to teach. unsafe and linkname still cost (they reach past the race and
+// leak checks the subject runs), and so do cgo (a C compiler reading the
+// student's files as the grader's user), import and forbid (code that hands
+// the exercise to the course's own or another's solution).
 func screenCost(hits []Hit, ch *ChapterResult) {
 	for i := range ch.Exercises {
 		ex := &ch.Exercises[i]
 		for _, h := range hits {
+			if judged && teachOnly[h.Rule] {
+				continue
+			}
 			if h.Exercises == nil || slices.Contains(h.Exercises, ex.ID) {
 				ex.Cause, ex.Message = CauseIntegrity, h.String()
 				break
