@@ -80,7 +80,11 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 	target := path.Clean(filepath.ToSlash(opt.Target))
 	rep := newReport(target, module, opt.Chapters)
 	rep.Started = start
-	rn := newRunner(ctx, root, tmp, opt.User)
+	user, userNote := studentUser(opt.User)
+	if userNote != "" {
+		rep.Notes = append(rep.Notes, userNote)
+	}
+	rn := newRunner(ctx, root, tmp, user)
 	if rn.user != nil {
 		// The binaries, written here, must be the user's to run.
 		_ = os.Chmod(tmp, 0o755)
@@ -138,8 +142,8 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 	sweepOrphans() // nothing the students' code started outlives grading
 	rep.Notes = append(pr.describe(), rep.Notes...)
 	if runtime.GOOS == "windows" {
-		rep.Notes = append(rep.Notes, "on Windows a test binary cannot inherit the grader's secret out of band "+
-			"(it is in the environment), so passes here are not tamper-proof; grade on Linux for a grade that counts")
+		rep.Notes = append(rep.Notes, "on Windows the student's code runs in the same process as the checks "+
+			"(no judge apart), so passes here are not tamper-proof; grade on Linux or macOS for a grade that counts")
 	}
 	rep.total()
 	rep.Duration = Seconds(time.Since(start))

@@ -29,6 +29,8 @@ type maintainerConfig struct {
 	rungs           int    // -ladder: only this many rungs per chapter, chosen by the seed
 	solutions       string // the reference tree, relative to the root
 	mutantsDir      string // the catalogue, relative to the root
+	forgeries       bool   // -forgeries: grade the forgery catalogue
+	forgeriesDir    string // its folder, relative to the root
 	sample          int    // -mutants: grade only this many, chosen by seed
 	seed            uint64 // -ladder -rotate/-rungs, -mutants -sample: 0 means one derived from today's date
 	min             int    // -mutants: warn about exercises with fewer mutants
@@ -43,6 +45,8 @@ func (m *maintainerConfig) register(fs *flag.FlagSet) {
 	fs.IntVar(&m.rungs, "rungs", 0, "-ladder: climb only this many of each chapter's rungs between none and all solved, chosen by -seed (default: every rung)")
 	fs.StringVar(&m.solutions, "solutions", "solutions", "maintainers: the reference tree, relative to the root")
 	fs.StringVar(&m.mutantsDir, "mutants-dir", "tests/mutants", "maintainers: the mutant catalogue, relative to the root")
+	fs.BoolVar(&m.forgeries, "forgeries", false, "maintainers: grade every forgery of the catalogue on the starters (each must earn nothing) and every honest change on the solutions (each must keep every point)")
+	fs.StringVar(&m.forgeriesDir, "forgeries-dir", "tests/forgeries", "maintainers: the forgery catalogue, relative to the root")
 	fs.IntVar(&m.sample, "sample", 0, "-mutants: grade only this many mutants, chosen by -seed (default: all)")
 	fs.Uint64Var(&m.seed, "seed", 0, "-ladder -rotate/-rungs, -mutants -sample: the seed of the choice, so that a run can be repeated (make test: from the commit; default: from today's date)")
 	fs.IntVar(&m.min, "min", 4, "-mutants: warn about graded exercises with fewer mutants than this")
@@ -60,13 +64,15 @@ func (m *maintainerConfig) sampleSeed() uint64 {
 	return dateSeed(time.Now())
 }
 
-func (m *maintainerConfig) enabled() bool { return m.ladder || m.mutants || m.repeat > 0 }
+func (m *maintainerConfig) enabled() bool {
+	return m.ladder || m.mutants || m.forgeries || m.repeat > 0
+}
 
 // runMaintainer runs the one maintainers' mode the flags ask for.
 func runMaintainer(ctx context.Context, c config, chapters []rubric.Chapter, stdout, stderr io.Writer) int {
 	m := c.maint
 	modes := 0
-	for _, on := range []bool{m.ladder, m.mutants, m.repeat > 0} {
+	for _, on := range []bool{m.ladder, m.mutants, m.forgeries, m.repeat > 0} {
 		if on {
 			modes++
 		}
@@ -74,13 +80,15 @@ func runMaintainer(ctx context.Context, c config, chapters []rubric.Chapter, std
 	var err error
 	switch {
 	case modes > 1:
-		err = errors.New("-ladder, -mutants and -repeat are separate runs: pick one")
+		err = errors.New("-ladder, -mutants, -forgeries and -repeat are separate runs: pick one")
 	case m.sample < 0 || m.min < 0 || m.busy < 0 || m.rungs < 0:
 		err = errors.New("-sample, -min, -busy and -rungs must not be negative")
 	case m.ladder:
 		return runLadder(ctx, c, chapters, stdout, stderr)
 	case m.mutants:
 		return runMutants(ctx, c, chapters, stdout, stderr)
+	case m.forgeries:
+		return runForgeries(ctx, c, chapters, stdout, stderr)
 	default:
 		return runStress(ctx, c, chapters, stdout, stderr)
 	}

@@ -25,3 +25,5 @@ func lookupUser(name string) (*credential, error) {
 func (rn *runner) asStudent(cmd *exec.Cmd) error { return nil }
 
 func (c *credential) own(path string) error { return nil }
+
+func studentUser(given *credential) (*credential, string) { return given, "" }

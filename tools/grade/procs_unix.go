@@ -65,3 +65,18 @@ func (rn *runner) asStudent(cmd *exec.Cmd) error {
 func (c *credential) own(path string) error {
 	return os.Chown(path, int(c.uid), int(c.gid))
 }
+
+// studentUser is the user the students' code runs as: the -user, or, for a
+// grader running as root without one, nobody, so that no student's code
+// ever runs with the grader's privileges (-user root asks for them). The
+// note says so in the report.
+func studentUser(given *credential) (*credential, string) {
+	if given != nil || os.Geteuid() != 0 {
+		return given, ""
+	}
+	u, err := lookupUser("nobody")
+	if err != nil {
+		return nil, "the grader runs as root and found no user nobody: the students' code runs as root; pass -user"
+	}
+	return u, "the grader runs as root: the students' code runs as nobody (-user to choose another)"
+}
