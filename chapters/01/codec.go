@@ -3,7 +3,6 @@ package discovery
 import (
 	"io"
 
-	"serverlab/tools/lab"
 	"serverlab/tools/wire"
 )
 
@@ -20,7 +19,7 @@ func ReadFrame(r io.Reader) (wire.Frame, error) {
 	// the payload; decode sender and target as C strings (the bytes before the
 	// first NUL); then io.ReadFull the payload, turning io.EOF into
 	// io.ErrUnexpectedEOF there. Checked by TestEx1_1_ReadFrame.
-	return wire.Frame{}, lab.NotImplemented("1.1", "ReadFrame")
+	return wire.Frame{}, notImplemented("1.1", "ReadFrame")
 }
 
 // WriteFrame writes f to w in a single Write call.
@@ -34,5 +33,5 @@ func WriteFrame(w io.Writer, f wire.Frame) error {
 	// and payload in ONE byte slice (type and length little-endian, each name
 	// copied into a zeroed 32-byte field) and call w.Write once.
 	// Checked by TestEx1_2_WriteFrame.
-	return lab.NotImplemented("1.2", "WriteFrame")
+	return notImplemented("1.2", "WriteFrame")
 }

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"serverlab/tools/lab"
 	"serverlab/tools/users"
 	"serverlab/tools/wire"
 )
@@ -112,7 +111,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	// error. For each connection, s.wg.Add(1) BEFORE starting its goroutine,
 	// then go s.handle(conn): one goroutine per client.
 	// Checked by TestEx2_1_Login.
-	return lab.NotImplemented("2.1", "Server.Serve")
+	return notImplemented("2.1", "Server.Serve")
 }
 
 // start records ln so that Close can close it, and counts Serve in s.wg. It

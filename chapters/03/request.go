@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"serverlab/tools/jobs"
-	"serverlab/tools/lab"
 )
 
 // Command is what a request asks for.
@@ -92,7 +91,7 @@ func Parse(line []byte) (Request, error) {
 	// or anything after the digits is ErrInvalidInteger (strconv.ParseUint
 	// checks neither rule for you) — then check 1 ≤ n ≤ maxArg(cmd). Return
 	// the Err values above. Checked by TestEx3_1_Parse.
-	return Request{}, lab.NotImplemented("3.1", "Parse")
+	return Request{}, notImplemented("3.1", "Parse")
 }
 
 // readBufferSize holds the longest request line and its '\n': a line is at
@@ -129,5 +128,5 @@ func (lr *LineReader) Next() ([]byte, error) {
 	// set lr.err = ErrTooLarge and return it, reading nothing more. Any other
 	// error (io.EOF) ends the stream. Otherwise strip the '\n' and one '\r'
 	// before it. Checked by TestEx3_1_Parse.
-	return nil, lab.NotImplemented("3.1", "LineReader.Next")
+	return nil, notImplemented("3.1", "LineReader.Next")
 }

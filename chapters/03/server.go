@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"serverlab/tools/jobs"
-	"serverlab/tools/lab"
 )
 
 // Config configures a Server.
@@ -134,7 +133,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	// hand each connection to s.start. When it fails, remove ln from
 	// s.listeners and return lab.ErrServerClosed if the server is closing,
 	// else the error. Checked by TestEx3_4_Server and TestEx3_6_Shutdown.
-	return lab.NotImplemented("3.4", "Server.Serve")
+	return notImplemented("3.4", "Server.Serve")
 }
 
 // start registers a new connection and starts its reader and its writer,
@@ -177,7 +176,7 @@ func (s *Server) submit(c *clientConn, id uint64, line []byte) error {
 	// do not start a goroutine or keep a list here. If Put fails, drop the
 	// reference again (c.release()) and return ErrShuttingDown. Checked by
 	// TestEx3_4_Server.
-	return lab.NotImplemented("3.4", "Server.submit")
+	return notImplemented("3.4", "Server.submit")
 }
 
 // work computes one job on worker w and hands the answer to the job's
@@ -226,7 +225,7 @@ var aLongTimeAgo = time.Unix(1, 0)
 func (s *Server) Close() error {
 	// TODO(ex 3.4): s.closeOnce.Do(s.shutdown) and return nil, so that later
 	// calls wait for the first and return nil.
-	return lab.NotImplemented("3.4", "Server.Close")
+	return notImplemented("3.4", "Server.Close")
 }
 
 func (s *Server) shutdown() {

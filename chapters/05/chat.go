@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"serverlab/tools/lab"
 	"serverlab/tools/users"
 	"serverlab/tools/wire"
 )
@@ -169,7 +168,7 @@ func (s *chat) login(c *Conn, f wire.Frame) error {
 	// set c.Session = the name, record c in s.online, and answer OK. Answers
 	// are LOGIN frames from wire.ServerName to the user: s.send(c, frame).
 	// Checked by TestEx5_9_ChatLogin.
-	return lab.NotImplemented("5.9", "chat.login")
+	return notImplemented("5.9", "chat.login")
 }
 
 // broadcast relays a message to every other logged-in client: its header as

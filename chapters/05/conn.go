@@ -11,8 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"serverlab/tools/rawsys"
-
-	"serverlab/tools/lab"
 )
 
 // ErrSlowConsumer closes a connection whose unsent output passed
@@ -164,7 +162,7 @@ func (l *Loop) deliver(c *Conn, data []byte) {
 	// connection holds no buffer); the rest of c.in → move it to the front;
 	// the rest of the shared buffer → COPY it into a new c.in, because the
 	// next read overwrites l.buf. Checked by TestEx5_3_Leftovers.
-	err := lab.NotImplemented("5.3", "Loop.deliver")
+	err := notImplemented("5.3", "Loop.deliver")
 	l.log.Error("closing the connection", "err", err)
 	l.close(c, err)
 }

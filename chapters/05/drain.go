@@ -2,7 +2,6 @@ package evloop
 
 import (
 	"errors"
-	"serverlab/tools/lab"
 
 	"serverlab/tools/wire"
 )
@@ -21,7 +20,7 @@ func DrainFrames(in []byte, fn func(wire.Frame) bool) (int, error) {
 	// (n == 0 and no error: not a whole frame yet, so stop and return used);
 	// pass a decode error on; add n to used, call fn(f) and stop if it
 	// returns false. Checked by TestEx5_1_DrainFrames.
-	return 0, lab.NotImplemented("5.1", "DrainFrames")
+	return 0, notImplemented("5.1", "DrainFrames")
 }
 
 // MaxLine is the longest request line DrainLines accepts, '\n' included: the
@@ -46,5 +45,5 @@ func DrainLines(in []byte, fn func(line []byte) bool) (int, error) {
 	// ErrLineTooLong too; hand fn the line without '\n' and without a
 	// trailing '\r' (bytes.TrimSuffix), add its length plus one to used, and
 	// stop if fn returns false. Checked by TestEx5_2_DrainLines.
-	return 0, lab.NotImplemented("5.2", "DrainLines")
+	return 0, notImplemented("5.2", "DrainLines")
 }

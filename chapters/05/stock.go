@@ -5,7 +5,6 @@ package evloop
 import (
 	"errors"
 	"log/slog"
-	"serverlab/tools/lab"
 	"time"
 
 	"serverlab/tools/stockfile"
@@ -137,7 +136,7 @@ func (s *stock) serve(c *Conn, line []byte) error {
 	// into s.stocks, stockproto.AppendShow, stockproto.FinishRecord), or the
 	// text s.trade returns (ex 5.16); return errExit for exit (no reply);
 	// finally return c.Write(s.out). Checked by TestEx5_15_StockCommands.
-	return lab.NotImplemented("5.15", "stock.serve")
+	return notImplemented("5.15", "stock.serve")
 }
 
 // trade runs a buy or a sell and returns the reply text. The check "enough

@@ -7,8 +7,6 @@ import (
 	"io"
 	"os/exec"
 	"time"
-
-	"serverlab/tools/lab"
 )
 
 // cgiPrefix is what the server writes before a CGI program's output: the
@@ -54,7 +52,7 @@ func RunCGI(ctx context.Context, w io.Writer, t *Target, timeout time.Duration) 
 	// (it reaps exactly this child), killGroup(cmd) for what it left behind, and
 	// return the output's finish(t.Name, the error Wait returned).
 	// Checked by TestEx6_4_CGI.
-	return lab.NotImplemented("6.4", "RunCGI")
+	return notImplemented("6.4", "RunCGI")
 }
 
 // maxCGIHeader is how much of a CGI program's output cgiOutput holds back

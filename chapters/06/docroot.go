@@ -5,8 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
-
-	"serverlab/tools/lab"
 )
 
 // Docroot is the folder the server serves (-d). Every file is opened through
@@ -72,7 +70,7 @@ func (d *Docroot) Open(uri string) (*Target, error) {
 	// regular file is 403. Fill in every field of Target, Path being the file
 	// under d.dir. Close the file on every error path.
 	// Checked by TestEx6_2_Paths.
-	return nil, lab.NotImplemented("6.2", "Docroot.Open")
+	return nil, notImplemented("6.2", "Docroot.Open")
 }
 
 // openRoot opens name, a local slash-separated path, through the os.Root:

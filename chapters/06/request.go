@@ -2,8 +2,6 @@ package web
 
 import (
 	"bufio"
-
-	"serverlab/tools/lab"
 )
 
 // Limits on what a client may send before the server gives up on it with 400
@@ -44,5 +42,5 @@ func ReadRequest(r *bufio.Reader) (*Request, error) {
 	// returned as they are. Last, a method other than GET (strings.EqualFold)
 	// is 501. Build errors with statusErrorf or &StatusError{…}.
 	// Checked by TestEx6_1_Parse.
-	return nil, lab.NotImplemented("6.1", "ReadRequest")
+	return nil, notImplemented("6.1", "ReadRequest")
 }

@@ -2,8 +2,6 @@ package web
 
 import (
 	"io"
-
-	"serverlab/tools/lab"
 )
 
 // smallFile is the largest file that ServeStatic sends together with its
@@ -32,5 +30,5 @@ func ServeStatic(w io.Writer, t *Target) error {
 	// then the body, streamed (io.CopyN(w, t.File, size)): never read a whole
 	// file into memory. For speed, send a small file with its header in one
 	// Write, using a buffer from a sync.Pool. Checked by TestEx6_3_Static.
-	return lab.NotImplemented("6.3", "ServeStatic")
+	return notImplemented("6.3", "ServeStatic")
 }

@@ -2,7 +2,6 @@ package chatcore
 
 import (
 	"serverlab/tools/chatcore/proto"
-	"serverlab/tools/lab"
 )
 
 // createChannel creates a channel (107 → 108, then 129 to every open
@@ -15,7 +14,7 @@ func (s *Server) createChannel(c *conn, m proto.CreateChannelRequest) error {
 	// (outside s.mu), then under s.mu s.addChannel, reply 108, and — only if
 	// the store created it — broadcast 129 to s.conns.
 	// Checked by TestEx7_3_Channels.
-	return lab.NotImplemented("7.3", "Server.createChannel")
+	return notImplemented("7.3", "Server.createChannel")
 }
 
 // getChannels lists every channel in ascending id order (119 → 120).
@@ -23,7 +22,7 @@ func (s *Server) getChannels(c *conn, m proto.GetChannelsRequest) error {
 	// TODO(ex 7.3): under s.mu: no session is MsgNotAuthorized; else 120
 	// with every channel, sorted by id (slices.SortFunc, cmp.Compare).
 	// Checked by TestEx7_3_Channels.
-	return lab.NotImplemented("7.3", "Server.getChannels")
+	return notImplemented("7.3", "Server.getChannels")
 }
 
 // getChannel looks a channel up by id (121 → 122).
@@ -31,7 +30,7 @@ func (s *Server) getChannel(c *conn, m proto.GetChannelRequest) error {
 	// TODO(ex 7.3): under s.mu: no session is MsgNotAuthorized; unknown id
 	// is 100 MsgChannelNotFound; else 122.
 	// Checked by TestEx7_3_Channels.
-	return lab.NotImplemented("7.3", "Server.getChannel")
+	return notImplemented("7.3", "Server.getChannel")
 }
 
 // joinChannel moves the connection into a channel (117). In this order, as
@@ -46,5 +45,5 @@ func (s *Server) joinChannel(c *conn, m proto.JoinChannelRequest) error {
 	// set if needed), set c.channel, broadcast 128 to the new members (c
 	// included), then reply 118.
 	// Checked by TestEx7_3_Channels.
-	return lab.NotImplemented("7.3", "Server.joinChannel")
+	return notImplemented("7.3", "Server.joinChannel")
 }

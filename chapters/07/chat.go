@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"serverlab/tools/chatcore/proto"
-	"serverlab/tools/lab"
 )
 
 // History limits: GetChats returns at most MaxHistory messages, and never a
@@ -37,7 +36,7 @@ func (s *Server) writeChat(c *conn, m proto.WriteChat) error {
 	// large: 101 MsgFrameTooLarge), make an appendRequest (from: c) with a
 	// done channel of capacity 1, send it on s.appends and wait on done; an
 	// error there is errNotStored. Checked by TestEx7_4_History.
-	return lab.NotImplemented("7.4", "Server.writeChat")
+	return notImplemented("7.4", "Server.writeChat")
 }
 
 // commitLoop is the committer goroutine: group commit. It takes the first
@@ -73,7 +72,7 @@ func (s *Server) commit(batch []*appendRequest) {
 	// s.deliver each request (its frame to its channel). Only then send the
 	// outcome on every request's done. Checked by TestEx7_4_History.
 	for _, r := range batch {
-		r.done <- lab.NotImplemented("7.4", "Server.commit")
+		r.done <- notImplemented("7.4", "Server.commit")
 	}
 }
 
@@ -103,7 +102,7 @@ func (s *Server) getChats(c *conn, m proto.GetChatsRequest) error {
 	// TODO(ex 7.4): no session is MsgNotAuthorized; else s.store.History of
 	// the channel, at most MaxHistory, and reply 106 with fitFrame(msgs).
 	// Checked by TestEx7_4_History.
-	return lab.NotImplemented("7.4", "Server.getChats")
+	return notImplemented("7.4", "Server.getChats")
 }
 
 // fitFrame drops the oldest messages until a response holding them fits in

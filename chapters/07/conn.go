@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"serverlab/tools/chatcore/proto"
-	"serverlab/tools/lab"
 )
 
 // conn is one client connection.
@@ -47,7 +46,7 @@ func (s *Server) readLoop(c *conn) error {
 	// c.out.stopped(), return errGone. proto.Decode the body: on an error,
 	// s.answerBadFrame(c, err) and go on; else s.dispatch(c, m).
 	// Checked by TestEx7_1_Frames.
-	return lab.NotImplemented("7.1", "Server.readLoop")
+	return notImplemented("7.1", "Server.readLoop")
 }
 
 // readFrame waits for the next frame until the connection's deadline (see

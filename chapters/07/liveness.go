@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"serverlab/tools/chatcore/proto"
-	"serverlab/tools/lab"
 )
 
 // keepAlive turns on TCP keep-alive: after KeepAlive of silence the kernel
@@ -46,5 +45,5 @@ func (s *Server) frameDeadline() time.Time {
 func (s *Server) heartbeat(c *conn, m proto.HeartbeatRequest) error {
 	// TODO(ex 7.6): set c.heartbeat and reply 131 with the request id.
 	// Checked by TestEx7_6_Liveness.
-	return lab.NotImplemented("7.6", "Server.heartbeat")
+	return notImplemented("7.6", "Server.heartbeat")
 }

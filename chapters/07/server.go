@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"serverlab/tools/chatcore/proto"
-	"serverlab/tools/lab"
 )
 
 // Config configures a Server. The zero value of every field but DBPath (or
@@ -237,7 +236,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	// EMFILE and friends); on lab.ErrServerClosed (or s.closing) return
 	// lab.ErrServerClosed, on another error return it; else s.readers.Add(1)
 	// and go s.handle(nc). Checked by TestEx7_1_Frames.
-	return lab.NotImplemented("7.1", "Server.Serve")
+	return notImplemented("7.1", "Server.Serve")
 }
 
 // start records ln for Close, counts Serve among the readers and starts the

@@ -2,8 +2,6 @@ package chatcore
 
 import (
 	"time"
-
-	"serverlab/tools/lab"
 )
 
 // shutdown handles 102. Only an administrator (Config.Admins) may stop the
@@ -14,7 +12,7 @@ func (s *Server) shutdown(c *conn) error {
 	// TODO(ex 7.7): no session: 101 MsgNotAuthorized; a user not in
 	// s.admins: 101 MsgNotAllowed (log it); an administrator: go s.Close().
 	// Checked by TestEx7_7_Shutdown.
-	return lab.NotImplemented("7.7", "Server.shutdown")
+	return notImplemented("7.7", "Server.shutdown")
 }
 
 // aLongTimeAgo is a deadline in the past: setting it makes a blocked Read

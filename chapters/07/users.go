@@ -2,7 +2,6 @@ package chatcore
 
 import (
 	"serverlab/tools/chatcore/proto"
-	"serverlab/tools/lab"
 )
 
 // createUser registers a user (109 → 110). Nobody needs a session for it, as
@@ -14,7 +13,7 @@ func (s *Server) createUser(c *conn, m proto.CreateUserRequest) error {
 	// to the caches under s.mu, s.logins.remember(id, password) (its first
 	// login then needs no second hash), and reply 110 with its id and name.
 	// Checked by TestEx7_2_Users.
-	return lab.NotImplemented("7.2", "Server.createUser")
+	return notImplemented("7.2", "Server.createUser")
 }
 
 // authenticate logs the connection in (115 → 116, then 126 to every open
@@ -30,7 +29,7 @@ func (s *Server) authenticate(c *conn, m proto.AuthenticateRequest) error {
 	// under s.mu: the user in s.sessions is 100 MsgUserLoggedIn(name); else
 	// record the session (s.sessions, c.user), reply 116, and
 	// s.broadcastLocked(s.conns, 126). Checked by TestEx7_2_Users.
-	return lab.NotImplemented("7.2", "Server.authenticate")
+	return notImplemented("7.2", "Server.authenticate")
 }
 
 // logout ends the session (123): 125 to every connection, the requester
@@ -40,7 +39,7 @@ func (s *Server) logout(c *conn, m proto.LogoutRequest) error {
 	// TODO(ex 7.2): under s.mu: no session is 100 MsgNotAuthorized
 	// (s.notAuthorized); else s.endSession(c) (it sends the 125s), restart
 	// the login clock (c.loginBy), and reply 124. Checked by TestEx7_2_Users.
-	return lab.NotImplemented("7.2", "Server.logout")
+	return notImplemented("7.2", "Server.logout")
 }
 
 // endSession logs c's user out, if it has one, and takes c out of its
@@ -55,7 +54,7 @@ func (s *Server) endSession(c *conn) {
 func (s *Server) getUser(c *conn, m proto.GetUserRequest) error {
 	// TODO(ex 7.2): under s.mu: no session is MsgNotAuthorized; an unknown
 	// name is 100 MsgNoSuchUser(name); else 114. Checked by TestEx7_2_Users.
-	return lab.NotImplemented("7.2", "Server.getUser")
+	return notImplemented("7.2", "Server.getUser")
 }
 
 // getUsers looks users up by id (111 → 112), in the order asked; unknown
@@ -64,5 +63,5 @@ func (s *Server) getUsers(c *conn, m proto.GetUsersRequest) error {
 	// TODO(ex 7.2): under s.mu: no session is MsgNotAuthorized; else 112
 	// with the users of m.UserIDs from s.usersID, in order, unknown ones left
 	// out. Checked by TestEx7_2_Users.
-	return lab.NotImplemented("7.2", "Server.getUsers")
+	return notImplemented("7.2", "Server.getUsers")
 }
