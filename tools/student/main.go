@@ -6,6 +6,7 @@
 //	go run ./tools/student status            # points per chapter, and the next exercise
 //	go run ./tools/student next              # the lesson excerpt and TODOs of that exercise
 //	go run ./tools/student hint 3.4          # one more hint: the idea, the pitfall, the API
+//	go run ./tools/student hint              # the same, for the exercise next names
 //	go run ./tools/student reset 3.4         # restore 3.4's stubs (your version is backed up)
 //	go run ./tools/student watch -ch 03 -ex 3_4
 //
@@ -33,7 +34,7 @@ const usage = `usage: go run ./tools/student <command> [arguments]
 commands:
   status              points per chapter, and the next exercise to do
   next                the lesson excerpt and TODOs of the next unsolved exercise
-  hint EX             one more hint for exercise EX (e.g. 3.4): the idea, the pitfall, the API
+  hint [EX]           one more hint for exercise EX (e.g. 3.4; default: the one next names)
   reset EX            restore exercise EX's stubs from the starter (your version is backed up first)
   watch -ch NN [-ex N_M]
                       re-run a chapter's tests (or one exercise's) on every save
@@ -84,7 +85,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "next":
 		exec = func(c *course) error { return c.next(ctx, stdout) }
 	case "hint":
-		exec = func(c *course) error { return c.hint(stdout, fs.Arg(0)) }
+		exec = func(c *course) error { return c.hint(ctx, stdout, fs.Arg(0)) }
 	case "reset":
 		exec = func(c *course) error { return c.reset(stdout, fs.Arg(0)) }
 	case "watch":
@@ -109,7 +110,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return usagef("%v", err)
 	}
-	if (cmd == "hint" || cmd == "reset") && fs.NArg() != 1 {
+	if cmd == "hint" && fs.NArg() > 1 || cmd == "reset" && fs.NArg() != 1 {
 		return usagef("usage: go run ./tools/student %s EX   (e.g. %s 3.4; make %s EX=3.4)", cmd, cmd, cmd)
 	}
 	c, err := openCourse(*root)
