@@ -206,8 +206,8 @@ func importPaths(src []byte) []string {
 // folder, its files for this platform and its dependencies' export data.
 type listedPackage struct {
 	dir     string
-	files   []string // the chapter's, for this platform
-	extra   []string // the solution's files the chapter lacks, for this platform
+	files   []string          // the chapter's, for this platform
+	extra   []string          // the solution's files the chapter lacks, for this platform
 	exports map[string]string // import path → export data file
 }
 
