@@ -41,7 +41,7 @@ status: ## where you stand: points per chapter, and the next exercise (re-runs o
 next: ## the next unsolved exercise: its lesson paragraph, its TODOs, its last failure
 	@$(GO) run ./tools/student next
 
-hint: ## one more hint: the idea, then the pitfall, then the API (EX=3.4; default: the exercise next names)
+hint: ## one more hint: the idea, the pitfall, the API, the recipe (EX=3.4; default: the exercise next names)
 	@$(GO) run ./tools/student hint $(EX)
 
 reset: ## restore an exercise's stubs from the starter, backing up yours first (EX=3.4)

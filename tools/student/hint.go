@@ -13,7 +13,7 @@ import (
 )
 
 // hint shows the hints of an exercise up to one more than last time: first
-// the idea, then the pitfall, then the API to use. How many were shown is
+// the idea, then the pitfall, then the API to use, last the recipe. How many were shown is
 // kept in the cache directory, so that asking again moves on. Without an
 // exercise, it is the one next names: the first that does not pass.
 func (c *course) hint(ctx context.Context, w io.Writer, arg string) error {
@@ -31,7 +31,10 @@ func (c *course) hint(ctx context.Context, w io.Writer, arg string) error {
 	n := min(shown[ex.ID]+1, len(ex.Hints))
 	fmt.Fprintf(w, "Exercise %s — %s (chapter %s)\n", ex.ID, ex.Title, ch.ID)
 	for i, h := range ex.Hints[:n] {
-		fmt.Fprintf(w, "\nhint %d of %d, %s:\n  %s\n", i+1, len(ex.Hints), hintKind(i), h)
+		fmt.Fprintf(w, "\nhint %d of %d, %s:\n", i+1, len(ex.Hints), hintKind(i))
+		for _, line := range strings.Split(h, "\n") { // a recipe has a line per function
+			fmt.Fprintf(w, "  %s\n", line)
+		}
 	}
 	if n < len(ex.Hints) {
 		fmt.Fprintf(w, "\nStill stuck? make hint EX=%s again shows %s.\n", ex.ID, hintKind(n))
