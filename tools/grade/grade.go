@@ -77,6 +77,7 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 
 	target := path.Clean(filepath.ToSlash(opt.Target))
 	rep := newReport(target, module, opt.Chapters)
+	rep.setTracks(root)
 	rep.Started = start
 	rn := newRunner(ctx, root, tmp, opt.User)
 	if rn.user != nil {
