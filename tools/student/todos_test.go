@@ -1,0 +1,64 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// contractChapters are the chapters whose TODOs state contracts: what must
+// be true once the stub is written (the protocol rule, the invariant, which
+// lock protects what, what the check observes), never the statements to
+// type, which are make hint's last level, the recipe. A chapter joins the
+// list once its TODOs are rewritten so.
+var contractChapters = []string{"07"}
+
+// codeInProse is what Go code looks like inside a sentence: a call, a short
+// variable declaration, a channel operation, a composite literal or block,
+// a comparison or a boolean operator. (Not "go" or "return": prose has them.)
+var codeInProse = regexp.MustCompile(`[A-Za-z_][\w.]*\(|:=|<-|[{}]|==|!=|&&|\|\|`)
+
+// TestTodosAreContracts keeps the contract chapters' TODOs free of code to
+// type: each says what must be true when it is done and what checks it.
+func TestTodosAreContracts(t *testing.T) {
+	root, err := filepath.Abs(courseRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := regexp.MustCompile(`TODO\(ex [0-9]+\.[0-9]+\)`)
+	for _, ch := range contractChapters {
+		dir := filepath.Join(root, "chapters", ch)
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := 0
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range slices.Compact(slices.Sorted(slices.Values(marker.FindAllString(string(src), -1)))) {
+				for _, td := range scanTodos(filepath.Base(f), src, []byte(m)) {
+					seen++
+					text := strings.Join(td.Text, " ")
+					if loc := codeInProse.FindStringIndex(text); loc != nil {
+						t.Errorf("chapters/%s/%s: %s holds code to type (%q); say what must be true when it is done, and put the recipe in the rubric's last hint", ch, td.where(), m, text[max(0, loc[0]-30):min(len(text), loc[1]+30)])
+					}
+					if !strings.Contains(text, "Done when") {
+						t.Errorf("chapters/%s/%s: %s does not start its contract with \"Done when\": %q", ch, td.where(), m, text)
+					}
+				}
+			}
+		}
+		if seen == 0 {
+			t.Errorf("chapters/%s has no TODO(ex …) at all: is it still a contract chapter?", ch)
+		}
+	}
+}
