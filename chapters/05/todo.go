@@ -1,5 +1,3 @@
-//go:build linux
-
 package evloop
 
 import "serverlab/tools/lab"
