@@ -11,8 +11,10 @@ TARGET  ?= chapters
 CH      ?=
 FORMAT  ?= text
 OUT     ?=
-# make hint / reset / watch: the exercise (3.4 or 3_4) and chapter (03).
+# make hint / reset / watch: the exercise (3.4 or 3_4) and chapter (03);
+# make reset CH=07 MODE=open: the chapter's open track (MODE=guided: back).
 EX      ?=
+MODE    ?=
 # make fuzz: how long each fuzz target runs.
 FUZZTIME ?= 20s
 
@@ -41,11 +43,11 @@ status: ## where you stand: points per chapter, and the next exercise (re-runs o
 next: ## the next unsolved exercise: its lesson paragraph, its TODOs, its last failure
 	@$(GO) run ./tools/student next
 
-hint: ## one more hint for an exercise: the idea, then the pitfall, then the API (EX=3.4)
+hint: ## one more hint: the idea, the pitfall, the API, the recipe (EX=3.4; default: the exercise next names)
 	@$(GO) run ./tools/student hint $(EX)
 
-reset: ## restore an exercise's stubs from the starter, backing up yours first (EX=3.4)
-	@$(GO) run ./tools/student reset $(EX)
+reset: ## restore an exercise's stubs, backing up yours first (EX=3.4); CH=07 MODE=open|guided switches a chapter's track
+	@$(GO) run ./tools/student reset $(if $(MODE),-ch "$(CH)" -mode "$(MODE)",$(EX))
 
 watch: ## re-run a chapter's tests on every save (CH=03 [EX=3_4])
 	@$(GO) run ./tools/student watch -ch "$(CH)" $(if $(EX),-ex $(EX))

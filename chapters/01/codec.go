@@ -3,7 +3,6 @@ package discovery
 import (
 	"io"
 
-	"serverlab/tools/lab"
 	"serverlab/tools/wire"
 )
 
@@ -14,13 +13,15 @@ import (
 // negative or over wire.MaxPayload, and an error wrapping wire.ErrName if the
 // sender is empty or a name field has no NUL within its 32 bytes.
 func ReadFrame(r io.Reader) (wire.Frame, error) {
-	// TODO(ex 1.1): read the 72-byte header with io.ReadFull (one Read may
-	// return fewer bytes than you asked for); decode type and payload_length
-	// with encoding/binary's LittleEndian; check the length BEFORE allocating
-	// the payload; decode sender and target as C strings (the bytes before the
-	// first NUL); then io.ReadFull the payload, turning io.EOF into
-	// io.ErrUnexpectedEOF there. Checked by TestEx1_1_ReadFrame.
-	return wire.Frame{}, lab.NotImplemented("1.1", "ReadFrame")
+	// TODO(ex 1.1): Done when: ReadFrame returns one whole frame or an error,
+	// never a part: the full 72-byte header, then exactly payload_length bytes
+	// (one Read may return fewer bytes than asked for); type and length are
+	// little-endian; a length over the limit, or negative as a C int32, is
+	// rejected before anything is allocated (an error wrapping wire.ErrLength);
+	// sender and target are the bytes before their first NUL; a stream that
+	// ends inside a frame is io.ErrUnexpectedEOF, one that ends between frames
+	// io.EOF. Checked by TestEx1_1_ReadFrame.
+	return wire.Frame{}, notImplemented("1.1", "ReadFrame")
 }
 
 // WriteFrame writes f to w in a single Write call.
@@ -30,9 +31,10 @@ func ReadFrame(r io.Reader) (wire.Frame, error) {
 // NUL; and an error wrapping wire.ErrLength if the payload is longer than
 // wire.MaxPayload.
 func WriteFrame(w io.Writer, f wire.Frame) error {
-	// TODO(ex 1.2): validate the names and the payload length; build header
-	// and payload in ONE byte slice (type and length little-endian, each name
-	// copied into a zeroed 32-byte field) and call w.Write once.
-	// Checked by TestEx1_2_WriteFrame.
-	return lab.NotImplemented("1.2", "WriteFrame")
+	// TODO(ex 1.2): Done when: a frame with a name or a payload that the format
+	// cannot hold is refused before anything is written, and a valid one goes
+	// out byte for byte as ReadFrame reads it (each name NUL-padded to 32
+	// bytes), in one Write call, so that two writers can never interleave their
+	// halves. Checked by TestEx1_2_WriteFrame.
+	return notImplemented("1.2", "WriteFrame")
 }

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"serverlab/tools/lab"
 	"serverlab/tools/users"
 	"serverlab/tools/wire"
 )
@@ -82,15 +81,14 @@ func New(cfg Config) (*Server, error) {
 // It always returns a non-nil error: lab.ErrServerClosed after Close (and at
 // once if Close was called before Serve).
 func (s *Server) Serve(ln net.Listener) error {
-	// TODO(ex 1.4): under s.mu, return lab.ErrServerClosed (closing ln) if the
-	// server is closed already; otherwise remember ln in s.ln and s.serve.Add(1)
-	// (and defer s.serve.Done()). Then loop: accept with lab.Accept(ln, s.done,
-	// s.log) (it waits and retries when the process is out of file
-	// descriptors, EMFILE, instead of failing), and serve the connection with
-	// s.handle before accepting the next. When Accept fails after Close,
-	// return lab.ErrServerClosed; any other Accept error, return it.
-	// Checked by TestEx1_4_Serve.
-	return lab.NotImplemented("1.4", "Server.Serve")
+	// TODO(ex 1.4): Done when: a Serve after Close closes ln and returns
+	// lab.ErrServerClosed; otherwise ln is recorded for Close, under s.mu, and
+	// Serve counted in s.serve until it returns; connections are served one at
+	// a time, each to its end before the next accept (an iterative server);
+	// accept errors that pass never end Serve (lab.Accept retries them); after
+	// Close Serve returns lab.ErrServerClosed, and any other accept error as it
+	// is. Checked by TestEx1_4_Serve.
+	return notImplemented("1.4", "Server.Serve")
 }
 
 // handle serves one connection: one request, one answer, close.
@@ -100,14 +98,14 @@ func (s *Server) Serve(ln net.Listener) error {
 // else (another type, a malformed frame, end of stream) closes the connection
 // without an answer.
 func (s *Server) handle(conn net.Conn) {
-	// TODO(ex 1.4): defer conn.Close(), and log (at Debug) when the
-	// connection ends; record conn in s.conn (under s.mu) so that Close can
-	// close it, and clear it when done; read the request with your
-	// ReadFrame; check its type; register userFrom(req, conn.RemoteAddr()) in
-	// s.store; write the answer with your WriteFrame.
-	// TODO(ex 1.5): before reading, set ONE deadline for the whole request:
-	// conn.SetDeadline(time.Now().Add(s.cfg.Timeout)); before writing the
-	// answer, a new one for the write (conn.SetWriteDeadline). Checked by
+	// TODO(ex 1.4): Done when: one request is read, checked (its type),
+	// registered in the store from the client's name, password and address, and
+	// answered with one frame; the connection is recorded in s.conn under s.mu
+	// while it is served (so that Close can reach it) and forgotten after; it
+	// is closed whatever happens, and its end is logged at Debug.
+	// TODO(ex 1.5): Done when: a client cannot hold the server: the whole
+	// request (not each read) must arrive within Timeout of its start, and the
+	// answer's write gets a deadline of its own. Checked by
 	// TestEx1_5_Deadlines.
 	s.log.Error("handle is not implemented yet (ex 1.4)", "remote", conn.RemoteAddr())
 	conn.Close()
@@ -129,13 +127,13 @@ func userFrom(req wire.Frame, from net.Addr) users.User {
 // than once, also from two goroutines at once: every call waits until the
 // server has stopped; later calls return nil.
 func (s *Server) Close() error {
-	// TODO(ex 1.4): under s.mu: if this is the first call, set s.closed,
-	// close(s.done) and close s.ln if Serve has one. Then, outside the lock
-	// and in EVERY call (a second Close must also wait until the server has
-	// stopped), s.serve.Wait() and close the store once (s.closeStore.Do);
-	// return its error from the first call, nil from later ones.
-	// TODO(ex 1.6): in the first call, also close s.conn, the connection
-	// being served, so that a client in the middle of a request cannot keep
-	// Close waiting. Checked by TestEx1_6_Close.
-	return lab.NotImplemented("1.4", "Server.Close")
+	// TODO(ex 1.4): Done when: the first Close marks the server closed, under
+	// s.mu, closes s.done and the listener Serve has, and every Close, a second
+	// or a concurrent one too, returns only once Serve has stopped (s.serve)
+	// and the store is closed, once; the first call returns the store's error,
+	// later ones nil.
+	// TODO(ex 1.6): Done when: the first Close also closes the connection being
+	// served, so that a client in the middle of a request cannot keep Close
+	// waiting. Checked by TestEx1_6_Close.
+	return notImplemented("1.4", "Server.Close")
 }

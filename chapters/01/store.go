@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"sync"
 
-	"serverlab/tools/lab"
 	"serverlab/tools/users"
 )
 
@@ -50,13 +49,13 @@ type StoreOptions struct {
 // the torn remainder of an append that a crash interrupted, so that the next
 // registration starts on a line of its own.
 func OpenStore(path string, opt StoreOptions) (*Store, error) {
-	// TODO(ex 1.3): read the file with users.Load(path, opt.Logger) (it skips
-	// and logs a bad line, and tells you in File.Whole how long the whole
-	// lines are); open it with opt.Open (users.OpenAppend if nil); mend its
-	// last line with f.Repair(file, opt.Logger), which returns the file's
-	// size; index the users with users.Index (the first line for a name wins)
-	// and their users.Key in keys. Checked by TestEx1_3_UserStore.
-	return nil, lab.NotImplemented("1.3", "OpenStore")
+	// TODO(ex 1.3): Done when: the store holds every user of the file (a bad
+	// line skipped and logged; for a name listed twice, the first line wins),
+	// the file is open for appending (opt.Open, or users.OpenAppend), its torn
+	// last line, if any, is mended so that the next append starts on a line of
+	// its own, and the store knows the file's size and every name's users.Key.
+	// Checked by TestEx1_3_UserStore.
+	return nil, notImplemented("1.3", "OpenStore")
 }
 
 // Register records u. A new name is appended to the file, which is synced
@@ -67,15 +66,16 @@ func OpenStore(path string, opt StoreOptions) (*Store, error) {
 // users.User.Validate) is refused and nothing is written; so is a new user
 // once the file is full (ErrFull).
 func (s *Store) Register(u users.User) error {
-	// TODO(ex 1.3): validate u; under s.mu, look the name up (same password,
-	// compared with subtle.ConstantTimeCompare: nil; another: an error
-	// wrapping ErrTaken); refuse a name whose users.Key another name has
-	// (ErrTaken too) and a new user once the file is full (ErrFull: MaxUsers
-	// users, or MaxFileSize bytes); append u.Line() and Sync the file; if
-	// the write or the sync fails, Truncate the file back to s.size so it
-	// keeps only whole lines; then update s.size, s.index and s.keys.
-	// Checked by TestEx1_3_UserStore.
-	return lab.NotImplemented("1.3", "Store.Register")
+	// TODO(ex 1.3): Done when: an invalid user is refused; a name registered
+	// with the same password succeeds and changes nothing (compared in constant
+	// time); with another password, or a users.Key another name has, it is an
+	// error wrapping ErrTaken; a new user past MaxUsers or MaxFileSize is
+	// ErrFull; a new user is on disk (appended and synced) before Register
+	// returns, and a failed write or sync leaves the file with whole lines only
+	// (cut back to its size before); the index, the keys and the size change
+	// only once the user is on disk. All of it under s.mu: registrations are
+	// one at a time. Checked by TestEx1_3_UserStore.
+	return notImplemented("1.3", "Store.Register")
 }
 
 // Lookup returns the user registered under name.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net"
 
-	"serverlab/tools/lab"
 	"serverlab/tools/wire"
 )
 
@@ -30,17 +29,16 @@ var (
 // the connection: no reply for a first frame that is not LOGIN (or is not a
 // frame at all), FAIL for a wrong password or a name already online.
 func (s *Server) login(conn net.Conn) (*client, error) {
-	// TODO(ex 2.1): set a deadline of s.cfg.LoginTimeout on conn; read one
-	// frame with wire.ReadFrame; a type other than wire.Login is an error
-	// (wrap errNotLogin). Build the client (name = the frame's sender, out =
-	// newOutbox(s.cfg.MaxPending), written = make(chan struct{})); s.authenticate
-	// the sender with the payload as password, then s.join the client
-	// (errLoggedIn if that fails). Write the reply with wire.WriteFrame: type
-	// LOGIN, sender wire.ServerName, target the name, payload replyOK or
-	// replyFail. If the OK could not be written, s.leave the client. On
-	// success clear the deadline (conn.SetDeadline(time.Time{})) and return
-	// the client. Checked by TestEx2_1_Login.
-	return nil, lab.NotImplemented("2.1", "Server.login")
+	// TODO(ex 2.1): Done when: the first frame must come within LoginTimeout
+	// and be a LOGIN (anything else is an error wrapping errNotLogin, and the
+	// connection gets no reply); its sender is the name and its payload the
+	// password; the client gets one LOGIN reply from the server, OK only if the
+	// password is right and nobody is online under that name (errLoggedIn
+	// otherwise), FAIL else; a client whose OK could not be written is not left
+	// online; after a login the connection has no deadline (a chat client may
+	// be quiet for hours). The client returned has its own bounded outbox
+	// (MaxPending). Checked by TestEx2_1_Login.
+	return nil, notImplemented("2.1", "Server.login")
 }
 
 // authenticate checks name and password against the users file.
@@ -51,19 +49,21 @@ func (s *Server) login(conn net.Conn) (*client, error) {
 // may hold thousands of users. (Re-reading the whole file at every login let
 // a flood of registrations make every login take seconds.)
 func (s *Server) authenticate(name, password string) error {
-	// TODO(ex 2.1): s.users.Refresh(0) (log an error, and answer from what
-	// the cache holds); look the name up with s.users.Lookup; return
-	// errPassword unless it is there with this password. Compare passwords
-	// with subtle.ConstantTimeCompare. Checked by TestEx2_1_Login.
-	return lab.NotImplemented("2.1", "Server.authenticate")
+	// TODO(ex 2.1): Done when: the name is checked against the user file as it
+	// is now (re-read; if that fails, logged, and the cache answers), the
+	// password compared in constant time, and anything but a known name with
+	// its password is errPassword. Checked by TestEx2_1_Login.
+	return notImplemented("2.1", "Server.authenticate")
 }
 
 // join claims c's name. It reports false if the name is online already: the
 // newcomer is refused, so nobody can take over a session by logging in again
 // with the same password.
 func (s *Server) join(c *client) bool {
-	// TODO(ex 2.1): under s.mu: if s.online has c.name, return false;
-	// otherwise add c and return true. Checked by TestEx2_1_Login.
+	// TODO(ex 2.1): Done when: under s.mu, one test and one change: a name
+	// already online is refused (false) and changes nothing; any other client
+	// is online. Two clients logging in with one name at once: exactly one
+	// wins. Checked by TestEx2_1_Login.
 	return false
 }
 

@@ -44,13 +44,12 @@ func newOutbox(limit int) *outbox {
 // b is shared: a broadcast encodes its frame once and pushes the same slice
 // to every receiver, so nobody may modify it.
 func (o *outbox) push(b []byte, stall time.Duration) bool {
-	// TODO(ex 2.2): w := roomWaiter{stall: stall}; defer w.stop(). Then loop:
-	// under o.mu, if o.closed or o.closing, return false; if the queue is
-	// empty or b fits (o.size+len(b) <= o.limit), append b to o.queue, add
-	// len(b) to o.size, call o.wake() and return true. Otherwise remember
-	// o.taken (it is closed at every take), unlock, and if !w.wait(taken)
-	// return false (exercise 2.5 writes wait); then try again. Never wait
-	// while holding o.mu. Checked by TestEx2_2_Broadcast.
+	// TODO(ex 2.2): Done when: b is queued whole, in order, if the queue is
+	// empty or b fits within o.limit bytes, and the writer is woken; otherwise
+	// push waits for the writer to take the queue (o.taken) and tries again,
+	// for as long as the roomWaiter allows (exercise 2.5), and reports false if
+	// it gives up or the outbox closes. It never waits while holding o.mu: take
+	// needs it. Checked by TestEx2_2_Broadcast.
 	return false
 }
 
@@ -65,10 +64,11 @@ type roomWaiter struct {
 // writer took what was queued: there may be room now) and reports true, or
 // until the push has waited stall in all, and reports false.
 func (w *roomWaiter) wait(taken <-chan struct{}) bool {
-	// TODO(ex 2.5): start w.timer = time.NewTimer(w.stall) at the first call;
-	// then select on taken (return true) and w.timer.C (return false: the
-	// receiver took nothing for the whole stall timeout). Checked by
-	// TestEx2_5_Isolation. Until then a full outbox refuses at once.
+	// TODO(ex 2.5): Done when: wait reports true as soon as the writer takes
+	// the queue, and false once the receiver has taken nothing for the whole
+	// stall timeout, measured from the first wait of this push (one timer for
+	// all its waits, stopped by stop). Checked by TestEx2_5_Isolation. Until
+	// then a full outbox refuses at once.
 	return false
 }
 
@@ -92,13 +92,12 @@ func (o *outbox) wake() {
 // slices instead of allocating one per batch. It returns false once the
 // outbox is closed, or once it is finishing and empty.
 func (o *outbox) take(spare [][]byte) ([][]byte, bool) {
-	// TODO(ex 2.2): loop: under o.mu, if o.closed return nil, false; if the
-	// queue is not empty, swap it with spare[:0], zero o.size, close(o.taken)
-	// and replace it with a new channel (that wakes every push waiting for
-	// room), and return the old queue. If it is empty and o.closing, return
-	// nil, false. Otherwise unlock and wait for a signal on o.ready (never
-	// wait while holding the lock: push needs it). Checked by
-	// TestEx2_2_Broadcast.
+	// TODO(ex 2.2): Done when: the writer gets everything queued at once (the
+	// spare slice reused as the new queue), the queue is empty and its size
+	// zero, and every push waiting for room is woken (o.taken is closed and
+	// renewed); an empty outbox makes take wait, without holding o.mu, for a
+	// push; a closed outbox, or a closing one that is empty, reports false.
+	// Checked by TestEx2_2_Broadcast.
 	return nil, false
 }
 
@@ -146,9 +145,9 @@ type client struct {
 // and its goroutine removes the client.
 func (c *client) writeLoop() {
 	defer close(c.written)
-	// TODO(ex 2.2): loop: batch, ok := c.out.take(spare); stop when !ok.
-	// Write the batch with net.Buffers(batch).WriteTo(c.conn) (one system
-	// call for many frames); on an error close c.conn and return. Then
-	// clear(batch) and keep it as the next spare. Checked by
-	// TestEx2_2_Broadcast.
+	// TODO(ex 2.2): Done when: the writer is the only code that writes to
+	// c.conn: it writes each batch take gives with one system call for all its
+	// frames, reuses the batch slice, and ends when the outbox is done or a
+	// write fails (the connection is then closed, which ends its reader).
+	// Checked by TestEx2_2_Broadcast.
 }

@@ -17,17 +17,18 @@ const (
 // The lock is held only to copy the list of receivers; the frame is encoded
 // once, outside it, and queued to each receiver.
 func (s *Server) broadcast(from *client, f wire.Frame) {
-	// TODO(ex 2.2): encode ONE frame with wire.Encode: type BROADCAST, sender
-	// from.name (never f.Sender: clients lie), target f.Target (relayed as the
-	// client wrote it), payload f.Payload. Copy the other clients with
-	// s.others(from) (under s.mu); then s.send the frame to each, outside the
-	// lock. Checked by TestEx2_2_Broadcast.
+	// TODO(ex 2.2): Done when: every other online client gets one BROADCAST
+	// whose sender is the name from's login proved (never the frame's own
+	// sender field: clients lie), with the target and payload as the client
+	// wrote them, encoded once for all; the list of clients is copied under
+	// s.mu and the sends happen outside it, so that one slow client delays
+	// nobody else's delivery. Checked by TestEx2_2_Broadcast.
 }
 
 // others returns the logged-in clients other than c.
 func (s *Server) others(c *client) []*client {
-	// TODO(ex 2.2): under s.mu, copy the clients of s.online other than c
-	// into a new slice. Checked by TestEx2_2_Broadcast.
+	// TODO(ex 2.2): Done when: it returns a new slice of every online client
+	// but c, copied under s.mu. Checked by TestEx2_2_Broadcast.
 	return nil
 }
 
@@ -35,11 +36,10 @@ func (s *Server) others(c *client) []*client {
 // authenticated name; if nobody of that name is online, the sender is told
 // so.
 func (s *Server) private(from *client, f wire.Frame) {
-	// TODO(ex 2.3): look f.Target up in s.online (under s.mu). Not there:
-	// s.reply(from, wire.PrivateMsg, []byte(notOnline)). Otherwise encode a
-	// PRIVATE_MSG with sender from.name, target f.Target and payload
-	// f.Payload, and s.send it to the receiver. Checked by
-	// TestEx2_3_PrivateMessage.
+	// TODO(ex 2.3): Done when: an online target gets one PRIVATE_MSG from the
+	// sender's login name with the payload as written; an offline or unknown
+	// target means the sender gets the not-online reply instead. The lookup is
+	// under s.mu, the send outside it. Checked by TestEx2_3_PrivateMessage.
 }
 
 // reply queues a frame from the server to c.
@@ -57,8 +57,8 @@ func (s *Server) reply(c *client, typ wire.Type, payload []byte) {
 // file is refreshed first, as at login, so that the list includes users
 // registered since the server started.
 func (s *Server) queryUsers(c *client) {
-	// TODO(ex 2.4): s.users.Refresh(0) (on an error, log it and list what
-	// the cache holds); copy the names in s.online into a set under s.mu;
-	// s.reply(c, wire.QueryUser, wire.UserList(s.users.Names(), …)), a name
-	// being active when it is in the set. Checked by TestEx2_4_UserQuery.
+	// TODO(ex 2.4): Done when: the asker gets one QUERY_USER reply listing
+	// every user of the file as it is now (re-read; on an error, logged, and
+	// what the cache holds), each marked active exactly when it is online, the
+	// online set copied under s.mu. Checked by TestEx2_4_UserQuery.
 }

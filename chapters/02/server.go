@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"serverlab/tools/lab"
 	"serverlab/tools/users"
 	"serverlab/tools/wire"
 )
@@ -104,15 +103,14 @@ func New(cfg Config) (*Server, error) {
 // Serve accepts connections on ln and serves each in its own goroutine until
 // Close. It always returns a non-nil error: lab.ErrServerClosed after Close.
 func (s *Server) Serve(ln net.Listener) error {
-	// TODO(ex 2.1): if !s.start(ln), close ln and return lab.ErrServerClosed;
-	// otherwise defer s.wg.Done() (start counted Serve in s.wg). Then loop:
-	// accept with lab.Accept(ln, s.done, s.log) (it waits and retries when
-	// the process is out of file descriptors, EMFILE, instead of failing);
-	// on an error return lab.ErrServerClosed if s.isClosed(), else the
-	// error. For each connection, s.wg.Add(1) BEFORE starting its goroutine,
-	// then go s.handle(conn): one goroutine per client.
-	// Checked by TestEx2_1_Login.
-	return lab.NotImplemented("2.1", "Server.Serve")
+	// TODO(ex 2.1): Done when: a Serve after Close (or a second one) closes ln
+	// and returns lab.ErrServerClosed; Serve stays counted in s.wg (start
+	// counted it) until it returns; every connection runs handle on a goroutine
+	// of its own, counted in s.wg before that goroutine starts (so that Close
+	// never waits for too few); accept errors that pass never end Serve
+	// (lab.Accept retries them); after Close Serve returns lab.ErrServerClosed,
+	// and any other accept error as it is. Checked by TestEx2_1_Login.
+	return notImplemented("2.1", "Server.Serve")
 }
 
 // start records ln so that Close can close it, and counts Serve in s.wg. It
@@ -241,9 +239,10 @@ func (s *Server) send(c *client, b []byte) {
 // frees what was queued and stops the writer) and the connection (which makes
 // the client's reader fail, and its goroutine clean up).
 func (s *Server) drop(c *client, why string) {
-	// TODO(ex 2.5): close c.out; if that call is the one that closed it, log
-	// s.log.Warn("dropping client", "user", c.name, "why", why). Then close
-	// c.conn. Checked by TestEx2_5_Isolation.
+	// TODO(ex 2.5): Done when: c's outbox is closed (its queue discarded, its
+	// writer stopped) and its connection closed; only the call that closed the
+	// outbox logs the warning, with the user and why, so that a client dropped
+	// twice is logged once. Checked by TestEx2_5_Isolation.
 }
 
 // Close stops the server: it closes the listener and every connection, and
@@ -269,7 +268,7 @@ func (s *Server) Close() error {
 // closeConns closes every open connection, so that the goroutines blocked
 // reading or writing them return.
 func (s *Server) closeConns() {
-	// TODO(ex 2.6): under s.mu, close every connection in s.conns. (Closing
-	// does not block, so holding the lock is fine; and it keeps track from
-	// adding a connection half-way through.) Checked by TestEx2_6_Shutdown.
+	// TODO(ex 2.6): Done when: every connection in s.conns is closed, under
+	// s.mu (closing does not block, and holding the lock keeps track from
+	// adding one half-way through). Checked by TestEx2_6_Shutdown.
 }

@@ -14,9 +14,10 @@ type Pool[T any] struct {
 // a jobs.Scratch) without locking.
 func NewPool[T any](workers int, queue *BoundedQueue[T], work func(worker int, item T)) *Pool[T] {
 	p := &Pool[T]{}
-	// TODO(ex 3.3): start workers goroutines with p.wg.Go; goroutine w loops:
-	// item, ok := queue.Get(); return if !ok; work(w, item).
-	// Checked by TestEx3_3_Pool.
+	// TODO(ex 3.3): Done when: workers goroutines, counted in p.wg, each take
+	// jobs from queue until it is closed and drained and run work with their
+	// own index, so Wait returns once every job taken has finished. Checked by
+	// TestEx3_3_Pool.
 	return p
 }
 

@@ -3,8 +3,6 @@ package jobserver
 import (
 	"errors"
 	"sync"
-
-	"serverlab/tools/lab"
 )
 
 // ErrQueueClosed is returned by Put on a closed queue.
@@ -41,31 +39,32 @@ func NewBoundedQueue[T any](capacity int) *BoundedQueue[T] {
 // ErrQueueClosed, without adding the item, if the queue is closed before or
 // while it waits.
 func (q *BoundedQueue[T]) Put(item T) error {
-	// TODO(ex 3.2): lock q.mu (defer the unlock); while the queue is full and
-	// not closed, q.notFull.Wait() (a for loop, not an if: recheck after every
-	// wake-up); if closed, return ErrQueueClosed; store item at
-	// (q.head+q.n)%len(q.items), q.n++, and q.notEmpty.Signal().
-	// Checked by TestEx3_2_BoundedQueue.
-	return lab.NotImplemented("3.2", "BoundedQueue.Put")
+	// TODO(ex 3.2): Done when: Put waits while the queue is full and open,
+	// rechecking after every wake-up (a wake-up is a hint, not a promise); on a
+	// closed queue it returns ErrQueueClosed, also when it was waiting;
+	// otherwise the item is at the queue's tail, in FIFO order, and one waiting
+	// Get is woken. Everything under q.mu. Checked by TestEx3_2_BoundedQueue.
+	return notImplemented("3.2", "BoundedQueue.Put")
 }
 
 // Get removes and returns the item at the head, waiting while the queue is
 // empty. After Close it still returns the items left, in order; once none is
 // left it returns ok == false.
 func (q *BoundedQueue[T]) Get() (item T, ok bool) {
-	// TODO(ex 3.2): lock; while empty and not closed, q.notEmpty.Wait(); if
-	// still empty (closed and drained) return false; take q.items[q.head]
-	// (zero the slot), advance q.head, q.n--, and q.notFull.Signal().
-	// Checked by TestEx3_2_BoundedQueue.
+	// TODO(ex 3.2): Done when: Get waits while the queue is empty and open; it
+	// returns the head item in FIFO order, its slot cleared (the queue keeps no
+	// reference to a job it handed out), and wakes one waiting Put; a closed
+	// queue still hands out what it holds and reports false only once it is
+	// empty. Everything under q.mu. Checked by TestEx3_2_BoundedQueue.
 	return item, false
 }
 
 // Close closes the queue and wakes every waiting Put and Get: the Puts fail,
 // the Gets drain what is left. Closing twice is harmless.
 func (q *BoundedQueue[T]) Close() {
-	// TODO(ex 3.2): lock; set q.closed; Broadcast on both conditions, so
-	// that every waiting Put and Get wakes up. Checked by
-	// TestEx3_2_BoundedQueue.
+	// TODO(ex 3.2): Done when: the queue is closed, under q.mu, and every Put
+	// and Get waiting on it has been woken to see it: Puts fail, Gets drain
+	// what is left. Checked by TestEx3_2_BoundedQueue.
 }
 
 // Len returns the number of items in the queue.

@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"serverlab/tools/jobs"
-	"serverlab/tools/lab"
 )
 
 // Command is what a request asks for.
@@ -81,18 +80,16 @@ func maxArg(c Command) uint64 {
 //
 // Parse does not keep line: a HASH text is copied.
 func Parse(line []byte) (Request, error) {
-	// TODO(ex 3.1): split the line as the original's `in >> cmd` does: skip
-	// leading white space (' ', '\t', '\v', '\f', '\r'; C's isspace), the
-	// command runs to the next white space, and the argument is the rest of
-	// the line less one space, if a space comes first. Look the command up (a
-	// switch on string(name) does not allocate); check the argument is there;
-	// for HASH, return the rest of the line as Text (string(arg) copies it);
-	// otherwise take the leading run of digits as the number — a run too
-	// large for a uint64 is ErrOutOfRange, whatever follows it, and no digit
-	// or anything after the digits is ErrInvalidInteger (strconv.ParseUint
-	// checks neither rule for you) — then check 1 ≤ n ≤ maxArg(cmd). Return
-	// the Err values above. Checked by TestEx3_1_Parse.
-	return Request{}, lab.NotImplemented("3.1", "Parse")
+	// TODO(ex 3.1): Done when: a line is split as the original's stream
+	// extraction splits it (leading C white space skipped, the command up to
+	// the next white space, the argument the rest less one separating space),
+	// each command gets the Err value above for each way it can be wrong, a
+	// number is the leading run of digits with the limits of its command (a run
+	// too large for a uint64 is out of range whatever follows it; no digit, or
+	// anything after the digits, is an invalid integer), a HASH text is the
+	// rest of the line as it is, copied because line is not kept, and parsing a
+	// valid line allocates nothing else. Checked by TestEx3_1_Parse.
+	return Request{}, notImplemented("3.1", "Parse")
 }
 
 // readBufferSize holds the longest request line and its '\n': a line is at
@@ -123,11 +120,11 @@ func NewLineReader(r io.Reader) *LineReader {
 // closes the connection. At the end of the stream Next returns io.EOF (an
 // unterminated last line is dropped) or the read error.
 func (lr *LineReader) Next() ([]byte, error) {
-	// TODO(ex 3.1): if lr.err is set, return it. Read up to '\n' with
-	// lr.r.ReadSlice (no copy, no allocation). If it fails with
-	// bufio.ErrBufferFull, more than jobs.MaxLine bytes came without a '\n':
-	// set lr.err = ErrTooLarge and return it, reading nothing more. Any other
-	// error (io.EOF) ends the stream. Otherwise strip the '\n' and one '\r'
-	// before it. Checked by TestEx3_1_Parse.
-	return nil, lab.NotImplemented("3.1", "LineReader.Next")
+	// TODO(ex 3.1): Done when: each call returns the next line without its
+	// newline and without one carriage return before it, aliasing the reader's
+	// buffer (no copy); more than jobs.MaxLine bytes without a newline is
+	// ErrTooLarge at once, without reading the rest, and from then on every
+	// call; the end of the stream, or a read error, ends it. Checked by
+	// TestEx3_1_Parse.
+	return nil, notImplemented("3.1", "LineReader.Next")
 }

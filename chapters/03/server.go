@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"serverlab/tools/jobs"
-	"serverlab/tools/lab"
 )
 
 // Config configures a Server.
@@ -126,24 +125,25 @@ func New(cfg Config) (*Server, error) {
 // lab.ErrServerClosed after Close (at once, closing ln, if Close came first),
 // or the error that made Accept fail for good.
 func (s *Server) Serve(ln net.Listener) error {
-	// TODO(ex 3.4): under s.mu: if s.closing, close ln and return
-	// lab.ErrServerClosed; otherwise start the workers if this is the first
-	// Serve (s.pool = NewPool(s.cfg.Workers, s.queue, s.work)), record ln in
-	// s.listeners and s.wg.Add(1) (defer s.wg.Done()). Then loop: accept with
-	// lab.Accept(ln, s.done, s.log), which retries EMFILE and the like, and
-	// hand each connection to s.start. When it fails, remove ln from
-	// s.listeners and return lab.ErrServerClosed if the server is closing,
-	// else the error. Checked by TestEx3_4_Server and TestEx3_6_Shutdown.
-	return lab.NotImplemented("3.4", "Server.Serve")
+	// TODO(ex 3.4): Done when: a Serve after Close closes ln and returns
+	// lab.ErrServerClosed at once; the first Serve starts the pool; ln is
+	// recorded for Close, and Serve counted in s.wg, while it accepts; every
+	// connection is handed to start; an accept error that passes never ends
+	// Serve (lab.Accept retries it); when accepting ends, ln is forgotten and
+	// Serve returns lab.ErrServerClosed if the server is closing, else the
+	// error. s.mu guards s.closing, s.pool and s.listeners. Checked by
+	// TestEx3_4_Server and TestEx3_6_Shutdown.
+	return notImplemented("3.4", "Server.Serve")
 }
 
 // start registers a new connection and starts its reader and its writer,
 // unless the server is closing, in which case it closes the connection.
 func (s *Server) start(nc net.Conn) {
-	// TODO(ex 3.4): c := newClientConn(nc, s). Under s.mu: if s.closing,
-	// close nc and return; otherwise add c to s.conns, s.wg.Add(2), and start
-	// two goroutines, each calling s.wg.Done() when it returns: s.read(c) and
-	// c.writeLoop(). Checked by TestEx3_4_Server.
+	// TODO(ex 3.4): Done when: a connection accepted while the server closes is
+	// closed at once; any other is tracked in s.conns (under s.mu, with the
+	// closing check, so that shutdown sees every connection it must stop) and
+	// runs a reader and a writer goroutine, both counted in s.wg. Checked by
+	// TestEx3_4_Server.
 	nc.Close()
 }
 
@@ -155,15 +155,19 @@ func (s *Server) start(nc net.Conn) {
 // answered, and ends the connection: the rest of it cannot be told from the
 // next request.
 func (s *Server) read(c *clientConn) {
-	// TODO(ex 3.4): defer c.release(); read lines with a NewLineReader(c.nc)
-	// while c.waitRoom() says so, until an error other than ErrTooLarge. For
-	// every line (too large included): call s.cfg.OnLineRead if set, take
-	// the next id with s.nextID.Add(1), then s.submit it unless it was too
-	// large; answer an error with c.send(AppendError(buf[:0], id, err))
-	// (reuse buf). After a too-large line, c.lingerOnClose() and return.
-	// TODO(ex 3.7): count the line in s.submitted when it takes its id, and
-	// an ERROR answer in s.failed before sending it.
-	// Checked by TestEx3_4_Server, TestEx3_5_BackPressure, TestEx3_7_Statistics.
+	// TODO(ex 3.4): Done when: the reader turns every line into one job, in
+	// order, each with the next id, and answers a line that cannot be submitted
+	// with its ERROR at once; before each line it waits for room in the
+	// connection's outbox (a client that does not read stops being read:
+	// back-pressure); a line over the limit gets request too large and the
+	// connection ends after the answers already due (lingering); OnLineRead, if
+	// set, hears of every line read; the reader's reference to the connection
+	// is released when it ends. Checked by TestEx3_4_Server and
+	// TestEx3_5_BackPressure.
+	// TODO(ex 3.7): Done when: every line the reader takes an id for is counted
+	// as submitted, and every ERROR it answers itself as failed before it is
+	// sent, so that a client that saw an answer sees it in Stats. Checked by
+	// TestEx3_7_Statistics.
 	c.release()
 }
 
@@ -171,25 +175,26 @@ func (s *Server) read(c *clientConn) {
 // the protocol error to answer if the line is invalid or the server is
 // shutting down.
 func (s *Server) submit(c *clientConn, id uint64, line []byte) error {
-	// TODO(ex 3.4): Parse the line (return its error); take a reference for
-	// the job (c.acquire()) and s.queue.Put(Job{ID: id, Req: req, conn: c}).
-	// Put blocks while the queue is full; that is the back-pressure (ex 3.5):
-	// do not start a goroutine or keep a list here. If Put fails, drop the
-	// reference again (c.release()) and return ErrShuttingDown. Checked by
-	// TestEx3_4_Server.
-	return lab.NotImplemented("3.4", "Server.submit")
+	// TODO(ex 3.4): Done when: a line that does not parse returns its error
+	// (the reader answers it); a valid one becomes a job in the bounded queue
+	// holding a reference to its connection, and waits for room when the queue
+	// is full: that wait is the back-pressure of exercise 3.5, so nothing here
+	// starts a goroutine or keeps a list; a queue that is closing gives the
+	// reference back and is ErrShuttingDown. Checked by TestEx3_4_Server.
+	return notImplemented("3.4", "Server.submit")
 }
 
 // work computes one job on worker w and hands the answer to the job's
 // connection. It never waits for the client: send only appends to the
 // connection's outbox.
 func (s *Server) work(w int, job Job) {
-	// TODO(ex 3.4): call s.cfg.OnJobStart(job.ID) if set; format the answer in
-	// s.workers[w].line: AppendOK, then Execute with &s.workers[w].scratch,
-	// then '\n' — or, if Execute fails, AppendError(line[:0], job.ID, err);
-	// keep the grown buffer for the next job; job.conn.send it;
-	// job.conn.release(). TODO(ex 3.7): count it in s.completed or s.failed
-	// before sending. Checked by TestEx3_4_Server.
+	// TODO(ex 3.4): Done when: OnJobStart, if set, hears of the job as it
+	// starts; its answer, OK with the result or its ERROR, is formatted in the
+	// worker's own buffers (no allocation per job once they have grown) and
+	// handed to the connection's send, which never blocks; the job's reference
+	// to the connection is released after. Checked by TestEx3_4_Server.
+	// TODO(ex 3.7): Done when: every job is counted as completed or failed
+	// before its answer is sent. Checked by TestEx3_7_Statistics.
 	job.conn.release()
 }
 
@@ -197,8 +202,9 @@ func (s *Server) work(w int, job Job) {
 // Submitted, and every request is counted submitted before it is counted
 // answered, so a snapshot never shows more answered than submitted.
 func (s *Server) Stats() Stats {
-	// TODO(ex 3.7): load the three counters, Completed and Failed before
-	// Submitted. Checked by TestEx3_7_Statistics.
+	// TODO(ex 3.7): Done when: the counts are consistent under concurrent jobs:
+	// completed plus failed never exceeds submitted, because those two are read
+	// before submitted. Checked by TestEx3_7_Statistics.
 	return Stats{}
 }
 
@@ -224,21 +230,22 @@ var aLongTimeAgo = time.Unix(1, 0)
 // A client that does not read its answers delays Close by WriteTimeout at
 // most. Later calls wait for the first to finish and return nil.
 func (s *Server) Close() error {
-	// TODO(ex 3.4): s.closeOnce.Do(s.shutdown) and return nil, so that later
-	// calls wait for the first and return nil.
-	return lab.NotImplemented("3.4", "Server.Close")
+	// TODO(ex 3.4): Done when: the first Close shuts the server down, and every
+	// call, concurrent ones included, returns nil once that is finished.
+	return notImplemented("3.4", "Server.Close")
 }
 
 func (s *Server) shutdown() {
-	// TODO(ex 3.4): under s.mu set s.closing, close(s.done), and copy the
-	// listeners, the connections and s.pool; release the lock; close the
-	// listeners and the connections (c.nc); s.queue.Close(); s.wg.Wait();
-	// and pool.Wait() unless the pool never started (nil).
-	// TODO(ex 3.6): the original's order instead, so that queued jobs are
-	// still answered: do not close the connections; stop their readers with
-	// c.stopReading() before closing the queue. Each writer then sends its
-	// connection's last answers and closes it when its reader and its last
-	// job are done. Log the final Stats. Checked by TestEx3_6_Shutdown.
+	// TODO(ex 3.4): Done when: the server is marked closing and s.done closed
+	// under s.mu (no new Serve or connection is taken after that), every
+	// listener and connection is closed outside the lock, the queue is closed,
+	// and shutdown returns only after every goroutine the server started (s.wg)
+	// and the pool, if it started, have ended.
+	// TODO(ex 3.6): Done when: shutdown follows the original's order instead,
+	// so that jobs already queued are still answered: readers stop reading (the
+	// connections stay open), then the queue closes; each writer sends its
+	// connection's last answers and closes it once its reader and its last job
+	// are done; the final Stats are logged. Checked by TestEx3_6_Shutdown.
 }
 
 // forget removes a closed connection from the registry.
@@ -318,11 +325,12 @@ func (c *clientConn) release() {
 // deadline. The lock is held for the append or the one non-blocking write, so
 // two answers never interleave and a worker is back at work at once.
 func (c *clientConn) send(line []byte) {
-	// TODO(ex 3.4): under c.mu, unless c.dead: if c.pending is empty and
-	// c.writing == 0, first line = line[c.writeNow(line):] (given: one
-	// non-blocking write) and return if nothing is left; then append line to
-	// c.pending and c.ready.Signal() the writer. No c.nc.Write here: a worker
-	// must never wait for a client. Checked by TestEx3_4_Server.
+	// TODO(ex 3.4): Done when: send never waits for the client: under c.mu,
+	// unless the connection is dead, the line goes out by one non-blocking
+	// write when nothing is queued or being written (the given writeNow), and
+	// what the socket did not take is queued whole, in order, for the writer,
+	// which is woken. Answers never interleave, and a worker is back at work at
+	// once. Checked by TestEx3_4_Server.
 }
 
 // waitRoom waits while the client has MaxPending bytes of answers or more
@@ -359,16 +367,14 @@ func (c *clientConn) lingerOnClose() {
 // the last reference is gone and the outbox is empty, or a write fails. Then
 // it closes the connection.
 func (c *clientConn) writeLoop() {
-	// TODO(ex 3.4): loop: under c.mu, wait on c.ready while c.pending is
-	// empty, c.refs > 0 and !c.dead (a for loop around Wait); stop if c.dead
-	// or nothing is pending (the last reference is gone). Swap c.pending
-	// with a spare batch slice, set c.writing = len(batch), unlock; set a
-	// write deadline of c.srv.cfg.WriteTimeout from now and write the batch
-	// with one c.nc.Write, with no lock held; lock again: c.writing = 0; on
-	// error set c.dead, drop c.pending and log at Debug level;
-	// c.room.Signal() (the reader may be waiting for room); unlock; on error
-	// close c.nc (which stops the reader too). When the loop ends, c.close().
-	// Checked by TestEx3_4_Server.
+	// TODO(ex 3.4): Done when: the writer sleeps until there is something to
+	// write, writes all that is queued with one write, outside the lock and
+	// under WriteTimeout, wakes a reader waiting for room after each write, and
+	// ends, closing the connection, once the last reference is gone and nothing
+	// is queued, or when a write fails (the connection is then dead: its queue
+	// dropped, the socket closed, which stops the reader). c.mu guards the
+	// queue, the count being written, the references and dead. Checked by
+	// TestEx3_4_Server.
 	c.close()
 }
 

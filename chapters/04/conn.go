@@ -45,18 +45,15 @@ type session struct {
 // cut to "buy 1 10"), and the protocol ends every request with '\n'. It gets
 // no reply and changes nothing (chapter 05's event loop does the same).
 func (s *Server) serveConn(conn net.Conn) {
-	// TODO(ex 4.2): read request lines from ss.r, a bufio.Reader of maxLine
-	// bytes (ss := &session{r: bufio.NewReaderSize(conn, maxLine)}), with
-	// ReadSlice('\n'). Before each read that would wait for the client (no
-	// whole line buffered: !lineBuffered(ss.r)), send what is gathered with
-	// s.flush(conn, ss), then s.awaitRequest(conn, ss); return if either says
-	// false. On a read error, s.readFailed(conn, line, err) and return (a
-	// line too long, end of stream, an idle client, Close, and a last line
-	// without '\n', which is not run). Run each line with
-	// s.execute(ss, trimNewline(line)), which appends its reply record to
-	// ss.out. After exit, or when s.closing(), flush and return; flush when
-	// len(ss.out) >= maxBatch. Log "connected" and "connection closed" at
-	// Debug. Checked by TestEx4_2_Commands.
+	// TODO(ex 4.2): Done when: the session reads request lines of at most
+	// maxLine bytes, runs them in order and answers each with one record,
+	// batching the replies of pipelined lines: the batch is flushed before any
+	// read that would wait for the client, and whenever it reaches maxBatch; a
+	// connection ends, after a last flush, at exit or when the server closes,
+	// and on any read error (a line too long, the end of the stream, an idle
+	// client, Close; a last line without a newline is not run), which
+	// readFailed reports. Connecting and closing are logged at Debug. Checked
+	// by TestEx4_2_Commands.
 	s.log.Error("serveConn is not implemented yet (ex 4.2)", "remote", conn.RemoteAddr())
 }
 
@@ -84,11 +81,11 @@ func (s *Server) readFailed(conn net.Conn, line []byte, err error) {
 // must not be replaced by a later one. (If Close set its deadline before this
 // one, closing() sees it: Close marks the server closed first.)
 func (s *Server) awaitRequest(conn net.Conn, ss *session) bool {
-	// TODO(ex 4.5): a worker serves one client to the end, so a client that
-	// sends nothing holds it forever. First make sure a read deadline is at
-	// least IdleTimeout away: if rearm(ss.readBy, s.cfg.IdleTimeout) says
-	// moved, remember the new deadline in ss.readBy and set it with
-	// conn.SetReadDeadline. Checked by TestEx4_5_WorkerPool.
+	// TODO(ex 4.5): Done when: a client that sends nothing cannot hold its
+	// worker for ever: before the read waits, the read deadline is at least
+	// IdleTimeout away, and it is moved (one system call) only when rearm says
+	// the old one is too near, ss.readBy remembering it. Checked by
+	// TestEx4_5_WorkerPool.
 	return !s.closing()
 }
 
@@ -114,11 +111,11 @@ func (s *Server) flush(conn net.Conn, ss *session) bool {
 	if len(ss.out) == 0 {
 		return true
 	}
-	// TODO(ex 4.5): a client that never reads would block this write
-	// forever. Make sure a write deadline is at least WriteTimeout away (with
-	// rearm and ss.writeBy, as awaitRequest does for reads); then, if
-	// s.closing(), set one CloseGrace from now instead (Close's deadline
-	// must win). Checked by TestEx4_5_WorkerPool.
+	// TODO(ex 4.5): Done when: a client that never reads cannot block the write
+	// for ever: the write deadline is at least WriteTimeout away (moved only
+	// when rearm says so, as for reads, ss.writeBy remembering it), and once
+	// the server is closing it is CloseGrace from now instead, because Close's
+	// deadline must win. Checked by TestEx4_5_WorkerPool.
 	_, err := conn.Write(ss.out)
 	ss.out = ss.out[:0]
 	if err != nil {
@@ -148,12 +145,11 @@ func (s *Server) closing() bool {
 // execute runs one request and appends its reply record to ss.out. It
 // reports whether the request was exit, which gets no reply.
 func (s *Server) execute(ss *session, line []byte) (exit bool) {
-	// TODO(ex 4.2): parse the line with stockproto.Parse; a parse error is
-	// answered with stockproto.ReplyOf(err). Then by req.Cmd: Exit returns
-	// true (no reply); Empty is answered stockproto.PleaseType; Show with
-	// s.show(ss); Buy and Sell with s.trade(s.tree.Buy or s.tree.Sell, req,
-	// stockproto.BuyOK or SellOK). Append every reply with
-	// stockproto.AppendRecord(ss.out, text). Checked by TestEx4_2_Commands.
+	// TODO(ex 4.2): Done when: every line appends exactly one reply record to
+	// the session's batch: a parse error its reply, an empty line the prompt to
+	// type, show the listing, buy and sell the outcome of the tree's operation;
+	// exit appends nothing and reports that the session ends. Checked by
+	// TestEx4_2_Commands.
 	return false
 }
 

@@ -23,10 +23,11 @@ type RWLock struct {
 	readOK  sync.Cond // signalled when a writer admits the waiting readers
 	writeOK sync.Cond // signalled when the lock may be free for a writer
 
-	// TODO(ex 4.3): the state mu guards. You will need at least: how many
-	// readers hold the lock, whether a writer holds it, how many writers and
-	// how many readers wait, and something that tells a waiting reader "a
-	// writer has let you in" (a counter of writer phases works).
+	// TODO(ex 4.3): Done when: the fields here are the state mu guards, enough
+	// to answer: how many readers hold the lock, whether a writer holds it, how
+	// many writers and how many readers wait, and whether a waiting reader has
+	// been let in by a writer (a counter of writer phases says so even after
+	// the next writer arrives).
 
 	onWait func(writer bool) // test hook, see NewRWLock
 }
@@ -59,31 +60,31 @@ func (l *RWLock) waiting(writer bool) {
 // RLock locks l for reading. It waits while a writer holds the lock or waits
 // for it.
 func (l *RWLock) RLock() {
-	// TODO(ex 4.3): with mu held: if no writer holds or waits, count yourself
-	// as a reader and return. Otherwise count yourself as a waiting reader,
-	// call l.waiting(false), and readOK.Wait() until a writer's Unlock has let
-	// the waiting readers in (it counts them as readers for you).
-	// Checked by TestEx4_3_RWLock.
+	// TODO(ex 4.3): Done when: a reader gets the lock at once only while no
+	// writer holds it or waits for it (writers are not starved); otherwise it
+	// waits, reporting it through l.waiting, until a writer's Unlock has let
+	// the waiting readers in, which counts it as a reader for it. Checked by
+	// TestEx4_3_RWLock.
 }
 
 // RUnlock undoes one RLock. The last reader out wakes a waiting writer.
 func (l *RWLock) RUnlock() {
-	// TODO(ex 4.3): with mu held: one reader fewer; if that was the last and
-	// a writer waits, writeOK.Signal(). Checked by TestEx4_3_RWLock.
+	// TODO(ex 4.3): Done when: the reader is gone, and the last reader out
+	// wakes one waiting writer. Checked by TestEx4_3_RWLock.
 }
 
 // Lock locks l for writing. It waits until no reader and no writer holds it.
 func (l *RWLock) Lock() {
-	// TODO(ex 4.3): with mu held: if a writer or any reader holds the lock,
-	// count yourself as a waiting writer, call l.waiting(true), and
-	// writeOK.Wait() in a loop until neither does; then take the lock.
-	// Checked by TestEx4_3_RWLock.
+	// TODO(ex 4.3): Done when: a writer holds the lock alone, after waiting
+	// (reported through l.waiting, and rechecked after every wake-up) while a
+	// writer or any reader held it. Checked by TestEx4_3_RWLock.
 }
 
 // Unlock undoes Lock. Readers that waited are admitted all together, ahead of
 // any waiting writer; with no reader waiting, one writer is woken.
 func (l *RWLock) Unlock() {
-	// TODO(ex 4.3): with mu held: release the lock. If readers wait, count
-	// them all as readers, move to the next phase and readOK.Broadcast();
-	// otherwise writeOK.Signal(). Checked by TestEx4_3_RWLock.
+	// TODO(ex 4.3): Done when: the writer has released the lock and hands it on
+	// fairly: every reader waiting now is let in, counted as a reader, in one
+	// new phase (readers are not starved), or, with no reader waiting, one
+	// waiting writer is woken. Checked by TestEx4_3_RWLock.
 }

@@ -166,14 +166,13 @@ func (s *Server) Serve(ln net.Listener) error {
 	defer s.wg.Done()
 	s.wg.Go(s.syncEvery)
 
-	// TODO(ex 4.5): make Serve the master of a pre-threaded server. Make
-	// pending, a buffered channel of s.cfg.Pending connections (the bounded
-	// buffer); start s.cfg.Workers goroutines running s.worker(pending) with
-	// s.wg.Go (so that Close waits for them); defer close(pending), so the
-	// workers finish when Serve does. Then, instead of a goroutine per
-	// connection, hand each accepted connection to the workers:
-	// select { case pending <- conn: case <-s.quit: conn.Close(); return lab.ErrServerClosed }.
-	// Checked by TestEx4_5_WorkerPool.
+	// TODO(ex 4.5): Done when: Serve is the master of a pre-threaded server: a
+	// bounded buffer of Pending connections feeds Workers worker goroutines,
+	// counted in s.wg so that Close waits for them, which end when Serve does;
+	// each accepted connection waits for room in the buffer, and when the
+	// server closes while it waits, it is closed and Serve returns
+	// lab.ErrServerClosed. No goroutine per connection. Checked by
+	// TestEx4_5_WorkerPool.
 	for {
 		// lab.Accept waits and retries when the process is out of file
 		// descriptors (EMFILE): a flood of idle clients must not end Serve.
@@ -191,8 +190,9 @@ func (s *Server) Serve(ln net.Listener) error {
 // worker serves whole connections, one at a time, until the buffer is closed.
 // Connections still waiting when the server closes are closed unserved.
 func (s *Server) worker(pending <-chan net.Conn) {
-	// TODO(ex 4.5): serve each connection received from pending with
-	// s.serveOne, until pending is closed. Checked by TestEx4_5_WorkerPool.
+	// TODO(ex 4.5): Done when: the worker serves, one at a time and each to its
+	// end, every connection that comes from pending, and returns once pending
+	// is closed. Checked by TestEx4_5_WorkerPool.
 }
 
 // serveOne serves one connection from start to end, closes it, and writes the
@@ -211,13 +211,12 @@ func (s *Server) serveOne(conn net.Conn) {
 
 // closeConn closes a connection served to its end.
 func (s *Server) closeConn(conn net.Conn) {
-	// TODO(ex 4.7): when the server is closing (s.closing()), requests may
-	// still sit unread in the kernel, and closing a socket with unread input
-	// makes the kernel send a reset, which can destroy replies the client has
-	// not read yet. Close gracefully instead (a "lingering close"): for a
-	// *net.TCPConn, CloseWrite(), set a read deadline CloseGrace from now,
-	// and io.Copy(io.Discard, conn) until the client closes too; then Close.
-	// Checked by TestEx4_7_Close.
+	// TODO(ex 4.7): Done when: a connection closed while the server is closing
+	// loses no reply the client has not read yet: a TCP connection is closed
+	// gracefully (lingering close: the write side shut, the client's remaining
+	// input read and discarded until it closes too or CloseGrace passes, then
+	// closed), because closing a socket with unread input makes the kernel send
+	// a reset that can destroy them. Checked by TestEx4_7_Close.
 	conn.Close()
 }
 
@@ -276,14 +275,15 @@ func (s *Server) Close() error {
 	if s.ln != nil {
 		s.ln.Close()
 	}
-	// TODO(ex 4.7): wake every connection being served (s.conns): a read
-	// deadline of now makes a blocked read return, and a write deadline of
-	// now + s.cfg.CloseGrace bounds a reply to a client that does not read.
-	// As given, Close waits for the clients to leave by themselves.
+	// TODO(ex 4.7): Done when: every connection being served (s.conns) is
+	// woken, still under s.mu: a blocked read returns at once, and a reply to a
+	// client that does not read is bounded by CloseGrace. As given, Close waits
+	// for the clients to leave by themselves.
 	s.mu.Unlock()
 
 	s.wg.Wait()
-	// TODO(ex 4.7): write the tree back one last time (s.sync) and return its
-	// error. Checked by TestEx4_7_Close.
+	// TODO(ex 4.7): Done when: the tree is written back one last time, after
+	// every worker has stopped, and Close returns that write-back's error.
+	// Checked by TestEx4_7_Close.
 	return nil
 }

@@ -4,9 +4,10 @@ package stock
 // connected. With no client connected nothing changes, and the last one to
 // leave has triggered a write-back already.
 func (s *Server) syncEvery() {
-	// TODO(ex 4.6): a time.NewTicker(s.cfg.SyncInterval) (stop it when done);
-	// loop: on <-s.quit return; on a tick, s.sync("interval") if
-	// s.clients() > 0. Checked by TestEx4_6_Persistence.
+	// TODO(ex 4.6): Done when: while the server runs, the tree is synced every
+	// SyncInterval if a client is connected (no writes while nobody trades), no
+	// ticker outlives the loop, and the loop ends when the server closes.
+	// Checked by TestEx4_6_Persistence.
 }
 
 // sync writes the tree back to the stock file if it changed since the last
@@ -17,12 +18,12 @@ func (s *Server) syncEvery() {
 // leaves the old file (the Saver writes atomically) and marks the tree dirty
 // again, so the next sync retries.
 func (s *Server) sync(why string) error {
-	// TODO(ex 4.6): hold s.saveMu for the whole write-back. If
-	// s.dirty.Swap(false) says nothing changed, return nil. Take the
-	// snapshot (s.tree.PreOrder()) under s.lock.RLock; write it with
-	// s.cfg.Saver.Save(s.cfg.StockPath, stocks) after RUnlock. On error set
-	// s.dirty again (the next sync retries) and log it with s.log.Error.
-	// Either way call s.cfg.OnSync(err) if it is set, and return err.
+	// TODO(ex 4.6): Done when: one write-back runs at a time (s.saveMu, held
+	// throughout); a clean tree writes nothing; a dirty one is marked clean,
+	// snapshotted in pre-order under the tree's read lock and saved through the
+	// configured saver after releasing it (traders wait for the snapshot, not
+	// for the disk); a failed save marks it dirty again for the next sync and
+	// is logged; OnSync, if set, hears every outcome, which is returned.
 	// Checked by TestEx4_6_Persistence.
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 
-	"serverlab/tools/lab"
 	"serverlab/tools/stockfile"
 )
 
@@ -74,14 +73,12 @@ func load(path string, newLock func() sync.Locker) (*Tree, error) {
 // way down, right of every node with a smaller one. An ID already in the tree
 // is ErrDuplicate.
 func (t *Tree) Insert(s stockfile.Stock) error {
-	// TODO(ex 4.1): walk down from t.root (left for a smaller ID, right for a
-	// larger one) to the nil link where s belongs and put the new node there:
-	// &node{id: s.ID, price: s.Price, count: s.Count, mu: t.newLock()}.
-	// Return an error wrapping ErrDuplicate if you meet s.ID on the way;
-	// count the node in t.size. Hint: walking with a pointer to the link
-	// (link := &t.root; link = &n.left) avoids a special case for the root.
-	// Checked by TestEx4_1_Tree.
-	return lab.NotImplemented("4.1", "Tree.Insert")
+	// TODO(ex 4.1): Done when: the tree stays a binary search tree by ID
+	// (smaller to the left, larger to the right) with the new stock at the nil
+	// link where it belongs, given its own lock from t.newLock; an ID already
+	// present is an error wrapping ErrDuplicate and changes nothing; t.size
+	// counts the nodes. Checked by TestEx4_1_Tree.
+	return notImplemented("4.1", "Tree.Insert")
 }
 
 // Len is the number of stocks.
@@ -89,8 +86,9 @@ func (t *Tree) Len() int { return t.size }
 
 // find returns the node with id, or nil.
 func (t *Tree) find(id int) *node {
-	// TODO(ex 4.1): the binary search: from the root, go left or right until
-	// the ID matches or the link is nil. Checked by TestEx4_1_Tree.
+	// TODO(ex 4.1): Done when: it returns the node with the ID, or nil,
+	// visiting only the nodes on the path a binary search takes. Checked by
+	// TestEx4_1_Tree.
 	return nil
 }
 
@@ -121,9 +119,10 @@ func (t *Tree) PreOrder() []stockfile.Stock {
 // every node under the same parent again, so a reload rebuilds the same tree
 // (in-order would give sorted lines, and sorted insertions a linked list).
 func (t *Tree) AppendPreOrder(dst []stockfile.Stock) []stockfile.Stock {
-	// TODO(ex 4.1): append n.stock() for the root, then everything in its
-	// left subtree, then everything in its right subtree (a recursive helper
-	// taking and returning dst is the simplest). Checked by TestEx4_1_Tree.
+	// TODO(ex 4.1): Done when: dst has, appended, every stock in pre-order (a
+	// node, then its left subtree, then its right subtree), the order the
+	// original's file is written in, so that reading it back rebuilds the same
+	// tree. Checked by TestEx4_1_Tree.
 	return dst
 }
 
@@ -131,12 +130,14 @@ func (t *Tree) AppendPreOrder(dst []stockfile.Stock) []stockfile.Stock {
 // decrement happen under the stock's lock, in one critical section: checked
 // outside it, two buyers could both see enough and both take it.
 func (t *Tree) Buy(id, n int) error {
-	// TODO(ex 4.1): find the stock (ErrNoSuchStock if absent); if n is more
-	// than its count return ErrNotEnough, otherwise subtract n.
-	// TODO(ex 4.4): do the check and the subtraction holding the stock's mu,
-	// both in the same critical section. Checked by TestEx4_1_Tree and
+	// TODO(ex 4.1): Done when: an unknown ID is ErrNoSuchStock, buying more
+	// than the count is ErrNotEnough and changes nothing, and any other buy
+	// lowers the count by n.
+	// TODO(ex 4.4): Done when: the check of the count and its change are one
+	// critical section under the stock's own lock, so that two buyers can never
+	// both take the last shares. Checked by TestEx4_1_Tree and
 	// TestEx4_4_Conservation.
-	return lab.NotImplemented("4.1", "Tree.Buy")
+	return notImplemented("4.1", "Tree.Buy")
 }
 
 // MaxCount is the most shares a stock can hold: the original's C int, the
@@ -146,9 +147,11 @@ const MaxCount = stockfile.MaxValue
 // Sell adds n shares to stock id (n ≥ 0; the request parser guarantees it).
 // A sell that would pass MaxCount is ErrOverflow and changes nothing.
 func (t *Tree) Sell(id, n int) error {
-	// TODO(ex 4.1): find the stock (ErrNoSuchStock if absent) and add n;
-	// return ErrOverflow instead if the count would pass MaxCount.
-	// TODO(ex 4.4): under the stock's mu. Checked by TestEx4_1_Tree and
+	// TODO(ex 4.1): Done when: an unknown ID is ErrNoSuchStock, a sell that
+	// would take the count past MaxCount is ErrOverflow and changes nothing,
+	// and any other sell raises the count by n.
+	// TODO(ex 4.4): Done when: the check and the change are one critical
+	// section under the stock's own lock. Checked by TestEx4_1_Tree and
 	// TestEx4_4_Conservation.
-	return lab.NotImplemented("4.1", "Tree.Sell")
+	return notImplemented("4.1", "Tree.Sell")
 }

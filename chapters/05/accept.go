@@ -65,11 +65,14 @@ func (l *Loop) accept4() (int, unix.Sockaddr, error) {
 // closes and frees an fd. It reports whether the caller may try accepting
 // again.
 func (l *Loop) acceptFailed() bool {
-	// TODO(ex 5.7): if l.spare >= 0: close it (closeFD), accept4 one client
-	// and close it at once, open the spare again (openSpare); if that worked,
-	// return whether the accept did (accept4 says EMFILE even with nobody
-	// waiting, so retrying after an empty accept would spin). Without a
-	// spare: l.pauseAccept() and return false. Checked by TestEx5_7_EMFILE.
+	// TODO(ex 5.7): Done when: out of file descriptors, the loop neither spins
+	// nor leaves the waiting client hanging: with a spare descriptor, it gives
+	// the spare up, accepts the waiting client and closes it at once (it learns
+	// the server is full, and the backlog empties), takes the spare again, and
+	// reports whether that accept got a client (accept says EMFILE even with
+	// nobody waiting, so retrying after an empty one would spin); without a
+	// spare, it pauses accepting and reports false. Checked by
+	// TestEx5_7_EMFILE.
 	l.log.Error("Loop.acceptFailed is not implemented yet (ex 5.7): out of fds")
 	return false
 }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"serverlab/tools/lab"
 	"serverlab/tools/users"
 	"serverlab/tools/wire"
 )
@@ -106,11 +105,11 @@ func (s *chat) Opened(c *Conn) {
 // Tick closes the connections whose login deadline has passed, and returns
 // the next deadline.
 func (s *chat) Tick(now time.Time) time.Time {
-	// TODO(ex 5.9): pop the deadlines at the front of s.awaiting whose
-	// connection is logged in (Session set) or closed; close the connection
-	// of each one that is due (not now.Before(at)); return the at of the
-	// first one still pending, or the zero time when the queue is empty (then
-	// set s.awaiting = nil to free it). Checked by TestEx5_9_ChatLogin.
+	// TODO(ex 5.9): Done when: every connection whose login deadline has passed
+	// and that is still not logged in is closed; deadlines of connections that
+	// logged in or closed are dropped; the result is the earliest deadline
+	// still pending, or the zero time with an empty queue, which then holds no
+	// memory. Checked by TestEx5_9_ChatLogin.
 	return time.Time{}
 }
 
@@ -161,15 +160,15 @@ func (s *chat) serve(c *Conn, f wire.Frame) error {
 // the connection closes once FAIL is sent). Anything but a LOGIN closes the
 // connection without a reply.
 func (s *chat) login(c *Conn, f wire.Frame) error {
-	// TODO(ex 5.9): anything but a LOGIN → return errNotLoggedIn (closes the
-	// connection without a reply). s.refresh() the users, then look the name
-	// up with s.users.Lookup. Refuse (FAIL, then c.CloseWhenFlushed(), return
-	// nil) an unknown name, a wrong password (compare with
-	// subtle.ConstantTimeCompare), or a name already in s.online. Otherwise
-	// set c.Session = the name, record c in s.online, and answer OK. Answers
-	// are LOGIN frames from wire.ServerName to the user: s.send(c, frame).
-	// Checked by TestEx5_9_ChatLogin.
-	return lab.NotImplemented("5.9", "chat.login")
+	// TODO(ex 5.9): Done when: a connection that sends anything but LOGIN first
+	// is closed without a reply; an unknown name, a wrong password (compared in
+	// constant time) or a name already online gets a FAIL reply and the
+	// connection closes once it is flushed; a good login makes the connection
+	// that user's session, records it online and gets OK. Every answer is a
+	// LOGIN frame from the server to the user, and the user list is re-read
+	// first (users may have registered through chapter 01). Checked by
+	// TestEx5_9_ChatLogin.
+	return notImplemented("5.9", "chat.login")
 }
 
 // broadcast relays a message to every other logged-in client: its header as
@@ -178,29 +177,27 @@ func (s *chat) login(c *Conn, f wire.Frame) error {
 // could speak for anyone). The frame is encoded once; each Write copies it
 // only if that client's socket does not take it at once.
 func (s *chat) broadcast(from *Conn, name, target string, payload []byte) {
-	// TODO(ex 5.10): s.encode the BROADCAST frame ONCE (sender: the
-	// authenticated name; target: as the client wrote it); then
-	// c.Write(s.frame) to every online client but from. (A failing Write
-	// closes that client only, and deleting from a map while ranging over it
-	// is allowed in Go.) Checked by TestEx5_10_ChatBroadcast.
+	// TODO(ex 5.10): Done when: every online client but the sender gets one
+	// BROADCAST from the authenticated name with the target as the client wrote
+	// it, encoded once for all of them; a client whose write fails is closed,
+	// and only that one. Checked by TestEx5_10_ChatBroadcast.
 }
 
 // private delivers a message to its target only, or tells the sender that
 // the target is not online.
 func (s *chat) private(from *Conn, name, target string, payload []byte) {
-	// TODO(ex 5.11): target online → send it a PRIVATE_MSG from name to
-	// target; otherwise answer from with a PRIVATE_MSG from wire.ServerName
-	// to name with payload replyOffline. Checked by
+	// TODO(ex 5.11): Done when: an online target gets a PRIVATE_MSG from the
+	// sender; an offline or unknown one means the sender gets a PRIVATE_MSG
+	// from the server with the offline reply. Checked by
 	// TestEx5_11_ChatPrivateMessage.
 }
 
 // query answers with every registered user, sorted by name, and whether they
 // are online, in the format of wire.UserList.
 func (s *chat) query(c *Conn, name string) {
-	// TODO(ex 5.12): s.refresh(); the payload is wire.UserList of
-	// s.users.Names(), a user being active when it is in s.online. Answer
-	// with a QUERY_USER frame from wire.ServerName to name.
-	// Checked by TestEx5_12_ChatUserQuery.
+	// TODO(ex 5.12): Done when: the asker gets one QUERY_USER frame from the
+	// server whose payload lists every registered user (re-read first), each
+	// marked active when online. Checked by TestEx5_12_ChatUserQuery.
 }
 
 // send encodes f and writes it to c.

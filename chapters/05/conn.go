@@ -11,8 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"serverlab/tools/rawsys"
-
-	"serverlab/tools/lab"
 )
 
 // ErrSlowConsumer closes a connection whose unsent output passed
@@ -60,8 +58,9 @@ func (c *Conn) Remote() netip.AddrPort { return c.remote }
 // water mark. The loop hands the unconsumed bytes back when the output has
 // been sent.
 func (c *Conn) Congested() bool {
-	// TODO(ex 5.5): true when c is closed or closing, or len(c.out) has
-	// reached c.loop.opt.HighWater. Checked by TestEx5_5_BackPressure.
+	// TODO(ex 5.5): Done when: it reports true for a closed or closing
+	// connection and for one whose queue has reached the HighWater mark, so
+	// that a handler stops producing for it. Checked by TestEx5_5_BackPressure.
 	return false
 }
 
@@ -88,12 +87,13 @@ func (c *Conn) CloseWhenFlushed() {
 // Write never blocks. Past Options.HighWater the loop stops reading from c;
 // past Options.MaxPending c is closed (ErrSlowConsumer).
 func (c *Conn) Write(p []byte) error {
-	// TODO(ex 5.4): return errClosed if c is closed or closing; apply
-	// c.loop.limit(c, len(p)) and return its error (ex 5.5); make room for p
-	// with the given c.loop.room(c, len(p)), then append p to c.out (a copy:
-	// p is usually the handler's scratch buffer); c.loop.later(c), so that
-	// the loop flushes c after the batch. Checked by TestEx5_4_PartialWrites
-	// and, for the memory room saves, TestEx5_5_BackPressure.
+	// TODO(ex 5.4): Done when: Write never blocks and never calls write(2)
+	// itself: it refuses a closed or closing connection (errClosed), passes the
+	// back-pressure check of exercise 5.5 (limit) and returns its error, queues
+	// a copy of p behind what c already holds (p is usually the handler's
+	// scratch buffer; room makes the space), and asks the loop to flush c after
+	// the current batch (later). Checked by TestEx5_4_PartialWrites and, for
+	// the memory room saves, TestEx5_5_BackPressure.
 	//
 	// As given, Write sends p at once with one write(2) and forgets what the
 	// socket does not take: short replies get through (enough to check
@@ -157,14 +157,14 @@ func (l *Loop) readable(c *Conn) {
 // everything, as it does whenever requests arrive whole, nothing is copied and
 // c keeps no buffer at all.
 func (l *Loop) deliver(c *Conn, data []byte) {
-	// TODO(ex 5.3): if c.in holds leftovers, append data to it and hand the
-	// handler c.in; otherwise hand it data itself (no copy). Close c if Data
-	// returns an error, and return if c is closed. Then keep what the handler
-	// did not consume (data[used:]): nothing → c.in = nil (an idle
-	// connection holds no buffer); the rest of c.in → move it to the front;
-	// the rest of the shared buffer → COPY it into a new c.in, because the
-	// next read overwrites l.buf. Checked by TestEx5_3_Leftovers.
-	err := lab.NotImplemented("5.3", "Loop.deliver")
+	// TODO(ex 5.3): Done when: the handler sees, as one contiguous buffer, what
+	// c had left over followed by the new data (with no leftovers, the new data
+	// itself, not a copy); a handler error closes c; and what the handler did
+	// not consume is kept for the next read: nothing kept means c holds no
+	// buffer at all (an idle connection costs no memory), and bytes still in
+	// the loop's shared read buffer are copied out, because the next read
+	// overwrites that buffer. Checked by TestEx5_3_Leftovers.
+	err := notImplemented("5.3", "Loop.deliver")
 	l.log.Error("closing the connection", "err", err)
 	l.close(c, err)
 }
@@ -174,12 +174,12 @@ func (l *Loop) deliver(c *Conn, data []byte) {
 // writable. When all of it is gone, the buffer goes back to the loop's pool,
 // reading resumes (if it had stopped) and EPOLLOUT is taken off.
 func (l *Loop) flush(c *Conn) {
-	// TODO(ex 5.4): n, err := write(c.fd, c.out) (close c on an error). If
-	// it took only part: keep the rest (c.out = c.out[n:]) and l.watch(c) to
-	// arm EPOLLOUT; return. If it took everything: l.recycle(c.buf), c.buf
-	// and c.out = nil; close c if it is closing; otherwise l.resume(c) (ex 5.5) and
-	// l.watch(c), which takes EPOLLOUT off. Checked by
-	// TestEx5_4_PartialWrites.
+	// TODO(ex 5.4): Done when: as much of c's queue as the socket takes is
+	// written; the rest stays queued, in order, and c is watched for EPOLLOUT
+	// so that the loop comes back when the socket drains; a write error closes
+	// c; once the queue is empty its buffer goes back to the pool, a closing
+	// connection is closed, an open one resumes reading (exercise 5.5) and
+	// EPOLLOUT is off again. Checked by TestEx5_4_PartialWrites.
 }
 
 // later puts c on the list of connections to flush after the batch.
@@ -363,10 +363,11 @@ func (l *Loop) room(c *Conn, n int) {
 // MaxPending it closes c as a slow consumer and returns ErrSlowConsumer; at
 // HighWater it stops reading from c (watch takes EPOLLIN off).
 func (l *Loop) limit(c *Conn, n int) error {
-	// TODO(ex 5.5): if len(c.out)+n would pass l.opt.MaxPending, close c with
-	// ErrSlowConsumer and return that error; if it reaches l.opt.HighWater,
-	// set c.paused (watch then takes EPOLLIN off). Checked by
-	// TestEx5_5_BackPressure.
+	// TODO(ex 5.5): Done when: a write that would take c's queue past
+	// MaxPending closes c with ErrSlowConsumer and returns that error (a client
+	// that does not read cannot make the server hold without bound); a queue
+	// that reaches HighWater pauses c (no more input read from it until it
+	// drains, which watch reflects). Checked by TestEx5_5_BackPressure.
 	return nil
 }
 
@@ -375,9 +376,10 @@ func (l *Loop) limit(c *Conn, n int) error {
 // c.in already, and no new byte would come to make epoll report c: hand them
 // over now.
 func (l *Loop) resume(c *Conn) {
-	// TODO(ex 5.5): if c.paused: clear it, l.watch(c) (EPOLLIN back on), and
-	// if c.in holds requests, l.deliver(c, nil) them now: nothing new may
-	// arrive to make epoll report c. Checked by TestEx5_5_BackPressure.
+	// TODO(ex 5.5): Done when: a paused connection whose queue drained is
+	// reading again, and the requests it already had buffered are handled now,
+	// since no new byte may arrive to make epoll report it. A connection that
+	// was not paused is left as it is. Checked by TestEx5_5_BackPressure.
 }
 
 // watch brings c's entry in the interest list up to date: EPOLLIN unless
@@ -385,12 +387,12 @@ func (l *Loop) resume(c *Conn) {
 // EPOLLOUT left armed with nothing to send would report the socket writable on
 // every epoll_wait: a busy loop.
 func (l *Loop) watch(c *Conn) {
-	// TODO(ex 5.4): compute the events c needs: EPOLLIN|EPOLLRDHUP unless
-	// c.paused or c.closing; EPOLLOUT only while c.out is not empty. If they
-	// differ from c.events (and c is open), l.ctl(unix.EPOLL_CTL_MOD, c.fd,
-	// c.id, want) (close c on an error) and record them in c.events.
-	// Checked by TestEx5_4_PartialWrites and, for EPOLLOUT taken off,
-	// TestEx5_6_NoBusyLoop.
+	// TODO(ex 5.4): Done when: c's registration in epoll asks for exactly what
+	// c needs now, input (with peer hang-up) unless c is paused or closing, and
+	// output only while its queue is not empty, and epoll is told only when
+	// that differs from what c.events records (a system call per change, not
+	// per event); a failing change closes c. Checked by TestEx5_4_PartialWrites
+	// and, for EPOLLOUT taken off, TestEx5_6_NoBusyLoop.
 }
 
 // close closes c once: the fd, its slot, its buffers, and tells the handler.

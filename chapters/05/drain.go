@@ -2,7 +2,6 @@ package evloop
 
 import (
 	"errors"
-	"serverlab/tools/lab"
 
 	"serverlab/tools/wire"
 )
@@ -17,11 +16,13 @@ import (
 // A frame's payload aliases in: fn must copy what it keeps. An invalid header
 // is an error, and the stream cannot be resynchronised after it.
 func DrainFrames(in []byte, fn func(wire.Frame) bool) (int, error) {
-	// TODO(ex 5.1): loop: wire.Decode(in[used:]) gives a frame and its size n
-	// (n == 0 and no error: not a whole frame yet, so stop and return used);
-	// pass a decode error on; add n to used, call fn(f) and stop if it
-	// returns false. Checked by TestEx5_1_DrainFrames.
-	return 0, lab.NotImplemented("5.1", "DrainFrames")
+	// TODO(ex 5.1): Done when: fn has seen, in order, every complete frame at
+	// the front of in, and no partial one; the count returned is the bytes of
+	// exactly the frames fn took, so the caller keeps the start of the next
+	// frame; fn returning false stops the drain after that frame; an invalid
+	// header is returned as the decoder's error (the stream cannot be
+	// resynchronised). Checked by TestEx5_1_DrainFrames.
+	return 0, notImplemented("5.1", "DrainFrames")
 }
 
 // MaxLine is the longest request line DrainLines accepts, '\n' included: the
@@ -40,11 +41,12 @@ var ErrLineTooLong = errors.New("request line too long")
 // requests, several lines in one read, are all handed over, in order: the
 // original event server answered only the first.
 func DrainLines(in []byte, fn func(line []byte) bool) (int, error) {
-	// TODO(ex 5.2): loop: find the next '\n' after used (bytes.IndexByte); if
-	// there is none, return used, or ErrLineTooLong if what is left is MaxLine
-	// bytes or more; a line longer than MaxLine ('\n' included) is
-	// ErrLineTooLong too; hand fn the line without '\n' and without a
-	// trailing '\r' (bytes.TrimSuffix), add its length plus one to used, and
-	// stop if fn returns false. Checked by TestEx5_2_DrainLines.
-	return 0, lab.NotImplemented("5.2", "DrainLines")
+	// TODO(ex 5.2): Done when: fn has seen, in order, every complete line at
+	// the front of in, without its newline and without one trailing carriage
+	// return; the count returned covers exactly those lines, newlines included;
+	// fn returning false stops after that line; a line over MaxLine bytes (its
+	// newline counted), or an unfinished one that already has MaxLine bytes, is
+	// ErrLineTooLong, so that a client cannot make the server buffer without
+	// end. Checked by TestEx5_2_DrainLines.
+	return 0, notImplemented("5.2", "DrainLines")
 }

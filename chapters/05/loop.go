@@ -310,10 +310,11 @@ func (l *Loop) lookup(fd int, id uint32) *Conn {
 // idle: a zero timeout turns the loop into a busy loop that burns a core
 // doing nothing.
 func (l *Loop) timeout(now time.Time) int {
-	// TODO(ex 5.6): -1 (sleep until an event) when l.nextTick is zero; 0 if
-	// it has passed; otherwise the milliseconds until it, rounded UP (rounding
-	// down wakes the loop early and it spins through zero timeouts). Never 0
-	// while idle: that is a busy loop. Checked by TestEx5_6_NoBusyLoop.
+	// TODO(ex 5.6): Done when: epoll_wait sleeps until the next event when no
+	// tick is due (minus one), returns at once when the tick has passed, and
+	// otherwise waits the milliseconds until the tick, rounded up: rounding
+	// down wakes the loop early and it spins through zero timeouts, and an idle
+	// loop must never poll. Checked by TestEx5_6_NoBusyLoop.
 	return -1
 }
 
@@ -399,10 +400,11 @@ func (l *Loop) drain() {
 // teardown closes every connection and every fd the loop opened. It runs in
 // Serve's goroutine once the loop has stopped.
 func (l *Loop) teardown() {
-	// TODO(ex 5.8): close every open connection (l.close(c, nil): the handler
-	// hears of it) and forget them; close l.lnfd, l.spare and l.epfd with
-	// closeFD; then, under l.mu, close l.wakefd and l.ln (if set).
-	// Checked by TestEx5_8_Close.
+	// TODO(ex 5.8): Done when: every open connection is closed and its handler
+	// told (the close path hears of each), the loop forgets them, and every
+	// descriptor the loop owns is closed once: the listener's, the spare and
+	// epoll's, and, under l.mu because Close may be reading them, the wake-up
+	// descriptor and the listener. Checked by TestEx5_8_Close.
 	l.log.Error("Loop.teardown is not implemented yet (ex 5.8): fds stay open")
 }
 

@@ -5,7 +5,6 @@ package evloop
 import (
 	"errors"
 	"log/slog"
-	"serverlab/tools/lab"
 	"time"
 
 	"serverlab/tools/stockfile"
@@ -110,10 +109,10 @@ func (s *stock) Closed(c *Conn, err error) {
 // With no client connected it sets no timer at all: nothing can change, and
 // the last client to leave has written the tree back.
 func (s *stock) Tick(now time.Time) time.Time {
-	// TODO(ex 5.17): with no client connected, clear s.nextSync and return the
-	// zero time (no timer); if s.nextSync is zero, set it SyncInterval from
-	// now; if it has come, s.sync("interval") and set the next one. Return
-	// s.nextSync. Checked by TestEx5_17_StockPersistence.
+	// TODO(ex 5.17): Done when: with clients connected, the stocks are synced
+	// every SyncInterval, the result being the next sync's time; with none
+	// connected, no timer is pending (zero time) and the next client starts a
+	// fresh interval. Checked by TestEx5_17_StockPersistence.
 	return time.Time{}
 }
 
@@ -131,26 +130,25 @@ func (s *stock) Data(c *Conn, in []byte) (int, error) {
 
 // serve answers one request with one record.
 func (s *stock) serve(c *Conn, line []byte) error {
-	// TODO(ex 5.15): parse the line with stockproto.Parse; build ONE reply
-	// record in s.out (start from s.out[:0]): an error's stockproto.ReplyOf,
-	// PleaseType for an empty line, the show listing (s.tree.appendPreOrder
-	// into s.stocks, stockproto.AppendShow, stockproto.FinishRecord), or the
-	// text s.trade returns (ex 5.16); return errExit for exit (no reply);
-	// finally return c.Write(s.out). Checked by TestEx5_15_StockCommands.
-	return lab.NotImplemented("5.15", "stock.serve")
+	// TODO(ex 5.15): Done when: every line gets exactly one reply record, built
+	// in the connection's reused buffer, and is written with one Write: a parse
+	// error its reply, an empty line the prompt to type, show the listing of
+	// every stock in pre-order, buy and sell what trade says; exit ends the
+	// connection with no reply. Checked by TestEx5_15_StockCommands.
+	return notImplemented("5.15", "stock.serve")
 }
 
 // trade runs a buy or a sell and returns the reply text. The check "enough
 // left?" and the update cannot be separated by another client: nothing else
 // runs while the loop is here.
 func (s *stock) trade(req stockproto.Request, ok string) string {
-	// TODO(ex 5.15): find the stock (NoSuchStock if absent); a buy of more
-	// than its count is NotEnough; a sell that would overflow the count is
-	// InvalidArgument (a count never passes stockproto.MaxArg, the original's
-	// C int); otherwise update the count, mark s.dirty, and return
-	// ok. No lock: nothing else runs while the loop is here.
-	// Checked by TestEx5_15_StockCommands (every reply) and
-	// TestEx5_16_StockConservation (many traders at once).
+	// TODO(ex 5.15): Done when: an unknown stock is no-such-stock; a buy of
+	// more than is left is not-enough; a sell that would take a count past the
+	// original's C int (stockproto.MaxArg) is invalid-argument; anything else
+	// changes the count, marks the tree dirty for the next sync and is ok. It
+	// needs no lock: nothing else runs while the loop is here, and the total of
+	// shares is conserved. Checked by TestEx5_15_StockCommands (every reply)
+	// and TestEx5_16_StockConservation (many traders at once).
 	return stockproto.NoSuchStock
 }
 
@@ -159,12 +157,11 @@ func (s *stock) trade(req stockproto.Request, ok string) string {
 // written and fsynced: the price of having one goroutine. A failed write
 // leaves the old file and the tree dirty, so the next sync retries.
 func (s *stock) sync(why string) error {
-	// TODO(ex 5.17): nothing to do unless s.dirty; list the tree in pre-order
-	// into s.stocks and s.cfg.Saver.Save it to s.cfg.StockPath; s.dirty stays
-	// true if that failed (the next sync retries); log the outcome; call
-	// s.cfg.OnSync(err) if set; return err. Checked by
-	// TestEx5_17_StockPersistence. As given, nothing is written back (and
-	// nil is returned, so that Close does not fail the exercises before).
+	// TODO(ex 5.17): Done when: a dirty tree is saved, in pre-order, through
+	// the configured saver to StockPath, and is clean only once the save
+	// succeeded (a failed save is retried next time); a clean tree writes
+	// nothing; the outcome is logged, reported to OnSync if set, and returned.
+	// Checked by TestEx5_17_StockPersistence.
 	return nil
 }
 

@@ -7,8 +7,6 @@ import (
 	"io"
 	"os/exec"
 	"time"
-
-	"serverlab/tools/lab"
 )
 
 // cgiPrefix is what the server writes before a CGI program's output: the
@@ -45,16 +43,16 @@ const cgiWaitDelay = time.Second
 // instead of a truncated 200 (see cgiOutput). Once the header is out, errors can
 // only be logged.
 func RunCGI(ctx context.Context, w io.Writer, t *Target, timeout time.Duration) error {
-	// TODO(ex 6.4): no execute bit in t.Info.Mode() → 403, before writing
-	// anything. Derive a context with the timeout (and defer its cancel);
-	// exec.CommandContext(ctx, t.Path) (no shell!), with Env holding at least
-	// "QUERY_STRING="+t.Query. Set cmd.Stdout to a &cgiOutput{w: w, clientGone:
-	// cancel} (cmd.Wait then does the copy, so cmd.WaitDelay = cgiWaitDelay
-	// bounds it) and call isolate(cmd). Start (a failure is 403), cmd.Wait
-	// (it reaps exactly this child), killGroup(cmd) for what it left behind, and
-	// return the output's finish(t.Name, the error Wait returned).
-	// Checked by TestEx6_4_CGI.
-	return lab.NotImplemented("6.4", "RunCGI")
+	// TODO(ex 6.4): Done when: a file without an execute bit is a 403 before
+	// anything is written; otherwise the program runs directly (never through a
+	// shell), with QUERY_STRING in its environment, its output streamed to the
+	// client through cgiOutput (which cancels the run when the client goes
+	// away), isolated in its own process group; a program that cannot start is
+	// a 403; the run is bounded by the timeout, the copy of its output by
+	// cgiWaitDelay, the child is reaped and what it left behind in its group
+	// killed, and the result is what cgiOutput's finish makes of the way it
+	// ended. Checked by TestEx6_4_CGI.
+	return notImplemented("6.4", "RunCGI")
 }
 
 // maxCGIHeader is how much of a CGI program's output cgiOutput holds back

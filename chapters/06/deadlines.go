@@ -12,8 +12,9 @@ import (
 // that sends a byte every second would renew a per-Read deadline forever and
 // hold a worker (or, under SFF, a buffer slot) for as long as it likes.
 func (h *Handler) armRead(conn net.Conn) error {
-	// TODO(ex 6.7): set the read deadline to now + h.cfg.ReadTimeout.
-	// Checked by TestEx6_7_Robustness.
+	// TODO(ex 6.7): Done when: a read from the connection fails once
+	// ReadTimeout has passed from now, so that a slow or silent client cannot
+	// hold a worker. Checked by TestEx6_7_Robustness.
 	return nil
 }
 
@@ -22,7 +23,8 @@ func (h *Handler) armRead(conn net.Conn) error {
 // the socket buffers are full; without a deadline that worker would be lost
 // for good.
 func (h *Handler) armWrite(conn net.Conn, limit time.Duration) error {
-	// TODO(ex 6.7): set the write deadline to now + limit.
-	// Checked by TestEx6_7_Robustness.
+	// TODO(ex 6.7): Done when: a write to the connection fails once limit has
+	// passed from now, so that a client that does not read cannot hold a
+	// worker. Checked by TestEx6_7_Robustness.
 	return nil
 }

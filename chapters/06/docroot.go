@@ -5,8 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
-
-	"serverlab/tools/lab"
 )
 
 // Docroot is the folder the server serves (-d). Every file is opened through
@@ -62,17 +60,16 @@ func (t *Target) Close() error { return t.File.Close() }
 //
 // A path containing "cgi" is marked CGI.
 func (d *Docroot) Open(uri string) (*Target, error) {
-	// TODO(ex 6.2): cut the query off at '?'; the path must start with '/'
-	// (else 403); url.PathUnescape it (a bad escape is 400); drop the first '/'
-	// and add "index.html" if the rest is empty or ends in '/'; refuse (403) any
-	// ".." element and any name that filepath.IsLocal rejects. Open the file
-	// with d.openRoot (an os.Root, which refuses symbolic links out of the
-	// root, and O_NONBLOCK, so that a FIFO cannot block the open);
-	// fs.ErrNotExist is 404, any other error 403. Stat the open file: not a
-	// regular file is 403. Fill in every field of Target, Path being the file
-	// under d.dir. Close the file on every error path.
-	// Checked by TestEx6_2_Paths.
-	return nil, lab.NotImplemented("6.2", "Docroot.Open")
+	// TODO(ex 6.2): Done when: only regular files under the document root can
+	// be served: the query is cut off; a path that does not start with a slash,
+	// has a .. element, or names anything filepath.IsLocal rejects is a 403; a
+	// bad escape is a 400; a directory path means its index.html; the file is
+	// opened through the root (symbolic links out of it are refused, and a FIFO
+	// cannot block the open), a missing one is a 404 and any other failure a
+	// 403, and something that is not a regular file a 403; the Target has every
+	// field filled, Path the file under the root; no error path leaks the open
+	// file. Checked by TestEx6_2_Paths.
+	return nil, notImplemented("6.2", "Docroot.Open")
 }
 
 // openRoot opens name, a local slash-separated path, through the os.Root:

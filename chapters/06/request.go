@@ -2,8 +2,6 @@ package web
 
 import (
 	"bufio"
-
-	"serverlab/tools/lab"
 )
 
 // Limits on what a client may send before the server gives up on it with 400
@@ -32,17 +30,16 @@ type Request struct {
 // method other than GET is a *StatusError with code 501. Any other error (a
 // deadline, a reset) is returned as it is: there is nobody left to answer.
 func ReadRequest(r *bufio.Reader) (*Request, error) {
-	// TODO(ex 6.1): read the request line with a helper that reads one line
-	// with r.ReadSlice('\n') (gathering the pieces while it returns
-	// bufio.ErrBufferFull) and fails as soon as the line is longer than its
-	// budget; drop the "\n" and an optional "\r" before it. Nothing at all
-	// before end-of-file: return io.EOF. Split the line with strings.Fields:
-	// three fields and a version starting with "HTTP/", or 400. Then read header
-	// lines up to the empty line, all of them (the empty line included) within
-	// MaxHeaderBytes; each needs a non-empty name without spaces before a ':'.
-	// Limits and end-of-file inside the request are 400; other read errors are
-	// returned as they are. Last, a method other than GET (strings.EqualFold)
-	// is 501. Build errors with statusErrorf or &StatusError{…}.
-	// Checked by TestEx6_1_Parse.
-	return nil, lab.NotImplemented("6.1", "ReadRequest")
+	// TODO(ex 6.1): Done when: a request is its request line (three fields, a
+	// version that starts with HTTP/, the line end being a newline with an
+	// optional carriage return) and its header lines up to the empty line, each
+	// with a non-empty name without spaces before its colon; every limit holds
+	// while reading, not after (the request line within its budget, all the
+	// header lines, the empty one included, within MaxHeaderBytes), so that a
+	// client cannot make the server buffer without end; nothing at all before
+	// the end of the stream is io.EOF; a limit passed, a malformed line or the
+	// stream ending inside the request is a 400; a method other than GET (in
+	// any case) is a 501; any other read error is returned as it is. Checked by
+	// TestEx6_1_Parse.
+	return nil, notImplemented("6.1", "ReadRequest")
 }

@@ -6,8 +6,6 @@ import (
 	"net"
 	"sync"
 	"time"
-
-	"serverlab/tools/lab"
 )
 
 // Server is the OSTEP web server: one master goroutine (Serve) accepts
@@ -88,13 +86,15 @@ func New(cfg Config) (*Server, error) {
 // returns lab.ErrServerClosed after Close (at once if Close came first), or
 // the error that stopped Accept.
 func (s *Server) Serve(ln net.Listener) error {
-	// TODO(ex 6.5): if !s.begin(ln), close ln and return lab.ErrServerClosed;
-	// otherwise defer s.wg.Done(). Start s.cfg.Threads workers
-	// (s.wg.Go(s.work)). Then loop: reserve a slot (send on s.slots, or return
-	// lab.ErrServerClosed when s.done is closed); lab.Accept(ln, s.done, s.log)
-	// (it retries EMFILE & co. with a backoff; return any error it returns);
-	// if s.track(conn), s.admit(conn). Checked by TestEx6_5_FIFO.
-	return lab.NotImplemented("6.5", "Server.Serve")
+	// TODO(ex 6.5): Done when: a Serve after Close (or a second one) closes ln
+	// and returns lab.ErrServerClosed at once; Threads workers run, counted in
+	// s.wg; the master holds a slot before each accept, so that at most Buffers
+	// connections wait in the queue and the rest wait in the kernel's backlog
+	// (the original's bounded buffer), and returns lab.ErrServerClosed once the
+	// server is closing; accept errors that pass are retried (lab.Accept) and
+	// any other is returned; every accepted connection is tracked, then
+	// admitted. Checked by TestEx6_5_FIFO.
+	return notImplemented("6.5", "Server.Serve")
 }
 
 // begin records ln so that Close can close it, and counts Serve in s.wg. It
@@ -137,10 +137,11 @@ func (s *Server) admit(conn net.Conn) {
 // marks it done only once work has returned: Close, waiting on s.wg, then
 // never returns while a worker is still on its way out.
 func (s *Server) work() {
-	// TODO(ex 6.5): loop: pop a job (return when pop reports false); free
-	// its slot (receive from s.slots); if the job has not been read (FIFO),
-	// s.h.read(j); s.h.respond(s.ctx, j); s.untrack(j.conn).
-	// Checked by TestEx6_5_FIFO.
+	// TODO(ex 6.5): Done when: a worker serves jobs one at a time, in the order
+	// the queue gives them, until the queue is closed: each job's slot is freed
+	// as it starts, its request read here if the queue did not read it (FIFO),
+	// its response written, and its connection untracked. Checked by
+	// TestEx6_5_FIFO.
 }
 
 // track records conn so that Close can close it. It reports false, and
@@ -169,15 +170,15 @@ func (s *Server) untrack(conn net.Conn) {
 // only when the server has stopped (sync.Once makes later calls wait for the
 // first), and later calls return nil.
 func (s *Server) Close() error {
-	// TODO(ex 6.5): do the work once, in s.closeOnce.Do (a later or
-	// concurrent call then waits for the first and returns nil). The work:
-	// under s.mu, set s.closed, close(s.done) (wakes the master; before the
-	// listener, so that lab.Accept reports ErrServerClosed), close s.ln (if
-	// any) and every connection in s.conns. Then, unlocked: s.stop() (kills CGI
-	// programs), s.queue.close() (wakes the workers), s.wg.Wait(); close the
-	// files of the jobs left in the queue (call s.queue.close() again: readers
-	// may have pushed more), and return s.h.Close(). Checked by TestEx6_5_FIFO.
-	return lab.NotImplemented("6.5", "Server.Close")
+	// TODO(ex 6.5): Done when: the first Close stops the server and every call,
+	// concurrent ones included, returns once it has: the server is marked
+	// closed and s.done closed before the listener, so that accepting reports
+	// ErrServerClosed; the listener and every tracked connection are closed;
+	// running CGI programs are stopped, the queue closed (waking the workers),
+	// every goroutine waited for, the files of the jobs left in the queue
+	// closed (pushed late ones included), and the handler closed, its error
+	// returned. Checked by TestEx6_5_FIFO.
+	return notImplemented("6.5", "Server.Close")
 }
 
 // fifo is the FIFO buffer: a channel as long as the buffer, so push never
@@ -194,19 +195,21 @@ func newFIFO(size int) *fifo {
 
 // push adds j at the tail.
 func (q *fifo) push(j *job) {
-	// TODO(ex 6.5): send j on q.jobs (never blocks: the master holds a slot).
+	// TODO(ex 6.5): Done when: j is queued without ever blocking (the master
+	// holds a slot for it).
 }
 
 // pop waits for the job at the head; it reports false once closed.
 func (q *fifo) pop() (*job, bool) {
-	// TODO(ex 6.5): receive a job from q.jobs, or report false once q.done is
-	// closed (select).
+	// TODO(ex 6.5): Done when: it returns the next job in arrival order,
+	// waiting for one, and reports false once the queue is closed.
 	return nil, false
 }
 
 // close wakes every waiting worker and returns the jobs still queued.
 func (q *fifo) close() []*job {
-	// TODO(ex 6.5): close q.done once (q.once), then take what is left in
-	// q.jobs without blocking and return it.
+	// TODO(ex 6.5): Done when: the queue is closed once (later calls are
+	// harmless), every pop waiting is woken, and the jobs still queued are
+	// handed back.
 	return nil
 }

@@ -2,8 +2,6 @@ package web
 
 import (
 	"sync"
-
-	"serverlab/tools/lab"
 )
 
 // sffKey is the priority of a job under SFF: smaller is served first.
@@ -21,9 +19,11 @@ import (
 // "size + AgeRate × arrival time" does, which does not change while a request
 // waits, so it can be the key of a heap.
 func (s *Server) sffKey(j *job) int64 {
-	// TODO(ex 6.6): 0 for a job with an error, s.cfg.CGISize for CGI, the
-	// file's size otherwise; with s.cfg.AgeRate > 0, add
-	// int64(AgeRate × seconds since s.start). Checked by TestEx6_6_SFF.
+	// TODO(ex 6.6): Done when: the key ranks jobs shortest first: an error
+	// response first (0), a CGI request as CGISize, a file by its size; with
+	// AgeRate set, a job's key grows with its age (AgeRate per second since the
+	// server started), so that a large file is not starved by a stream of small
+	// ones. Checked by TestEx6_6_SFF.
 	return 0
 }
 
@@ -35,20 +35,22 @@ type jobHeap []*job
 func (h jobHeap) Len() int { return len(h) }
 
 func (h jobHeap) Less(i, j int) bool {
-	// TODO(ex 6.6): by key, then by seq. Checked by TestEx6_6_SFF.
+	// TODO(ex 6.6): Done when: the smaller key comes first, and equal keys keep
+	// their arrival order. Checked by TestEx6_6_SFF.
 	return false
 }
 
 func (h jobHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 
 func (h *jobHeap) Push(x any) {
-	// TODO(ex 6.6): append x.(*job). Checked by TestEx6_6_SFF.
+	// TODO(ex 6.6): Done when: the job is the heap slice's last element
+	// (container/heap then restores the order). Checked by TestEx6_6_SFF.
 }
 
 func (h *jobHeap) Pop() any {
-	// TODO(ex 6.6): remove and return the last element (heap.Pop has moved the
-	// smallest there); nil the slot so the job can be collected.
-	// Checked by TestEx6_6_SFF.
+	// TODO(ex 6.6): Done when: the last element (where container/heap has moved
+	// the smallest) is removed and returned, and its slot no longer refers to
+	// the job. Checked by TestEx6_6_SFF.
 	return nil
 }
 
@@ -64,27 +66,29 @@ type sffQueue struct {
 
 // newSFFQueue returns an empty queue.
 func newSFFQueue() (*sffQueue, error) {
-	// TODO(ex 6.6): make the queue and its condition variable
-	// (sync.NewCond(&q.mu)), and return it. Checked by TestEx6_6_SFF.
-	return nil, lab.NotImplemented("6.6", "newSFFQueue")
+	// TODO(ex 6.6): Done when: the queue is empty, open, and its condition
+	// variable uses q.mu. Checked by TestEx6_6_SFF.
+	return nil, notImplemented("6.6", "newSFFQueue")
 }
 
 // push adds j and wakes one waiting worker.
 func (q *sffQueue) push(j *job) {
-	// TODO(ex 6.6): under q.mu, heap.Push(&q.jobs, j) and Signal.
+	// TODO(ex 6.6): Done when: the job is in the heap, under q.mu, and one
+	// waiting pop is woken.
 }
 
 // pop waits for a job and removes the one with the smallest key; it reports
 // false once the queue is closed.
 func (q *sffQueue) pop() (*job, bool) {
-	// TODO(ex 6.6): under q.mu, Wait while the heap is empty and the queue
-	// open; report false if closed; else heap.Pop.
+	// TODO(ex 6.6): Done when: it returns the job with the smallest key,
+	// waiting under q.mu while the queue is empty and open (rechecking after
+	// every wake-up), and reports false once it is closed.
 	return nil, false
 }
 
 // close wakes every waiting worker and returns the jobs still queued.
 func (q *sffQueue) close() []*job {
-	// TODO(ex 6.6): under q.mu, mark closed, Broadcast, and hand back (and
-	// forget) the jobs left.
+	// TODO(ex 6.6): Done when: the queue is closed under q.mu, every waiting
+	// pop woken, and the jobs left handed back and forgotten.
 	return nil
 }

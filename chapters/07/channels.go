@@ -2,7 +2,6 @@ package chatcore
 
 import (
 	"serverlab/tools/chatcore/proto"
-	"serverlab/tools/lab"
 )
 
 // createChannel creates a channel (107 → 108, then 129 to every open
@@ -10,28 +9,31 @@ import (
 // tells nobody, as in the original: so a load tester that runs twice finds
 // its channel again.
 func (s *Server) createChannel(c *conn, m proto.CreateChannelRequest) error {
-	// TODO(ex 7.3): no session is MsgNotAuthorized. A name in s.byName
-	// answers 108 with that channel and no event. Else s.store.CreateChannel
-	// (outside s.mu), then under s.mu s.addChannel, reply 108, and — only if
-	// the store created it — broadcast 129 to s.conns.
-	// Checked by TestEx7_3_Channels.
-	return lab.NotImplemented("7.3", "Server.createChannel")
+	// TODO(ex 7.3): Done when: without a session the answer is 100 "Not
+	// authorized."; a name that exists is answered 108 with the existing
+	// channel and no event; a new name is stored first (a database call:
+	// without s.mu), then cached (s.channels, s.byName), answered 108 and
+	// announced with 129 to every open connection, and only the request whose
+	// store call really created it announces it, even when two clients create
+	// one name at once. Checked by TestEx7_3_Channels.
+	return notImplemented("7.3", "Server.createChannel")
 }
 
 // getChannels lists every channel in ascending id order (119 → 120).
 func (s *Server) getChannels(c *conn, m proto.GetChannelsRequest) error {
-	// TODO(ex 7.3): under s.mu: no session is MsgNotAuthorized; else 120
-	// with every channel, sorted by id (slices.SortFunc, cmp.Compare).
-	// Checked by TestEx7_3_Channels.
-	return lab.NotImplemented("7.3", "Server.getChannels")
+	// TODO(ex 7.3): Done when: without a session the answer is 100 "Not
+	// authorized."; otherwise 120 holds every channel once, in ascending id
+	// order, whatever order the cache keeps them in. Checked by
+	// TestEx7_3_Channels.
+	return notImplemented("7.3", "Server.getChannels")
 }
 
 // getChannel looks a channel up by id (121 → 122).
 func (s *Server) getChannel(c *conn, m proto.GetChannelRequest) error {
-	// TODO(ex 7.3): under s.mu: no session is MsgNotAuthorized; unknown id
-	// is 100 MsgChannelNotFound; else 122.
-	// Checked by TestEx7_3_Channels.
-	return lab.NotImplemented("7.3", "Server.getChannel")
+	// TODO(ex 7.3): Done when: without a session the answer is 100 "Not
+	// authorized."; an unknown id is 100 "Channel not found."; a known one 122
+	// with the channel. Checked by TestEx7_3_Channels.
+	return notImplemented("7.3", "Server.getChannel")
 }
 
 // joinChannel moves the connection into a channel (117). In this order, as
@@ -40,11 +42,13 @@ func (s *Server) getChannel(c *conn, m proto.GetChannelRequest) error {
 // new channel, itself included; then 118 to it. A connection is in one
 // channel at a time.
 func (s *Server) joinChannel(c *conn, m proto.JoinChannelRequest) error {
-	// TODO(ex 7.3): under s.mu: no session is MsgNotAuthorized; unknown
-	// channel MsgChannelNotFound. If c is in a channel, broadcast 127 to its
-	// members (c included) and leave it; add c to s.members[id] (make the
-	// set if needed), set c.channel, broadcast 128 to the new members (c
-	// included), then reply 118.
-	// Checked by TestEx7_3_Channels.
-	return lab.NotImplemented("7.3", "Server.joinChannel")
+	// TODO(ex 7.3): Done when, all within one hold of s.mu (so that nobody sees
+	// the events out of order or a member in two channels): without a session
+	// the answer is 100 "Not authorized."; an unknown channel is 100 "Channel
+	// not found." and nothing moves; otherwise every member of c's old channel,
+	// c included, was sent 127 while c was still in it (also when c rejoins the
+	// channel it is in), c is a member of the new channel and of no other,
+	// c.channel says which, every member of the new channel, c included, was
+	// sent 128, and only then c got 118. Checked by TestEx7_3_Channels.
+	return notImplemented("7.3", "Server.joinChannel")
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"serverlab/tools/chatcore/proto"
-	"serverlab/tools/lab"
 )
 
 // History limits: GetChats returns at most MaxHistory messages, and never a
@@ -32,12 +31,16 @@ var errNotStored = errors.New("Message not stored.")
 // its back-pressure, and it is fair — every batch takes at most one message
 // from each connection, so a flooding client cannot crowd the others out.
 func (s *Server) writeChat(c *conn, m proto.WriteChat) error {
-	// TODO(ex 7.4): read c.user and c.channel under s.mu. No session: 101
-	// MsgNotAuthorized; no channel: 101 MsgNoChannel. Encode the 103 now (too
-	// large: 101 MsgFrameTooLarge), make an appendRequest (from: c) with a
-	// done channel of capacity 1, send it on s.appends and wait on done; an
-	// error there is errNotStored. Checked by TestEx7_4_History.
-	return lab.NotImplemented("7.4", "Server.writeChat")
+	// TODO(ex 7.4): Done when: without a session the answer is 101 "Not
+	// authorized." and outside a channel 101 "No channel joined." (both read
+	// under s.mu, then released); a message whose 103 would not fit in a frame
+	// is 101 "Frame too large."; otherwise the message goes to the committer
+	// (s.appends) with its 103 encoded once, here, for every member, and this
+	// reader waits for its outcome before it reads another frame: one message
+	// in flight per connection is the back-pressure and the fairness. A failed
+	// commit is answered errNotStored. Nothing here holds s.mu while it waits.
+	// Checked by TestEx7_4_History.
+	return notImplemented("7.4", "Server.writeChat")
 }
 
 // commitLoop is the committer goroutine: group commit. It takes the first
@@ -50,30 +53,36 @@ func (s *Server) writeChat(c *conn, m proto.WriteChat) error {
 // It returns when Close closes s.appends, after the last batch.
 func (s *Server) commitLoop() {
 	defer close(s.committed)
-	// TODO(ex 7.4): for each first request received from s.appends (until it
-	// is closed): s.gather more into a batch, s.commit it.
-	// Checked by TestEx7_4_History.
+	// TODO(ex 7.4): Done when: the committer turns everything that reaches
+	// s.appends into batches (gather) and commits each (commit), one batch at a
+	// time, and returns once Close has closed s.appends and the last batch is
+	// committed and delivered. Checked by TestEx7_4_History.
 }
 
 // gather adds to batch what is waiting, and what arrives within the
 // commit window.
 func (s *Server) gather(batch []*appendRequest) []*appendRequest {
-	// TODO(ex 7.4): take what is waiting in s.appends without blocking
-	// (select with default), up to s.cfg.MaxBatch; with a CommitWindow, also
-	// wait for more until a timer of that length fires. A closed s.appends
-	// ends the batch. Checked by TestEx7_4_History (group-commit).
+	// TODO(ex 7.4): Done when: the batch holds, besides what it came with,
+	// every request already waiting in s.appends, never more than
+	// s.cfg.MaxBatch; with CommitWindow zero it never waits (natural batching:
+	// a quiet server commits each message at once); with a window it waits for
+	// more until the window ends; a closed s.appends ends the batch at once.
+	// Checked by TestEx7_4_History (group-commit).
 	return batch
 }
 
 // commit stores one batch, then sends each message to its channel and
 // releases its sender.
 func (s *Server) commit(batch []*appendRequest) {
-	// TODO(ex 7.4): s.store.AppendMessages of the batch's messages, in one
-	// call; on success call s.cfg.OnCommit (if set) and, under s.mu,
-	// s.deliver each request (its frame to its channel). Only then send the
-	// outcome on every request's done. Checked by TestEx7_4_History.
+	// TODO(ex 7.4): Done when: the batch is stored in one store call, one
+	// transaction; after it succeeds, and not before, Config.OnCommit (if set)
+	// hears the batch's size and each message is delivered to its channel
+	// (deliver, under s.mu); every sender then learns its outcome on its done,
+	// a failed transaction included. An echo is the promise that the message is
+	// stored: the suite reads the database the moment the echo arrives. Checked
+	// by TestEx7_4_History.
 	for _, r := range batch {
-		r.done <- lab.NotImplemented("7.4", "Server.commit")
+		r.done <- notImplemented("7.4", "Server.commit")
 	}
 }
 
@@ -100,10 +109,11 @@ func (s *Server) deliver(r *appendRequest) {
 // (105 → 106). Like the original it checks neither membership nor that the
 // channel exists (an unknown one has no messages).
 func (s *Server) getChats(c *conn, m proto.GetChatsRequest) error {
-	// TODO(ex 7.4): no session is MsgNotAuthorized; else s.store.History of
-	// the channel, at most MaxHistory, and reply 106 with fitFrame(msgs).
-	// Checked by TestEx7_4_History.
-	return lab.NotImplemented("7.4", "Server.getChats")
+	// TODO(ex 7.4): Done when: without a session the answer is 100 "Not
+	// authorized."; otherwise 106 holds the channel's newest messages from the
+	// store, at most MaxHistory, oldest first, and fits in one frame
+	// (fitFrame). Checked by TestEx7_4_History.
+	return notImplemented("7.4", "Server.getChats")
 }
 
 // fitFrame drops the oldest messages until a response holding them fits in

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"serverlab/tools/chatcore/proto"
-	"serverlab/tools/lab"
 )
 
 // conn is one client connection.
@@ -40,14 +39,17 @@ var (
 // (see answerBadFrame) and the loop goes on; only a frame over 1 MiB, which
 // cannot be skipped without reading it, ends the connection, after a notice.
 func (s *Server) readLoop(c *conn) error {
-	// TODO(ex 7.1): wrap c.nc in a bufio.Reader and loop: body, err :=
-	// s.readFrame(c, r, buf). On proto.ErrTooLarge reply
-	// proto.Error{Value: proto.MsgFrameTooLarge} and return the error; on
-	// another error return it. Keep small buffers for reuse. If
-	// c.out.stopped(), return errGone. proto.Decode the body: on an error,
-	// s.answerBadFrame(c, err) and go on; else s.dispatch(c, m).
-	// Checked by TestEx7_1_Frames.
-	return lab.NotImplemented("7.1", "Server.readLoop")
+	// TODO(ex 7.1): Done when: this goroutine handles c's frames one at a time,
+	// in the order they arrived (so answers keep request order, as in the
+	// original); a frame that does not decode is answered by answerBadFrame and
+	// reading goes on (it was read whole, so the next frame starts in the right
+	// place); a frame over proto.MaxFrame gets the 101 "Frame too large."
+	// notice and ends the connection (its body cannot be skipped); any other
+	// read error ends the loop with the reason readFrame gives, and so does a
+	// writer that has stopped (nobody reads the answers any more). Deadlines
+	// are readFrame's business, not yours; the read buffer is reused, not
+	// allocated per frame. Checked by TestEx7_1_Frames.
+	return notImplemented("7.1", "Server.readLoop")
 }
 
 // readFrame waits for the next frame until the connection's deadline (see
@@ -97,11 +99,14 @@ func (s *Server) whyEnded(err error) error {
 // The original dropped all of these in silence, so a client waited for an
 // answer that never came.
 func (s *Server) answerBadFrame(c *conn, err error) {
-	// TODO(ex 7.1): a *proto.DecodeError with HasRequestID gets
-	// proto.ErrorResponse{RequestID, proto.MsgMalformed}; proto.ErrUnknownType
-	// gets proto.Error{proto.MsgUnknownType}; anything else
-	// proto.Error{proto.MsgMalformed}. Use errors.As and errors.Is.
-	// Checked by TestEx7_1_Frames (bad-frames-answered).
+	// TODO(ex 7.1): Done when: every frame that did not decode gets exactly one
+	// answer and the connection stays open: a payload that does not fit its
+	// type, in a frame whose request_id could be read, is 100 "Malformed
+	// message." to that request_id; an unknown type_id is 101 "Unknown message
+	// type."; anything else (not JSON, no type_id, an empty frame) is 101
+	// "Malformed message." Tell them apart by the error's kind (proto's
+	// DecodeError and ErrUnknownType), never by its text. Checked by
+	// TestEx7_1_Frames (bad-frames-answered).
 	c.log.Debug("bad frame", "err", err)
 }
 

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"serverlab/tools/chatcore/proto"
-	"serverlab/tools/lab"
 )
 
 // keepAlive turns on TCP keep-alive: after KeepAlive of silence the kernel
@@ -14,8 +13,9 @@ import (
 // (a crashed machine, a pulled cable) — the original kept those logged in
 // until it restarted.
 func (s *Server) keepAlive(nc net.Conn) {
-	// TODO(ex 7.6): if nc is a *net.TCPConn, SetKeepAliveConfig with
-	// Enable, Idle and Interval s.cfg.KeepAlive, Count 4.
+	// TODO(ex 7.6): Done when: a TCP connection has keep-alive on, probing
+	// after s.cfg.KeepAlive of silence, every s.cfg.KeepAlive, and failing
+	// after 4 unanswered probes; any other net.Conn is left as it is.
 }
 
 // readDeadline is how long the reader waits for c's next frame:
@@ -28,7 +28,9 @@ func (s *Server) keepAlive(nc net.Conn) {
 //     deadline — they never promised to speak, and TCP keep-alive finds the
 //     dead ones.
 func (s *Server) readDeadline(c *conn) time.Time {
-	// TODO(ex 7.6): the three cases above. Checked by TestEx7_6_Liveness.
+	// TODO(ex 7.6): Done when: the three cases above hold, read under s.mu
+	// (c.user and c.heartbeat change under it): the zero time means no
+	// deadline. Checked by TestEx7_6_Liveness.
 	return time.Time{}
 }
 
@@ -36,7 +38,8 @@ func (s *Server) readDeadline(c *conn) time.Time {
 // complete: IdleTimeout from now, for everyone. A client that sends one byte
 // and stops (a slowloris) cannot hold a connection for ever.
 func (s *Server) frameDeadline() time.Time {
-	// TODO(ex 7.6): IdleTimeout from now. Checked by TestEx7_6_Liveness.
+	// TODO(ex 7.6): Done when: a started frame has IdleTimeout from now to
+	// arrive whole, whoever sent it. Checked by TestEx7_6_Liveness.
 	return time.Time{}
 }
 
@@ -44,7 +47,8 @@ func (s *Server) frameDeadline() time.Time {
 // from now on. It needs no session: a client may start its heartbeat before
 // it logs in.
 func (s *Server) heartbeat(c *conn, m proto.HeartbeatRequest) error {
-	// TODO(ex 7.6): set c.heartbeat and reply 131 with the request id.
-	// Checked by TestEx7_6_Liveness.
-	return lab.NotImplemented("7.6", "Server.heartbeat")
+	// TODO(ex 7.6): Done when: c is held to IdleTimeout between frames from now
+	// on (c.heartbeat, under s.mu) and gets 131 with the request's id, with or
+	// without a session. Checked by TestEx7_6_Liveness.
+	return notImplemented("7.6", "Server.heartbeat")
 }

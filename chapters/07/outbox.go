@@ -48,8 +48,10 @@ func (o *outbox) push(b []byte) error {
 	if o.closed || o.finished {
 		return errClosed
 	}
-	// TODO(ex 7.5): return errFull, and queue nothing, if b would take the
-	// queue past o.limit bytes. Checked by TestEx7_5_BackPressure.
+	// TODO(ex 7.5): Done when: a frame that would take the queued bytes past
+	// o.limit is refused with errFull and nothing of it is queued, so that the
+	// caller drops the client; push never blocks (the committer pushes for
+	// every channel, under s.mu). Checked by TestEx7_5_BackPressure.
 	o.queue = append(o.queue, b)
 	o.size += len(b)
 	o.wake()

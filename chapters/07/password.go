@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"golang.org/x/crypto/argon2"
-	"serverlab/tools/lab"
 )
 
 // HashParams is the cost of argon2id: passes over memory, memory in KiB,
@@ -45,10 +44,14 @@ var errBadHash = errors.New("chatcore: unreadable password hash")
 // without breaking old hashes. At most GOMAXPROCS hashes run at once (see
 // Server.hashSlots).
 func (s *Server) hashPassword(password string) (string, error) {
-	// TODO(ex 7.2): a random salt of saltLen bytes (crypto/rand), the key
-	// from s.argon2(password, salt, s.cfg.Hash), and the PHC string above
-	// (base64.RawStdEncoding). Checked by TestEx7_2_Users.
-	return "", lab.NotImplemented("7.2", "Server.hashPassword")
+	// TODO(ex 7.2): Done when: the result is the PHC string above for argon2id
+	// of the password with the parameters s.cfg.Hash and a salt of saltLen
+	// bytes that is new and random on every call (two users with the same
+	// password get different hashes), salt and key in unpadded standard base64,
+	// so that parseHash reads it back; the hash itself is computed through
+	// s.argon2, which bounds how many hashes run at once. Checked by
+	// TestEx7_2_Users.
+	return "", notImplemented("7.2", "Server.hashPassword")
 }
 
 // verifyPassword reports whether password matches the stored hash. The
@@ -56,10 +59,12 @@ func (s *Server) hashPassword(password string) (string, error) {
 // (subtle.ConstantTimeCompare), so timing tells an attacker nothing about
 // how close a guess was.
 func (s *Server) verifyPassword(password, hash string) (bool, error) {
-	// TODO(ex 7.2): parseHash, recompute the key with the stored salt and
-	// parameters, compare with subtle.ConstantTimeCompare.
-	// Checked by TestEx7_2_Users.
-	return false, lab.NotImplemented("7.2", "Server.verifyPassword")
+	// TODO(ex 7.2): Done when: it reports true exactly when the password,
+	// hashed with the salt and the parameters the stored string holds (not
+	// today's s.cfg.Hash: old hashes stay valid), gives the stored key; the
+	// keys are compared in constant time; an unreadable hash is an error, never
+	// a match. Checked by TestEx7_2_Users.
+	return false, notImplemented("7.2", "Server.verifyPassword")
 }
 
 // argon2 runs one hash in one of the hash slots.

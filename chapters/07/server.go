@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"serverlab/tools/chatcore/proto"
-	"serverlab/tools/lab"
 )
 
 // Config configures a Server. The zero value of every field but DBPath (or
@@ -231,13 +230,17 @@ func (s *Server) addChannel(ch proto.Channel) {
 // goroutine until Close (or an administrator's Shutdown). It always returns a
 // non-nil error: lab.ErrServerClosed after Close.
 func (s *Server) Serve(ln net.Listener) error {
-	// TODO(ex 7.1): if !s.start(ln), close ln and return lab.ErrServerClosed.
-	// Otherwise defer s.readers.Done(), log that you listen, and loop: take
-	// the next connection with lab.Accept(ln, s.done, s.log) (it retries
-	// EMFILE and friends); on lab.ErrServerClosed (or s.closing) return
-	// lab.ErrServerClosed, on another error return it; else s.readers.Add(1)
-	// and go s.handle(nc). Checked by TestEx7_1_Frames.
-	return lab.NotImplemented("7.1", "Server.Serve")
+	// TODO(ex 7.1): Done when: Serve serves until Close and then returns
+	// lab.ErrServerClosed, never another error of Close's making; a second
+	// Serve, or one after Close, closes its listener and returns
+	// lab.ErrServerClosed at once (start says which); every accepted connection
+	// runs handle on a goroutine of its own, counted in s.readers before it
+	// starts, so that Close can wait for every reader; Serve itself stays
+	// counted in s.readers (start counted it) until it returns; an accept error
+	// that says the process is out of file descriptors never ends Serve (wait
+	// and retry, as lab.Accept does); another accept error is returned. Checked
+	// by TestEx7_1_Frames.
+	return notImplemented("7.1", "Server.Serve")
 }
 
 // start records ln for Close, counts Serve among the readers and starts the
@@ -283,7 +286,9 @@ func (s *Server) handle(nc net.Conn) {
 // (tls.NewListener would do the same; wrapping here lets keepAlive see the
 // *net.TCPConn first.)
 func (s *Server) wrapTLS(nc net.Conn) net.Conn {
-	// TODO(ex 7.1): if s.cfg.TLS is set, return tls.Server(nc, s.cfg.TLS).
+	// TODO(ex 7.1): Done when: with Config.TLS set, every connection speaks
+	// TLS, its handshake done on its first read (in its own goroutine, under
+	// its read deadline); without it the connection is returned as it is.
 	// Checked by TestEx7_1_Frames (tls).
 	return nc
 }
@@ -347,8 +352,11 @@ func (s *Server) send(c *conn, b []byte) {
 // which ends the reader (and so the session: everyone gets a 125). It may be
 // called with s.mu held, and more than once; it logs once.
 func (s *Server) drop(c *conn) {
-	// TODO(ex 7.5): close c.out (log a warning if this call closed it) and
-	// close c.nc. Checked by TestEx7_5_BackPressure.
+	// TODO(ex 7.5): Done when: c's outbox is closed (what it held discarded,
+	// its writer stopped) and its socket closed (its reader ends, and so its
+	// session: everyone gets a 125); a second drop of the same client changes
+	// nothing and the warning is logged once; nothing here blocks (s.mu may be
+	// held). Checked by TestEx7_5_BackPressure.
 }
 
 // reply encodes m and sends it to c.

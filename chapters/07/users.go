@@ -2,19 +2,20 @@ package chatcore
 
 import (
 	"serverlab/tools/chatcore/proto"
-	"serverlab/tools/lab"
 )
 
 // createUser registers a user (109 → 110). Nobody needs a session for it, as
 // in the original. The password is stored only as its hash.
 func (s *Server) createUser(c *conn, m proto.CreateUserRequest) error {
-	// TODO(ex 7.2): a name in s.users gets 100 proto.MsgUserExists. Else
-	// hash the password (s.hashPassword, outside s.mu: it is slow), store
-	// the user (s.store.CreateUser; ErrExists is MsgUserExists too), add it
-	// to the caches under s.mu, s.logins.remember(id, password) (its first
-	// login then needs no second hash), and reply 110 with its id and name.
-	// Checked by TestEx7_2_Users.
-	return lab.NotImplemented("7.2", "Server.createUser")
+	// TODO(ex 7.2): Done when: a name that exists (in the caches, or the
+	// store's ErrExists when two clients race for it) is answered 100 "User
+	// already exists." and nothing changes; otherwise the user is in the store
+	// (durable), then in the caches s.users and s.usersID (which s.mu
+	// protects), and in the login memo (so its first login needs no second
+	// hash), and the answer is 110 with its id and name. The slow steps, the
+	// hash and the store's INSERT, run without s.mu: nobody else waits for
+	// them. Checked by TestEx7_2_Users.
+	return notImplemented("7.2", "Server.createUser")
 }
 
 // authenticate logs the connection in (115 → 116, then 126 to every open
@@ -23,46 +24,57 @@ func (s *Server) createUser(c *conn, m proto.CreateUserRequest) error {
 // logged in.") and on another ("<name> is already logged in."), and the
 // existing session keeps going.
 func (s *Server) authenticate(c *conn, m proto.AuthenticateRequest) error {
-	// TODO(ex 7.2): c.user set: 100 MsgAlreadyLoggedIn. Check the password
-	// with s.checkPassword(u, password) — u nil for an unknown name: it
-	// checks against s.dummyHash(), so that both take as long; it calls your
-	// verifyPassword — outside s.mu; a miss is 100 MsgWrongPassword. Then
-	// under s.mu: the user in s.sessions is 100 MsgUserLoggedIn(name); else
-	// record the session (s.sessions, c.user), reply 116, and
-	// s.broadcastLocked(s.conns, 126). Checked by TestEx7_2_Users.
-	return lab.NotImplemented("7.2", "Server.authenticate")
+	// TODO(ex 7.2): Done when: a connection that has a user is refused with 100
+	// "Already logged in."; a wrong password and an unknown name get the same
+	// 100 "Wrong username or password" after the same work (checkPassword
+	// checks an unknown name against the dummy hash), and that check runs
+	// without s.mu; a user with a session on another connection is refused with
+	// 100 "<name> is already logged in." and that session goes on; otherwise
+	// the session is recorded (s.sessions, c.user), c gets 116 and every open
+	// connection 126. The test for another session and the recording are one
+	// critical section under s.mu, so that two simultaneous logins of one user
+	// cannot both succeed, and 116 and 126 are queued in that same section, so
+	// that nobody sees them the other way round. Checked by TestEx7_2_Users.
+	return notImplemented("7.2", "Server.authenticate")
 }
 
 // logout ends the session (123): 125 to every connection, the requester
 // included, then 124 to the requester. The connection leaves its channel
 // without a 127, stays open, and may log in again.
 func (s *Server) logout(c *conn, m proto.LogoutRequest) error {
-	// TODO(ex 7.2): under s.mu: no session is 100 MsgNotAuthorized
-	// (s.notAuthorized); else s.endSession(c) (it sends the 125s), restart
-	// the login clock (c.loginBy), and reply 124. Checked by TestEx7_2_Users.
-	return lab.NotImplemented("7.2", "Server.logout")
+	// TODO(ex 7.2): Done when: without a session the answer is 100 "Not
+	// authorized."; with one, the session is ended as endSession ends it (125
+	// to every open connection, the requester included), the connection has
+	// LoginTimeout again to log in (c.loginBy), and then it gets 124, all under
+	// s.mu so that its 125 comes before its 124. Checked by TestEx7_2_Users.
+	return notImplemented("7.2", "Server.logout")
 }
 
 // endSession logs c's user out, if it has one, and takes c out of its
 // channel. The caller holds s.mu.
 func (s *Server) endSession(c *conn) {
-	// TODO(ex 7.2): take c out of s.members[c.channel] (and set c.channel to
-	// 0); if c.user is set, delete its session, broadcast 125 to s.conns and
-	// clear c.user. Checked by TestEx7_2_Users.
+	// TODO(ex 7.2): Done when: c is in no channel (not in any s.members set,
+	// c.channel zero), and if it had a user, that user has no session, c has
+	// none, and every open connection was sent 125. Leaving the channel this
+	// way sends no 127. The caller holds s.mu: queue, never wait. Checked by
+	// TestEx7_2_Users.
 }
 
 // getUser looks a user up by name (113 → 114).
 func (s *Server) getUser(c *conn, m proto.GetUserRequest) error {
-	// TODO(ex 7.2): under s.mu: no session is MsgNotAuthorized; an unknown
-	// name is 100 MsgNoSuchUser(name); else 114. Checked by TestEx7_2_Users.
-	return lab.NotImplemented("7.2", "Server.getUser")
+	// TODO(ex 7.2): Done when: without a session the answer is 100 "Not
+	// authorized."; an unknown name gets 100 with the protocol's text for it
+	// (proto.MsgNoSuchUser); a known one 114 with its id and name, read from
+	// the caches under s.mu, with no database call. Checked by TestEx7_2_Users.
+	return notImplemented("7.2", "Server.getUser")
 }
 
 // getUsers looks users up by id (111 → 112), in the order asked; unknown
 // ids are left out and repeated ones repeated, as in the original.
 func (s *Server) getUsers(c *conn, m proto.GetUsersRequest) error {
-	// TODO(ex 7.2): under s.mu: no session is MsgNotAuthorized; else 112
-	// with the users of m.UserIDs from s.usersID, in order, unknown ones left
-	// out. Checked by TestEx7_2_Users.
-	return lab.NotImplemented("7.2", "Server.getUsers")
+	// TODO(ex 7.2): Done when: without a session the answer is 100 "Not
+	// authorized."; otherwise 112 lists the users of the ids asked, in the
+	// order asked, repeated ones repeated and unknown ones left out, read from
+	// the caches under s.mu. Checked by TestEx7_2_Users.
+	return notImplemented("7.2", "Server.getUsers")
 }

@@ -150,6 +150,9 @@ func chatcoreTrial(ctx context.Context, t *runner.Trial, s chatcoreSettings) (ru
 	if err != nil { // a login storm's errors, one a line: one line for the table
 		return runner.Outcome{Values: v}, errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
+	if res.NotReady > 0 { // as when every tester failed: the step is a login storm that did not fit
+		return runner.Outcome{Values: v}, fmt.Errorf("%d of %d testers not ready: %s", res.NotReady, t.Clients, strings.ReplaceAll(res.NotReadyErr.Error(), "\n", "; "))
+	}
 	v["sent"], v["completed"], v["failed"] = float64(res.Sent), float64(res.Completed), float64(res.Failed())
 	v["successes"] = float64(res.Completed) // so that the runner adds the server's cpu_us_per_op: per echo
 	if res.Completed > 0 {                  // no samples: no latencies (and no 0 on a log axis)

@@ -11,6 +11,7 @@
 //	/join 1
 //	hello, everyone            (a line without / is a chat message)
 //	/logout
+//	/shutdown                  (stops the server: administrators only)
 //	/exit
 //
 // On a terminal it is a full-screen UI (bubbletea): what happens above, the

@@ -25,7 +25,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func TestLineMode(t *testing.T) {
 	srv, err := chatcore.New(chatcore.Config{
 		DBPath: filepath.Join(t.TempDir(), "chat.db"), Logger: testkit.Logger(),
-		Hash: chatcore.HashParams{Time: 1, MemoryKiB: 64, Threads: 1},
+		Hash: chatcore.HashParams{Time: 1, MemoryKiB: 64, Threads: 1}, Admins: []string{"bob"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +69,16 @@ func TestLineMode(t *testing.T) {
 	alice.do("/logout", "logged out")
 	bob.expect("* alice logged out")
 	alice.do("/frobnicate", "unknown command: frobnicate")
+	alice.do("/login alice pw-a", "logged in as alice")
+	alice.do("/shutdown", "shutdown sent")
+	alice.expect("server: Not allowed.") // alice is no administrator
+	bob.do("/shutdown", "shutdown sent")
+	bob.expect("server: Server shutting down.")
+	alice.expect("server: Server shutting down.")
+	if err := <-served; err == nil {
+		t.Error("Serve returned nil after /shutdown; want lab.ErrServerClosed")
+	}
+	served <- nil // for the deferred Close
 	alice.do("/exit", "")
 }
 

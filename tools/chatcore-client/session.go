@@ -91,6 +91,8 @@ func (s *session) command(line string) (quit bool) {
 			return false
 		}
 		s.report(s.join(uint32(id)))
+	case "shutdown":
+		s.report(s.shutdown())
 	case "help":
 		s.out(help)
 	case "exit":
@@ -109,6 +111,7 @@ const help = `commands:
   /addchannel <channel_name>
   /channels                     list the channels
   /join <channel_id>            join a channel and show its latest messages
+  /shutdown                     stop the server (102; administrators only: -admins)
   /help
   /exit
 anything else is a chat message to the joined channel`
@@ -345,6 +348,17 @@ func (s *session) logout() error {
 	s.me, s.channel = proto.User{}, proto.Channel{}
 	s.mu.Unlock()
 	s.out("logged out")
+	return nil
+}
+
+// shutdown sends 102. It has no request id and no answer of its own: an
+// administrator's server ends every connection with "Server shutting
+// down.", anyone else gets "Not allowed." (both are shown as they come).
+func (s *session) shutdown() error {
+	if err := s.send(proto.Shutdown{}); err != nil {
+		return err
+	}
+	s.out("shutdown sent")
 	return nil
 }
 

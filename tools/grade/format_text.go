@@ -32,7 +32,7 @@ func writeText(w io.Writer, rep *Report) error {
 }
 
 func writeTextChapter(b *strings.Builder, ch ChapterResult) {
-	fmt.Fprintf(b, "Chapter %s · %s (%s)\n", ch.ID, ch.Title, ch.Dir)
+	fmt.Fprintf(b, "Chapter %s · %s (%s%s)\n", ch.ID, ch.Title, ch.Dir, trackNote(ch.Track))
 	if ch.BuildError != "" {
 		b.WriteString("  does not build, so no exercise can pass:\n")
 		writeIndented(b, ch.BuildError, "    ", maxBuildLines+1)

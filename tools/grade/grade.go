@@ -79,6 +79,7 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 
 	target := path.Clean(filepath.ToSlash(opt.Target))
 	rep := newReport(target, module, opt.Chapters)
+	rep.setTracks(root)
 	rep.Started = start
 	user, userNote := studentUser(opt.User)
 	if userNote != "" {

@@ -45,6 +45,7 @@ type ChapterResult struct {
 	Package    string           `json:"package"` // its import path
 	Points     int              `json:"points"`
 	Max        int              `json:"max"`
+	Track      string           `json:"track"` // "guided" or "open" (see track.go)
 	BuildError string           `json:"build_error,omitempty"`
 	Integrity  []string         `json:"integrity,omitempty"` // what screening found
 	Duration   Seconds          `json:"duration_s"`          // compiling plus running every exercise

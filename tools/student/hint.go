@@ -1,20 +1,23 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"serverlab/tools/grade/rubric"
 )
 
 // hint shows the hints of an exercise up to one more than last time: first
-// the idea, then the pitfall, then the API to use. How many were shown is
-// kept in the cache directory, so that asking again moves on.
-func (c *course) hint(w io.Writer, arg string) error {
-	ch, ex, err := c.findExercise(arg)
+// the idea, then the pitfall, then the API to use, last the recipe. How many were shown is
+// kept in the cache directory, so that asking again moves on. Without an
+// exercise, it is the one next names: the first that does not pass.
+func (c *course) hint(ctx context.Context, w io.Writer, arg string) error {
+	ch, ex, err := c.hintTarget(ctx, arg)
 	if err != nil {
 		return err
 	}
@@ -28,7 +31,10 @@ func (c *course) hint(w io.Writer, arg string) error {
 	n := min(shown[ex.ID]+1, len(ex.Hints))
 	fmt.Fprintf(w, "Exercise %s — %s (chapter %s)\n", ex.ID, ex.Title, ch.ID)
 	for i, h := range ex.Hints[:n] {
-		fmt.Fprintf(w, "\nhint %d of %d, %s:\n  %s\n", i+1, len(ex.Hints), hintKind(i), h)
+		fmt.Fprintf(w, "\nhint %d of %d, %s:\n", i+1, len(ex.Hints), hintKind(i))
+		for _, line := range strings.Split(h, "\n") { // a recipe has a line per function
+			fmt.Fprintf(w, "  %s\n", line)
+		}
 	}
 	if n < len(ex.Hints) {
 		fmt.Fprintf(w, "\nStill stuck? make hint EX=%s again shows %s.\n", ex.ID, hintKind(n))
@@ -37,6 +43,23 @@ func (c *course) hint(w io.Writer, arg string) error {
 	}
 	shown[ex.ID] = n
 	return saveHintCounts(shown)
+}
+
+// hintTarget is the exercise arg names, or, when it is empty, the next
+// unsolved one (as make next finds it, from the cached results).
+func (c *course) hintTarget(ctx context.Context, arg string) (rubric.Chapter, rubric.Exercise, error) {
+	if strings.TrimSpace(arg) != "" {
+		return c.findExercise(arg)
+	}
+	all, err := c.results(ctx)
+	if err != nil {
+		return rubric.Chapter{}, rubric.Exercise{}, err
+	}
+	ch, ex, ok := c.nextExercise(all)
+	if !ok {
+		return rubric.Chapter{}, rubric.Exercise{}, usagef("every exercise passes here, so there is no next one to hint at: make hint EX=3.4 names one")
+	}
+	return ch, ex, nil
 }
 
 func hintKind(i int) string {

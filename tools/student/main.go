@@ -6,7 +6,9 @@
 //	go run ./tools/student status            # points per chapter, and the next exercise
 //	go run ./tools/student next              # the lesson excerpt and TODOs of that exercise
 //	go run ./tools/student hint 3.4          # one more hint: the idea, the pitfall, the API
+//	go run ./tools/student hint              # the same, for the exercise next names
 //	go run ./tools/student reset 3.4         # restore 3.4's stubs (your version is backed up)
+//	go run ./tools/student reset -ch 07 -mode open   # chapter 07's open track: design the server yourself
 //	go run ./tools/student watch -ch 03 -ex 3_4
 //
 // Maintainers also build the student release with it (release -o FILE), so
@@ -33,8 +35,10 @@ const usage = `usage: go run ./tools/student <command> [arguments]
 commands:
   status              points per chapter, and the next exercise to do
   next                the lesson excerpt and TODOs of the next unsolved exercise
-  hint EX             one more hint for exercise EX (e.g. 3.4): the idea, the pitfall, the API
+  hint [EX]           one more hint for exercise EX (e.g. 3.4; default: the one next names)
   reset EX            restore exercise EX's stubs from the starter (your version is backed up first)
+  reset -ch NN -mode open|guided
+                      put a whole chapter on the open track (an empty server, your design) or back
   watch -ch NN [-ex N_M]
                       re-run a chapter's tests (or one exercise's) on every save
   release -o FILE     write the student release (the course without solutions/)
@@ -78,15 +82,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	race := fs.Bool("race", true, "run the tests with -race (needs cgo and a C compiler; turned off with a note when missing)")
 
 	var exec func(*course) error
+	resetMode := new(string) // reset's -mode, once its flags are known
 	switch cmd {
 	case "status":
 		exec = func(c *course) error { return c.status(ctx, stdout) }
 	case "next":
 		exec = func(c *course) error { return c.next(ctx, stdout) }
 	case "hint":
-		exec = func(c *course) error { return c.hint(stdout, fs.Arg(0)) }
+		exec = func(c *course) error { return c.hint(ctx, stdout, fs.Arg(0)) }
 	case "reset":
-		exec = func(c *course) error { return c.reset(stdout, fs.Arg(0)) }
+		ch := fs.String("ch", "", "with -mode: the chapter to switch, 03, 04, …")
+		mode := fs.String("mode", "", "open: the chapter's open track (an empty server, the design yours); guided: back to the starter's stubs")
+		resetMode = mode
+		exec = func(c *course) error {
+			if *mode != "" {
+				return c.resetTrack(stdout, *ch, *mode)
+			}
+			return c.reset(stdout, fs.Arg(0))
+		}
 	case "watch":
 		ch := fs.String("ch", "", "the chapter to watch: 01, 02, …")
 		ex := fs.String("ex", "", "only this exercise: 3_4 or 3.4")
@@ -109,7 +122,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return usagef("%v", err)
 	}
-	if (cmd == "hint" || cmd == "reset") && fs.NArg() != 1 {
+	switch {
+	case cmd == "reset" && *resetMode != "":
+		if fs.NArg() != 0 {
+			return usagef("usage: go run ./tools/student reset -ch NN -mode open|guided   (make reset CH=NN MODE=open): a whole chapter, no EX")
+		}
+	case cmd == "hint" && fs.NArg() > 1, cmd == "reset" && fs.NArg() != 1:
 		return usagef("usage: go run ./tools/student %s EX   (e.g. %s 3.4; make %s EX=3.4)", cmd, cmd, cmd)
 	}
 	c, err := openCourse(*root)

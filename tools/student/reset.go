@@ -32,6 +32,9 @@ func (c *course) reset(w io.Writer, arg string) error {
 	if err != nil {
 		return err
 	}
+	if c.currentTrack(ch.ID) == trackOpen {
+		return fmt.Errorf("chapter %s is on the open track, which has no stubs to restore: make reset CH=%s MODE=guided puts the guided starter back (your files are backed up), MODE=open the empty server", ch.ID, ch.ID)
+	}
 	marker := []byte("TODO(ex " + ex.ID + ")")
 	starter, source, err := c.starterFiles(ch.ID, marker)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -267,7 +268,11 @@ func (c *course) watchRun(ctx context.Context, cfg watchConfig, ch rubric.Chapte
 	if err := c.saveResults(ch.ID, cr); err != nil {
 		fmt.Fprintf(w, "note: cannot keep the results: %v\n", err)
 	}
-	fmt.Fprintln(w, progressLine(ch, cr, c.nextIn(ch, cr)))
+	if only != nil {
+		fmt.Fprintln(w, focusLine(ch, cr, *only, got[only.ID]))
+	} else {
+		fmt.Fprintln(w, progressLine(ch, cr, c.nextIn(ch, cr)))
+	}
 	if cfg.onRun != nil {
 		cfg.onRun(got)
 	}
@@ -305,6 +310,23 @@ func progressLine(ch rubric.Chapter, cr chapterResults, next string) string {
 		line += "; the chapter is done"
 	}
 	return line
+}
+
+// focusLine is the line after each run of one exercise (watch EX=…): how
+// it did, and what to watch once it passes. It names no "next" exercise of
+// the chapter: the others did not run, so which of them fail is unknown.
+func focusLine(ch rubric.Chapter, cr chapterResults, ex rubric.Exercise, r result) string {
+	got, _ := score(ch, cr)
+	line := fmt.Sprintf("chapter %s: %d/%d points known; exercise %s ", ch.ID, got, ch.MaxPoints(), ex.ID)
+	if !r.Pass {
+		return line + fmt.Sprintf("does not pass yet (%s): the first failure is above", r.Cause)
+	}
+	line += fmt.Sprintf("passes (%d points)", ex.Points)
+	if i := slices.IndexFunc(ch.Exercises, func(e rubric.Exercise) bool { return e.ID == ex.ID }); i+1 < len(ch.Exercises) {
+		after := ch.Exercises[i+1]
+		return line + fmt.Sprintf("; then: make watch CH=%s EX=%s (%s), or CH=%s alone for the whole chapter", ch.ID, strings.ReplaceAll(after.ID, ".", "_"), after.Title, ch.ID)
+	}
+	return line + fmt.Sprintf("; it is the chapter's last: make watch CH=%s runs them all", ch.ID)
 }
 
 func isTerminal(f *os.File) bool {

@@ -88,12 +88,15 @@ type Exercise struct {
 	Test    string `json:"test"`              // TestEx3_4_<Name>
 	Timeout string `json:"timeout,omitempty"` // optional Go duration overriding the grader's default
 	// Hints are shown one at a time by make hint: the idea, then the pitfall,
-	// then the API to use. Every exercise has all three (a test checks it).
+	// then the API to use, and last the recipe: what the stubs' bodies do,
+	// step by step (the TODOs themselves say only what must be true once
+	// they are written). Every exercise has all four (a test checks it); a
+	// recipe covering several functions has a line for each.
 	Hints []string `json:"hints,omitempty"`
 }
 
 // HintKinds names the hints of an exercise, in the order they are shown.
-var HintKinds = []string{"the idea", "the pitfall", "the API to use"}
+var HintKinds = []string{"the idea", "the pitfall", "the API to use", "the recipe"}
 
 // Load returns the rubric embedded in the grader.
 func Load() (*Rubric, error) {

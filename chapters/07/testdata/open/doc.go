@@ -1,0 +1,11 @@
+// Package chatcore is the chapter 07 server on the open track: chatcore
+// (github.com/ebroschin/chatcore) in Go, byte-compatible on the wire, with
+// the original's limitations removed, in a design of your own.
+//
+// What is given: the store (Store, SQLiteStore), the codec
+// (serverlab/tools/chatcore/proto), the accept loop's helpers
+// (serverlab/tools/lab), and Config, which the tests and the program fill in.
+// What the server must do is the lesson's protocol and its "design it
+// yourself" section; the suite in tests/chatcoretest checks it, over the
+// network and in the database file.
+package chatcore

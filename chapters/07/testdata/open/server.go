@@ -1,0 +1,155 @@
+package chatcore
+
+import (
+	"crypto/tls"
+	"log/slog"
+	"net"
+	"time"
+)
+
+// Config configures a Server. The zero value of every field but DBPath (or
+// Store) is a sensible default.
+type Config struct {
+	// DBPath is the SQLite database file (created if missing), used when
+	// Store is nil.
+	DBPath string
+	// Store, if set, is used instead of opening DBPath. Close closes it.
+	Store Store
+	// MaxPending bounds the bytes of frames queued for one connection and
+	// not yet written (default 4 MiB, at least one largest frame). A
+	// connection whose queue would grow past it is not reading fast enough:
+	// it is disconnected, and nobody waits for it.
+	MaxPending int
+	// LoginTimeout is how long a connection may stay unauthenticated, from
+	// its start or its last logout (default 60 s).
+	LoginTimeout time.Duration
+	// IdleTimeout is how long a connection that has sent a heartbeat (type
+	// 130) may stay silent, and how long any frame may take to arrive once
+	// its first byte has (default 30 s).
+	IdleTimeout time.Duration
+	// KeepAlive is the TCP keep-alive idle time and probe interval (default
+	// 15 s; four unanswered probes end the connection).
+	KeepAlive time.Duration
+	// WriteTimeout bounds one write to a client (default 10 s).
+	WriteTimeout time.Duration
+	// CommitWindow is how long the committer waits, after the first message
+	// of a batch, for more to join it (default 0: a batch is what arrived
+	// while the previous one was committing).
+	CommitWindow time.Duration
+	// MaxBatch bounds the messages of one transaction (default 512).
+	MaxBatch int
+	// ShutdownGrace is how long Close lets the writers flush the last frames
+	// (default 2 s).
+	ShutdownGrace time.Duration
+	// Admins are the user names that may stop the server with Shutdown
+	// (102). Nobody else may: the original let any logged-in user do it.
+	Admins []string
+	// Hash is the cost of the password hash (default DefaultHash).
+	Hash HashParams
+	// TLS, if set, makes every connection a TLS server connection.
+	TLS *tls.Config
+	// OnCommit, if set, is called after each committed batch with the
+	// number of messages in it (a hook for tests and metrics).
+	OnCommit func(messages int)
+	// Logger receives the server's log (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Defaults for Config.
+const (
+	DefaultMaxPending    = 4 << 20
+	DefaultLoginTimeout  = 60 * time.Second
+	DefaultIdleTimeout   = 30 * time.Second
+	DefaultKeepAlive     = 15 * time.Second
+	DefaultWriteTimeout  = 10 * time.Second
+	DefaultMaxBatch      = 512
+	DefaultShutdownGrace = 2 * time.Second
+)
+
+// HashParams is the cost of argon2id: passes over memory, memory in KiB,
+// and lanes. A hash costs about Time × MemoryKiB of memory traffic.
+type HashParams struct {
+	Time      uint32
+	MemoryKiB uint32
+	Threads   uint8
+}
+
+// DefaultHash is OWASP's minimum for argon2id (19 MiB, 2 passes, 1 lane):
+// tens of milliseconds per hash here, which a login can afford and a
+// password-guessing attacker with a stolen database cannot.
+var DefaultHash = HashParams{Time: 2, MemoryKiB: 19 * 1024, Threads: 1}
+
+// Server is the chatcore server: its design is yours. The suite reaches it
+// only through New, Serve and Close (chatcore_test.go) and over the network;
+// the program in cmd/chatcore-server uses Config, the defaults above and
+// HashParams. Keep those as they are, and build everything else: the
+// connections, the shared state and what guards it, the committer, the
+// outboxes. The store (store.go, sqlite.go) is given, and its schema is part
+// of the contract: the suite reads the database file.
+type Server struct {
+	cfg Config
+}
+
+// New makes a server from cfg. It may open the store and load what it
+// needs; it starts no goroutine (Serve does), so that a server that is
+// never served leaks nothing.
+func New(cfg Config) (*Server, error) {
+	return &Server{cfg: cfg}, nil
+}
+
+// Serve accepts connections on ln and serves them until Close. It always
+// returns a non-nil error: lab.ErrServerClosed after Close.
+//
+// The exercises are the suite's checks; each is done when what it says is
+// true of the server as a whole (chapters/07/README.md has every rule of the
+// protocol, and docs/chatcore.md every message):
+//
+// TODO(ex 7.1): Done when: every frame is answered in the order it came,
+// one request at a time per connection; a frame that does not decode gets
+// its 100 or 101 answer and the connection stays open; a frame over 1 MiB
+// gets "Frame too large." and the connection closes; with Config.TLS the
+// server speaks TLS, the handshake in the connection's own time. Checked by
+// TestEx7_1_Frames.
+//
+// TODO(ex 7.2): Done when: users are created (109) and stored with an
+// argon2id hash and a salt of their own, log in (115) once per user and per
+// connection, log out (123), are looked up by name and id (113, 111); 126
+// and 125 reach every open connection; no hash or database call delays
+// another client's request. Checked by TestEx7_2_Users.
+//
+// TODO(ex 7.3): Done when: channels are created (107, 129 only for a new
+// name), listed in id order (119), looked up (121), and joined (117: 127 to
+// the old channel, 128 to the new one, the joiner in both, then 118).
+// Checked by TestEx7_3_Channels.
+//
+// TODO(ex 7.4): Done when: a chat message (104) is in the database before
+// anyone gets its 103, several messages share one transaction under load,
+// and history (105) returns the newest messages, oldest first, in one frame.
+// Checked by TestEx7_4_History.
+//
+// TODO(ex 7.5): Done when: a client that stops reading is disconnected once
+// the frames queued for it pass Config.MaxPending, and nobody else (least of
+// all whatever delivers chat messages) ever waits for it. Checked by
+// TestEx7_5_BackPressure.
+//
+// TODO(ex 7.6): Done when: a connection that does not log in within
+// LoginTimeout, a started frame that does not finish within IdleTimeout and
+// a heartbeat client (130, answered 131) silent for IdleTimeout are cut off,
+// a quiet logged-in client that never sent 130 is not, and TCP keep-alive is
+// on. Checked by TestEx7_6_Liveness.
+//
+// TODO(ex 7.7): Done when: only Config.Admins may stop the server with 102
+// (others get "Not allowed."); Close, from anywhere and as often as called,
+// commits and delivers what is in flight, sends every client "Server
+// shutting down.", flushes for at most ShutdownGrace and returns once every
+// goroutine the server started has ended. Checked by TestEx7_7_Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	ln.Close()
+	return notImplemented("7.1", "Server.Serve (open track: the design is yours)")
+}
+
+// Close stops the server and waits for every goroutine it started. It is
+// safe to call more than once, and before Serve.
+func (s *Server) Close() error {
+	return nil
+}
