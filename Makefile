@@ -101,7 +101,7 @@ student-release: ## dist/serverlab-student.tar.gz: the course without solutions/
 ifneq ($(HAVE_SOLUTIONS),)
 ## ---- maintainers (only where solutions/ exists) ---------------------------
 
-.PHONY: test unit release-check bench-ch03 bench-ch04 bench-ch05 bench-ch06 bench-chat bench-chatcore interop soak mutants ladder stress crash
+.PHONY: test unit release-check forgeries bench-ch03 bench-ch04 bench-ch05 bench-ch06 bench-chat bench-chatcore interop soak mutants ladder stress crash
 
 # The ladder and the mutants are sampled here (one chapter's ladder, two of its
 # rungs and six mutants, all drawn from SEED), so that every part of the course
@@ -119,6 +119,7 @@ test: vet vet-portable unit #M prove the course: vet, every suite on the solutio
 	$(GO) run ./tools/grade -q -budget 0 -target chapters -require none
 	$(GO) run ./tools/grade -q -budget 0 -ladder -rotate -rungs 2 -seed $(SEED)
 	$(GO) run ./tools/grade -q -budget 0 -mutants -sample 6 -seed $(SEED)
+	$(GO) run ./tools/grade -q -budget 0 -forgeries -sample 3 -seed $(SEED)
 	@$(MAKE) --no-print-directory release-check
 	@echo "make test: passed with seed $(SEED)"
 
@@ -179,6 +180,9 @@ bench-ch06: #M chapter 06: static files vs the net ceiling and nginx, FIFO vs SF
 PEERS ?=
 interop: #M two-way interop with the originals and a byte-level diff (PEERS=<folder>, docs/interop.md); without PEERS: curl, wrk, httperf on ch06
 	$(GO) run ./tools/interop/peers -diff $(if $(PEERS),-peers $(PEERS))
+
+forgeries: #M every way to forge a grade in tests/forgeries must earn nothing; honest work must keep every point (CH=01)
+	$(GO) run ./tools/grade -q -budget 0 -forgeries $(if $(CH),-ch $(CH))
 
 mutants: #M every plausible wrong solution in tests/mutants must lose its exercise (CH=03 for one chapter)
 	$(GO) run ./tools/grade -q -budget 0 -mutants -min 4 $(if $(CH),-ch $(CH))

@@ -55,6 +55,7 @@ type T struct {
 	aborts  []func() // run by the watchdog to unblock a hung check
 	timer   *time.Timer
 	started time.Time
+	sched   schedTimes // the scheduler's figures at the start (see starved)
 }
 
 // New prepares t for the check of one exercise (an id such as "1.4"):
@@ -73,7 +74,7 @@ func New(t *testing.T, exercise string) *T {
 	if id, ok := exerciseFromName(t.Name()); ok {
 		exercise = id
 	}
-	k := &T{T: t, exercise: exercise, started: time.Now()}
+	k := &T{T: t, exercise: exercise, started: time.Now(), sched: checkSched()}
 	noteCheck(t.Name())
 	t.Cleanup(k.leakCheck())
 	k.timer = time.AfterFunc(WatchdogTimeout, k.fire)
@@ -139,10 +140,17 @@ func (k *T) fire() {
 	k.aborts = nil
 	// Report while holding mu: the check cannot finish (stopWatchdog takes mu)
 	// until the report is made, so Errorf is never called on a finished test.
-	k.T.Errorf("%s exercise %s did not finish within %v: a call is blocked "+
-		"(a read without a deadline? a lock never released? Close not returning?).\n"+
-		"Closing its servers and connections to unblock it.\n%s%s",
-		WatchdogMarker, k.exercise, WatchdogTimeout, stuckGoroutines(), k.Where())
+	// A check that waited for a processor most of the time was starved, not
+	// blocked: say so (tools/grade runs it again alone before charging it).
+	if busy := starved(k.sched, time.Since(k.started)); busy != "" {
+		k.T.Errorf("%s exercise %s did not finish within %v: %s.\nClosing its servers and connections.\n%s",
+			WatchdogMarker, k.exercise, WatchdogTimeout, busy, k.Where())
+	} else {
+		k.T.Errorf("%s exercise %s did not finish within %v: a call is blocked "+
+			"(a read without a deadline? a lock never released? Close not returning?).\n"+
+			"Closing its servers and connections to unblock it.\n%s%s",
+			WatchdogMarker, k.exercise, WatchdogTimeout, stuckGoroutines(), k.Where())
+	}
 	k.mu.Unlock()
 	for i := len(aborts) - 1; i >= 0; i-- {
 		aborts[i]()

@@ -92,7 +92,7 @@ func Classify(r Run) Outcome {
 	}
 	switch {
 	case r.Killed || v.has(markTimeout) || v.has(markWatchdog):
-		out.Cause, out.Message = CauseTimeout, timeoutMessage(r, v)
+		out.Cause, out.Message = CauseTimeout, timeoutMessage(r, v)+cpuNote(r)
 	case v.has(markExit0):
 		out.Cause, out.Message = CauseExited, exitedMessage(r, v)
 	case v.panicLine() >= 0:
@@ -542,3 +542,16 @@ func panicReport(out []string) []string {
 }
 
 func head(lines []string, n int) []string { return lines[:min(n, len(lines))] }
+
+// cpuNote says how much processor time a run that timed out got: a check
+// that got little of its wall-clock time was starved by a busy machine.
+func cpuNote(r Run) string {
+	if r.Wall <= 0 {
+		return ""
+	}
+	cpu := r.CPU
+	if r.Subject != nil {
+		cpu += r.Subject.CPU
+	}
+	return fmt.Sprintf("\n(the check's processes got %.1f s of CPU in %.1f s)", cpu.Seconds(), r.Wall.Seconds())
+}

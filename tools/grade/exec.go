@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"serverlab/tests/judge"
+	"serverlab/tests/testkit"
 )
 
 // runner runs one exercise's test alone and turns its output into
@@ -90,10 +92,11 @@ func killGrace(timeout time.Duration) time.Duration {
 
 // exercise is one test to run: where its binary is and how long it may take.
 type exercise struct {
-	binary  string // the chapter's compiled test binary (the subject, when judge is set)
-	judge   string // the judge's binary: the wiring without the student's code ("": run binary alone)
-	pkgDir  string // the package directory: the test's working directory, as under go test
-	pkg     string // import path, for test2json's events
+	binary  string  // the chapter's compiled test binary (the subject, when judge is set)
+	judge   string  // the judge's binary: the wiring without the student's code ("": run binary alone)
+	scale   float64 // the factor the checks' waits are multiplied by (busy machine, a run again alone)
+	pkgDir  string  // the package directory: the test's working directory, as under go test
+	pkg     string  // import path, for test2json's events
 	test    string
 	timeout time.Duration
 	student string // the graded package's directory, slash-separated: whose frames messages show
@@ -141,6 +144,9 @@ func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, err
 			}
 		}()
 		cmd.Env = append(rn.env[:len(rn.env):len(rn.env)], judge.RoleEnv+"="+judge.Judge)
+		if ex.scale > 1 {
+			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%.2f", testkit.TimeScaleEnv, ex.scale))
+		}
 		cmd.ExtraFiles = []*os.File{subj.judgeEnd} // fd 3
 		if err := rn.asStudent(cmd); err != nil {
 			return Run{}, 0, err

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -36,11 +37,12 @@ type Options struct {
 // job is one exercise to run and the result it fills in.
 type job struct {
 	exercise
-	root     string // the module root, absolute
-	result   *ExerciseResult
-	done     *sync.WaitGroup // the chapter's outstanding exercises
-	deadline time.Time       // the budget's end; zero for none
-	budget   time.Duration
+	deadlineCut bool   // its time limit was cut to fit the budget: a timeout is the budget's, not the machine's
+	root        string // the module root, absolute
+	result      *ExerciseResult
+	done        *sync.WaitGroup // the chapter's outstanding exercises
+	deadline    time.Time       // the budget's end; zero for none
+	budget      time.Duration
 }
 
 // Grade grades the chosen chapters. Chapters compile one after the other (the
@@ -106,12 +108,23 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 		return nil, err
 	}
 	b := builder{root: root, tmp: tmp, module: module, pristine: pr, allow: opt.Allow, deadline: deadline, budget: opt.Budget, extra: extra}
+	b.scale = busyScale()
+	if b.scale > 1 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the machine is busy (load %.1f on %d cores): the checks' waits are %.1f times as long",
+			loadAverage(), runtime.NumCPU(), b.scale))
+	}
 	jobs := make(chan job)
 	var workers, chapters sync.WaitGroup
+	var retryMu sync.Mutex
+	var retries []job
 	for range max(opt.Jobs, 1) {
 		workers.Go(func() {
 			for j := range jobs {
-				runJob(ctx, rn, j)
+				if retry := runJob(ctx, rn, j); retry && opt.Jobs > 1 {
+					retryMu.Lock()
+					retries = append(retries, j)
+					retryMu.Unlock()
+				}
 			}
 		})
 	}
@@ -137,6 +150,7 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 	if buildErr != nil {
 		return nil, buildErr
 	}
+	rep.Notes = append(rep.Notes, rerunAlone(ctx, rn, retries)...)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -179,6 +193,7 @@ type builder struct {
 	deadline          time.Time
 	budget            time.Duration
 	extra             map[string]string // Options.Overlay's replacements: the maintainers' ladder and mutants
+	scale             float64           // the checks' waits, multiplied on a busy machine
 }
 
 // buildAndQueue screens and compiles one chapter and queues its exercises;
@@ -274,6 +289,7 @@ func (b builder) buildAndQueue(ctx context.Context, spec rubric.Chapter, ch *Cha
 			exercise: exercise{
 				binary:  binary,
 				judge:   judgeBinary,
+				scale:   b.scale,
 				pkgDir:  filepath.Join(b.root, filepath.FromSlash(ch.Dir)),
 				pkg:     ch.Package,
 				test:    ex.Test,
@@ -358,8 +374,64 @@ func budgetMessage(budget time.Duration, when string) string {
 	return fmt.Sprintf("the grading budget (-budget %s) ran out %s; the exercises graded before it keep their points", budget, when)
 }
 
-// runJob runs one exercise and records its grade.
-func runJob(ctx context.Context, rn *runner, j job) {
+// rerunAlone runs each exercise that timed out beside others once more, now
+// alone on the machine and with twice the time, before its timeout is
+// charged: a correct solution must not lose a point to a busy machine. It
+// returns the report's notes on what it did.
+func rerunAlone(ctx context.Context, rn *runner, timedOut []job) []string {
+	var notes []string
+	for _, j := range timedOut {
+		if ctx.Err() != nil {
+			break
+		}
+		first := j.result.Message
+		j.timeout *= 2
+		j.scale = max(j.scale, 1) * 2
+		var done sync.WaitGroup
+		done.Add(1)
+		j.done = &done
+		runJob(ctx, rn, j)
+		if j.result.Passed {
+			notes = append(notes, fmt.Sprintf("%s timed out beside other exercises and passed when run again alone, with twice the time", j.result.ID))
+			continue
+		}
+		if j.result.Cause == CauseTimeout {
+			j.result.Message += "\n(it also timed out when run again alone, with twice the time)"
+		} else {
+			j.result.Message += "\n(run again alone after a first run that timed out: " + firstLines([]byte(first), 1) + ")"
+		}
+	}
+	return notes
+}
+
+// busyScale is how much longer the checks should wait on this machine: its
+// load average per core, when that is above one and a half (at most 4).
+func busyScale() float64 {
+	per := loadAverage() / float64(runtime.NumCPU())
+	if per <= 1.5 {
+		return 1
+	}
+	return min(per, 4)
+}
+
+// loadAverage is the one-minute load average (Linux; 0 elsewhere).
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
+}
+
+// runJob runs one exercise and records its grade. It reports whether the
+// exercise timed out with its full time limit (one the budget did not cut),
+// which deserves a run alone before it is charged.
+func runJob(ctx context.Context, rn *runner, j job) (retry bool) {
 	defer j.done.Done()
 	res := j.result
 	shortened := false
@@ -396,6 +468,7 @@ func runJob(ctx context.Context, rn *runner, j job) {
 	if out.Cause == "" {
 		res.Passed, res.Points = true, res.Max
 	}
+	return out.Cause == CauseTimeout && !shortened
 }
 
 func reportProgress(w io.Writer, ch *ChapterResult) {

@@ -30,7 +30,7 @@ import (
 // too (shippedMarkdown).
 var (
 	// maintainerOnly are folders (relative to the root) left out.
-	maintainerOnly = []string{"solutions", ".ci", "tests/mutants", "tools/soak", "dist", ".backup", ".git"}
+	maintainerOnly = []string{"solutions", ".ci", "tests/mutants", "tests/forgeries", "tools/soak", "dist", ".backup", ".git"}
 	// releaseTag is the build tag of the solution-backed tests.
 	releaseTag = "solutions"
 )
@@ -89,7 +89,7 @@ func (c *course) release(w io.Writer, out string) error {
 	if err != nil || strings.HasPrefix(rel, "..") {
 		rel = out
 	}
-	fmt.Fprintf(w, "wrote %s: %d files from %s, %d maintainer-only files left out (solutions/, .ci/, tests/mutants/, files tagged %q); chapters/ also as %s/ for make reset; %s lists its %d course files\n",
+	fmt.Fprintf(w, "wrote %s: %d files from %s, %d maintainer-only files left out (solutions/, .ci/, tests/mutants/, tests/forgeries/, files tagged %q); chapters/ also as %s/ for make reset; %s lists its %d course files\n",
 		filepath.ToSlash(rel), len(ship), from, left, releaseTag, starterDir, coursesum.Path, listed)
 	return nil
 }
