@@ -131,11 +131,11 @@ func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, err
 	)
 	if ex.judge != "" {
 		// Both run as the -user, if one was given, so that the files a check
-		// makes are the server's to use; the judge cannot be traced or read
-		// by the subject (its binary is not readable by that user, and it
-		// makes itself undumpable: tests/judge), and the subject can only
+		// makes are the server's to use. The judge makes itself undumpable
+		// (tests/judge) before the subject starts, so that the subject can
+		// neither trace it nor reach its memory or descriptors; it can only
 		// end or stop it, which loses the point.
-		if subj, err = rn.startSubject(ex); err != nil {
+		if subj, err = rn.newSubject(ex); err != nil {
 			return Run{}, 0, err
 		}
 		defer func() {
@@ -216,6 +216,13 @@ func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, err
 	outW.Close()
 	if subj != nil {
 		subj.judgeEnd.Close()
+		awaitProtected(cmd.Process.Pid)
+		if err := subj.start(); err != nil {
+			_ = killGroup(cmd)
+			endRun()
+			_ = waitTracked(cmd)
+			return Run{}, 0, err
+		}
 	} else {
 		ch.started()
 	}

@@ -268,9 +268,6 @@ func (b builder) buildAndQueue(ctx context.Context, spec rubric.Chapter, ch *Cha
 		if err != nil {
 			return nil, err
 		}
-		// Executable, not readable, by a -user: a process whose binary
-		// it cannot read is undumpable from its first instruction.
-		_ = os.Chmod(judgeBinary, 0o711)
 		if failure != "" {
 			return nil, fmt.Errorf("the course's judge for %s does not build (a fault of the course, not of the student's code):\n%s", ch.Dir, failure)
 		}

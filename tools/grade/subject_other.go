@@ -16,8 +16,12 @@ const judged = false
 
 type subjectProc struct{ judgeEnd *os.File }
 
-func (rn *runner) startSubject(exercise) (*subjectProc, error) {
+func (s *subjectProc) start() error { return nil }
+
+func (rn *runner) newSubject(exercise) (*subjectProc, error) {
 	return nil, errors.New("judged runs need Unix sockets that carry descriptors")
 }
 
 func (s *subjectProc) finish(time.Duration) SubjectRun { return SubjectRun{} }
+
+func awaitProtected(int) {}

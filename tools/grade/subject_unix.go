@@ -6,6 +6,8 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -20,12 +22,13 @@ const judged = true
 // subjectProc is the student's side of one judged run: the chapter's test
 // binary serving its Impl values to the judge over a socket pair.
 type subjectProc struct {
-	cmd      *exec.Cmd
-	judgeEnd *os.File // the judge's end of the socket, for its ExtraFiles
-	out      *limitedBuffer
-	done     chan struct{}
-	waitErr  error
-	started  time.Time
+	cmd        *exec.Cmd
+	judgeEnd   *os.File // the judge's end of the socket, for its ExtraFiles
+	subjectEnd *os.File // the subject's, until it has started
+	out        *limitedBuffer
+	done       chan struct{}
+	waitErr    error
+	started    time.Time
 }
 
 // subjectGORACE makes the race detector end the subject at its first
@@ -36,8 +39,9 @@ const (
 	raceExitCode  = 66
 )
 
-// startSubject starts the subject of ex.
-func (rn *runner) startSubject(ex exercise) (*subjectProc, error) {
+// newSubject prepares the subject of ex and the socket pair that joins it
+// to the judge; start starts it.
+func (rn *runner) newSubject(ex exercise) (*subjectProc, error) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 	if err != nil {
 		return nil, err
@@ -45,8 +49,7 @@ func (rn *runner) startSubject(ex exercise) (*subjectProc, error) {
 	syscall.CloseOnExec(fds[0])
 	syscall.CloseOnExec(fds[1])
 	judgeEnd, subjectEnd := os.NewFile(uintptr(fds[0]), "judge"), os.NewFile(uintptr(fds[1]), "subject")
-	defer subjectEnd.Close()
-	s := &subjectProc{judgeEnd: judgeEnd, out: &limitedBuffer{max: 256 << 10}, done: make(chan struct{})}
+	s := &subjectProc{judgeEnd: judgeEnd, subjectEnd: subjectEnd, out: &limitedBuffer{max: 256 << 10}, done: make(chan struct{})}
 	s.cmd = exec.Command(ex.binary)
 	s.cmd.Dir = ex.pkgDir
 	s.cmd.Env = append(withGORACE(rn.env, subjectGORACE), judge.RoleEnv+"="+judge.Subject)
@@ -54,18 +57,46 @@ func (rn *runner) startSubject(ex exercise) (*subjectProc, error) {
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	if err := rn.asStudent(s.cmd); err != nil {
 		judgeEnd.Close()
+		subjectEnd.Close()
 		return nil, err
 	}
-	if err := startTracked(s.cmd); err != nil {
-		judgeEnd.Close()
-		return nil, err
+	return s, nil
+}
+
+// start starts the subject.
+func (s *subjectProc) start() error {
+	err := startTracked(s.cmd)
+	s.subjectEnd.Close()
+	if err != nil {
+		close(s.done)
+		return err
 	}
 	s.started = time.Now()
 	go func() {
 		s.waitErr = waitTracked(s.cmd)
 		close(s.done)
 	}()
-	return s, nil
+	return nil
+}
+
+// awaitProtected waits (a second at most) until the judge of pid has made
+// itself undumpable, which Linux shows as its /proc files passing to root:
+// only then is the subject, which may run as the same user, started.
+func awaitProtected(pid int) {
+	if runtime.GOOS != "linux" {
+		return
+	}
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		fi, err := os.Stat("/proc/" + strconv.Itoa(pid) + "/environ")
+		if err != nil {
+			return // it has ended already
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid == 0 {
+			return
+		}
+		time.Sleep(time.Millisecond) // polling the judge's start-up, which has no other signal
+	}
 }
 
 // withGORACE adds options to the environment's GORACE (the caller's own
@@ -86,6 +117,10 @@ func withGORACE(env []string, opts string) []string {
 // finish waits a moment for the subject to end by itself (the judge has
 // closed its end), then kills its process group, and reports how it ended.
 func (s *subjectProc) finish(grace time.Duration) SubjectRun {
+	if s.cmd.Process == nil {
+		s.subjectEnd.Close()
+		return SubjectRun{ExitCode: -1}
+	}
 	select {
 	case <-s.done:
 	case <-time.After(grace):
