@@ -3,6 +3,7 @@
 package judge
 
 import (
+	"fmt"
 	"os"
 	"reflect"
 	"sync"
@@ -70,10 +71,17 @@ func ExhaustFDs(highest int) (int, error) {
 func ReleaseFDs() { _ = callService("releaseFDs", reflect.TypeFor[func()](), nil) }
 
 var subjectPID = sync.OnceValue(func() int {
+	if f := os.NewFile(PIDFD, "subject-pid"); f != nil {
+		defer f.Close()
+		var pid int
+		if _, err := fmt.Fscan(f, &pid); err == nil && pid > 0 {
+			return pid
+		}
+	}
 	var pid int
 	_ = callService("pid", reflect.TypeFor[func() int](), nil, &pid)
 	return pid
 })
 
-// SubjectPID is the subject's process id.
+// SubjectPID is the subject's process id (the grader's word for it).
 func SubjectPID() int { return subjectPID() }

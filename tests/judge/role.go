@@ -14,16 +14,6 @@ import (
 	"go.uber.org/goleak"
 )
 
-// The grader tells a test binary its role in RoleEnv and hands it the
-// socket to the other process as descriptor SocketFD.
-const (
-	RoleEnv  = "SERVERLAB_JUDGE_ROLE"
-	SocketFD = 3
-	// Judge and Subject are RoleEnv's values.
-	Judge   = "judge"
-	Subject = "subject"
-)
-
 // role is this process's role, read once: the variable is removed from the
 // environment, so that programs a server starts (CGI, say) have none.
 var role = sync.OnceValue(func() string {

@@ -490,6 +490,10 @@ func isPlumbing(fn string) bool {
 	return false
 }
 
+// raceExitCode is the status the race detector ends a subject with (its
+// GORACE, set by the grader, says so).
+const raceExitCode = 66
+
 // subjectEnd states the cause when the subject of a judged run ended before
 // its time: a race (the race detector ends it with raceExitCode), a panic, or
 // an exit. The judge says whether it ended during the check (markGone); its

@@ -147,7 +147,18 @@ func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, err
 		if ex.scale > 1 {
 			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%.2f", testkit.TimeScaleEnv, ex.scale))
 		}
-		cmd.ExtraFiles = []*os.File{subj.judgeEnd} // fd 3
+		if subj.scratch != "" {
+			cmd.Env = append(cmd.Env, "TMPDIR="+subj.scratch)
+		}
+		// fd 3: the socket; fd 4: where the grader writes the subject's pid.
+		pidR, pidW, err := os.Pipe()
+		if err != nil {
+			return Run{}, 0, err
+		}
+		defer pidW.Close()
+		cmd.ExtraFiles = []*os.File{subj.judgeEnd, pidR}
+		subj.tellPID = pidW
+		defer pidR.Close()
 		if err := rn.asStudent(cmd); err != nil {
 			return Run{}, 0, err
 		}
@@ -223,6 +234,8 @@ func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, err
 			_ = waitTracked(cmd)
 			return Run{}, 0, err
 		}
+		fmt.Fprintf(subj.tellPID, "%d\n", subj.cmd.Process.Pid)
+		subj.tellPID.Close()
 	} else {
 		ch.started()
 	}

@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"time"
 )
 
@@ -14,7 +15,11 @@ import (
 // is not tamper-proof.
 const judged = false
 
-type subjectProc struct{ judgeEnd *os.File }
+type subjectProc struct {
+	judgeEnd, tellPID *os.File
+	scratch           string
+	cmd               *exec.Cmd
+}
 
 func (s *subjectProc) start() error { return nil }
 

@@ -24,6 +24,8 @@ const judged = true
 type subjectProc struct {
 	cmd        *exec.Cmd
 	judgeEnd   *os.File // the judge's end of the socket, for its ExtraFiles
+	scratch    string   // the folder judge and subject share in a sandbox ("": none)
+	tellPID    *os.File // the judge's pid pipe, written once the subject has started
 	subjectEnd *os.File // the subject's, until it has started
 	out        *limitedBuffer
 	done       chan struct{}
@@ -34,10 +36,7 @@ type subjectProc struct {
 // subjectGORACE makes the race detector end the subject at its first
 // report, with a status of its own: the judge's check then fails where the
 // race happened, and the grader names the cause from the status.
-const (
-	subjectGORACE = "halt_on_error=1 exitcode=66"
-	raceExitCode  = 66
-)
+const subjectGORACE = "halt_on_error=1 exitcode=66"
 
 // newSubject prepares the subject of ex and the socket pair that joins it
 // to the judge; start starts it.
@@ -53,6 +52,17 @@ func (rn *runner) newSubject(ex exercise) (*subjectProc, error) {
 	s.cmd = exec.Command(ex.binary)
 	s.cmd.Dir = ex.pkgDir
 	s.cmd.Env = append(withGORACE(rn.env, subjectGORACE), judge.RoleEnv+"="+judge.Subject)
+	if rn.user == nil && sandboxAvailable() {
+		// Judge and subject share a scratch folder, the only one the
+		// subject may write (see sandbox_linux.go).
+		if s.scratch, err = os.MkdirTemp(rn.tmp, "scratch-"); err != nil {
+			return nil, err
+		}
+		s.cmd.Env = append(s.cmd.Env, "TMPDIR="+s.scratch, "HOME="+s.scratch)
+		if err := sandboxed(s.cmd, s.scratch); err != nil {
+			return nil, err
+		}
+	}
 	s.cmd.ExtraFiles = []*os.File{subjectEnd} // fd 3
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	if err := rn.asStudent(s.cmd); err != nil {
