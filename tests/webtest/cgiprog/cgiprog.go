@@ -158,7 +158,7 @@ func env(w io.Writer, query string) error {
 		}
 	}
 	body := fmt.Sprintf("QUERY_STRING=%s\nARGS=%d\nSHELL_VARS=%s\nPPID=%d\n",
-		query, len(os.Args), strings.Join(added, ","), os.Getppid())
+		query, len(os.Args), strings.Join(added, ","), parentPID())
 	_, err := fmt.Fprintf(w, "Content-Length: %d\r\nContent-Type: text/plain\r\n\r\n%s", len(body), body)
 	return err
 }
@@ -186,7 +186,7 @@ func orphan(w *bufio.Writer, query string) error {
 	if err := child.Start(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "Content-Type: text/plain\r\n\r\nPID=%d\n", child.Process.Pid)
+	fmt.Fprintf(w, "Content-Type: text/plain\r\n\r\nPID=%d\n", childPID(child.Process.Pid))
 	return w.Flush()
 }
 
@@ -196,7 +196,7 @@ func slow(w *bufio.Writer, query string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "Content-Type: text/plain\r\n\r\nPID=%d\n", os.Getpid())
+	fmt.Fprintf(w, "Content-Type: text/plain\r\n\r\nPID=%d\n", selfPID())
 	if err := w.Flush(); err != nil {
 		return err
 	}
@@ -215,7 +215,7 @@ func flood(w *bufio.Writer, query string) error {
 		}
 		mib = n
 	}
-	fmt.Fprintf(w, "Content-Type: text/plain\r\n\r\nPID=%d\n", os.Getpid())
+	fmt.Fprintf(w, "Content-Type: text/plain\r\n\r\nPID=%d\n", selfPID())
 	chunk := []byte(strings.Repeat("flood\n", 1024))
 	for sent := 0; sent < mib<<20; sent += len(chunk) {
 		if _, err := w.Write(chunk); err != nil {
@@ -256,4 +256,66 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return out.Close()
+}
+
+// parentPID is the parent's process id as /proc numbers it: where the server
+// runs in a PID namespace of its own (tools/grade's sandbox), Getppid's
+// number is the namespace's, not the one the suite knows the server by.
+func parentPID() int {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return os.Getppid()
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 2 {
+		return os.Getppid()
+	}
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		return os.Getppid()
+	}
+	return ppid
+}
+
+// selfPID is this process's id as /proc numbers it (see parentPID).
+func selfPID() int {
+	if l, err := os.Readlink("/proc/self"); err == nil {
+		if pid, err := strconv.Atoi(l); err == nil {
+			return pid
+		}
+	}
+	return os.Getpid()
+}
+
+// childPID is the id of this process's child nsPID as /proc numbers it: the
+// /proc entry whose parent is this process and whose innermost NSpid is
+// nsPID.
+func childPID(nsPID int) int {
+	self := selfPID()
+	if self == os.Getpid() {
+		return nsPID // no namespace of its own
+	}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		var ppid, inner int
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "PPid:"); ok {
+				ppid, _ = strconv.Atoi(strings.TrimSpace(v))
+			}
+			if v, ok := strings.CutPrefix(line, "NSpid:"); ok {
+				f := strings.Fields(v)
+				inner, _ = strconv.Atoi(f[len(f)-1])
+			}
+		}
+		if ppid == self && inner == nsPID {
+			pid, _ := strconv.Atoi(e.Name())
+			return pid
+		}
+	}
+	return nsPID
 }
