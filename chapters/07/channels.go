@@ -14,6 +14,9 @@ func (s *Server) createChannel(c *conn, m proto.CreateChannelRequest) error {
 	// answers 108 with that channel and no event. Else s.store.CreateChannel
 	// (outside s.mu), then under s.mu s.addChannel, reply 108, and — only if
 	// the store created it — broadcast 129 to s.conns.
+	// Limits: a new name when len(s.channels) >= s.cfg.MaxChannels or
+	// s.created[c.user.id] >= s.cfg.MaxChannelsPerUser is 100
+	// MsgTooManyChannels; count each creation in s.created.
 	// Checked by TestEx7_3_Channels.
 	return lab.NotImplemented("7.3", "Server.createChannel")
 }
@@ -22,6 +25,8 @@ func (s *Server) createChannel(c *conn, m proto.CreateChannelRequest) error {
 func (s *Server) getChannels(c *conn, m proto.GetChannelsRequest) error {
 	// TODO(ex 7.3): under s.mu: no session is MsgNotAuthorized; else 120
 	// with every channel, sorted by id (slices.SortFunc, cmp.Compare).
+	// Walk s.chanList (sorted) and stop before the items' itemCost passes
+	// replyRoom; copy them under s.mu, reply after Unlock.
 	// Checked by TestEx7_3_Channels.
 	return lab.NotImplemented("7.3", "Server.getChannels")
 }

@@ -212,7 +212,11 @@ func (s *SQLiteStore) AppendMessages(msgs []NewMessage) (ids []uint32, err error
 	return ids, tx.Commit()
 }
 
-// History implements Store. Ids come from SQLite's rowid, which is the
+// History implements Store. It reads newest first and stops once the
+// messages read pass what one frame can hold: the caller could not send
+// more, and 285 messages of 1 MiB each (possible in a database from before
+// the message limit) must not all be read into memory to answer one
+// request. Ids come from SQLite's rowid, which is the
 // largest id in the table plus one: messages are never deleted, so an id is
 // never handed out twice, before or after a restart.
 func (s *SQLiteStore) History(channel uint32, limit int) ([]proto.ChatMessage, error) {
@@ -223,12 +227,14 @@ func (s *SQLiteStore) History(channel uint32, limit int) ([]proto.ChatMessage, e
 	}
 	defer rows.Close()
 	var msgs []proto.ChatMessage
-	for rows.Next() {
+	size := 0
+	for size <= proto.MaxFrame && rows.Next() {
 		var m proto.ChatMessage
 		if err := rows.Scan(&m.ID, &m.UserID, &m.Content); err != nil {
 			return nil, err
 		}
 		msgs = append(msgs, m)
+		size += len(m.Content) // stop reading once a frame could not hold more
 	}
 	slices.Reverse(msgs) // newest first from the index; the protocol wants oldest first
 	return msgs, rows.Err()

@@ -63,6 +63,7 @@ func (s *Server) getUser(c *conn, m proto.GetUserRequest) error {
 func (s *Server) getUsers(c *conn, m proto.GetUsersRequest) error {
 	// TODO(ex 7.2): under s.mu: no session is MsgNotAuthorized; else 112
 	// with the users of m.UserIDs from s.usersID, in order, unknown ones left
-	// out. Checked by TestEx7_2_Users.
+	// out. Add up itemCost of each; past replyRoom answer 100
+	// MsgReplyTooLarge. Reply after Unlock. Checked by TestEx7_2_Users.
 	return lab.NotImplemented("7.2", "Server.getUsers")
 }

@@ -127,6 +127,9 @@ func (s *Server) answerBadFrame(c *conn, err error) {
 // dispatch runs the handler of m's type. A handler's error (a stub's "not
 // implemented") is answered like any other failure of the request.
 func (s *Server) dispatch(c *conn, m proto.Message) {
+	if !s.admit(c, m) {
+		return // refused, and answered, by a limit
+	}
 	var err error
 	switch m := m.(type) {
 	case proto.CreateUserRequest:

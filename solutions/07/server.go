@@ -1,12 +1,14 @@
 package chatcore
 
 import (
+	"cmp"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,6 +54,21 @@ type Config struct {
 	// Admins are the user names that may stop the server with Shutdown
 	// (102). Nobody else may: the original let any logged-in user do it.
 	Admins []string
+	// MaxUserName and MaxChannelName bound a name, in bytes (defaults 32
+	// and 64). Names are also checked for what they may hold (validName).
+	MaxUserName    int
+	MaxChannelName int
+	// MaxMessage bounds a chat message's content, in bytes (default 16 KiB,
+	// at most 128 KiB: a GetChats frame always holds the newest message).
+	MaxMessage int
+	// MaxChannels bounds the channels of the server (default 4096: their
+	// list always fits in one frame), MaxChannelsPerUser the channels one
+	// user may create while the server runs (default 64).
+	MaxChannels        int
+	MaxChannelsPerUser int
+	// MaxUserIDs bounds the ids of one GetUsers request (default 1000, as
+	// many as a full history has authors).
+	MaxUserIDs int
 	// Hash is the cost of the password hash (default DefaultHash).
 	Hash HashParams
 	// TLS, if set, makes every connection a TLS server connection.
@@ -72,6 +89,14 @@ const (
 	DefaultWriteTimeout  = 10 * time.Second
 	DefaultMaxBatch      = 512
 	DefaultShutdownGrace = 2 * time.Second
+
+	DefaultMaxUserName        = 32
+	DefaultMaxChannelName     = 64
+	DefaultMaxMessage         = 16 << 10
+	MaxMaxMessage             = 128 << 10
+	DefaultMaxChannels        = 4096
+	DefaultMaxChannelsPerUser = 64
+	DefaultMaxUserIDs         = 1000
 )
 
 // Server is the chatcore server.
@@ -105,6 +130,8 @@ type Server struct {
 	sessions map[uint32]*conn // by user id: a user is logged in on one connection at most
 	channels map[uint32]proto.Channel
 	byName   map[string]uint32 // channel ids by name
+	chanList []proto.Channel   // every channel, by ascending id
+	created  map[uint32]int    // channels created by each user since the start
 	members  map[uint32]map[*conn]struct{}
 
 	done      chan struct{} // closed when Close starts: stops accepting
@@ -138,6 +165,7 @@ func New(cfg Config) (*Server, error) {
 		sessions:  make(map[uint32]*conn),
 		channels:  make(map[uint32]proto.Channel),
 		byName:    make(map[string]uint32),
+		created:   make(map[uint32]int),
 		members:   make(map[uint32]map[*conn]struct{}),
 		done:      make(chan struct{}),
 	}
@@ -187,6 +215,12 @@ func withDefaults(cfg Config) Config {
 	if cfg.ShutdownGrace <= 0 {
 		cfg.ShutdownGrace = DefaultShutdownGrace
 	}
+	cfg.MaxUserName = orDefault(cfg.MaxUserName, DefaultMaxUserName)
+	cfg.MaxChannelName = orDefault(cfg.MaxChannelName, DefaultMaxChannelName)
+	cfg.MaxMessage = min(orDefault(cfg.MaxMessage, DefaultMaxMessage), MaxMaxMessage)
+	cfg.MaxChannels = orDefault(cfg.MaxChannels, DefaultMaxChannels)
+	cfg.MaxChannelsPerUser = orDefault(cfg.MaxChannelsPerUser, DefaultMaxChannelsPerUser)
+	cfg.MaxUserIDs = orDefault(cfg.MaxUserIDs, DefaultMaxUserIDs)
 	if cfg.Hash == (HashParams{}) {
 		cfg.Hash = DefaultHash
 	}
@@ -194,6 +228,14 @@ func withDefaults(cfg Config) Config {
 		cfg.Logger = slog.Default()
 	}
 	return cfg
+}
+
+// orDefault is v, or def if v is not positive.
+func orDefault[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // load fills the caches from the store.
@@ -223,8 +265,14 @@ func (s *Server) addUser(u *user) {
 }
 
 func (s *Server) addChannel(ch proto.Channel) {
+	if _, ok := s.channels[ch.ID]; ok {
+		return
+	}
 	s.channels[ch.ID] = ch
 	s.byName[ch.Name] = ch.ID
+	// Ids mostly come in ascending order, so this is nearly always an append.
+	i, _ := slices.BinarySearchFunc(s.chanList, ch.ID, func(c proto.Channel, id uint32) int { return cmp.Compare(c.ID, id) })
+	s.chanList = slices.Insert(s.chanList, i, ch)
 }
 
 // Serve accepts connections on ln and serves each with a reader and a writer
@@ -364,12 +412,23 @@ func (s *Server) drop(c *conn) {
 	c.nc.Close()
 }
 
-// reply encodes m and sends it to c.
+// reply encodes m and sends it to c. A reply that cannot be encoded — it
+// would pass the 1 MiB frame, which the client would drop — is answered with
+// Reply too large. (100 with the request's id, or 101), never with silence:
+// the original sent such frames anyway, and its clients dropped the
+// connection.
 func (s *Server) reply(c *conn, m proto.Message) {
 	b, err := proto.Encode(m)
 	if err != nil {
 		c.log.Error("cannot encode a reply", "type", m.Type(), "err", err)
-		return
+		if r, ok := m.(proto.Requester); ok {
+			b, err = proto.Encode(proto.ErrorResponse{RequestID: r.Request(), Value: proto.MsgReplyTooLarge})
+		} else {
+			b, err = proto.Encode(proto.Error{Value: proto.MsgReplyTooLarge})
+		}
+		if err != nil {
+			return // cannot happen: both are a few bytes
+		}
 	}
 	s.send(c, b)
 }

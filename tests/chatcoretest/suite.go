@@ -54,6 +54,18 @@ type Config struct {
 	// The back-pressure checks set it long, so that only the outbox's bound
 	// can be what drops a client that stops reading.
 	WriteTimeout time.Duration
+	// Limits (0: the server's defaults, which the suite checks too; see
+	// docs/chatcore.md, "Limits"). Names are in bytes: MaxUserName (32),
+	// MaxChannelName (64); MaxMessage is a chat message's content in bytes
+	// (16 KiB); MaxChannels the channels of the server (4096);
+	// MaxChannelsPerUser the channels one user may create (64); MaxUserIDs
+	// the ids of one GetUsers (1000).
+	MaxUserName        int
+	MaxChannelName     int
+	MaxMessage         int
+	MaxChannels        int
+	MaxChannelsPerUser int
+	MaxUserIDs         int
 	// Admins may stop the server with Shutdown (102).
 	Admins []string
 	// TLS, if set, makes the server speak TLS.
