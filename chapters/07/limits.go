@@ -26,7 +26,6 @@ func validName(name string, max int) bool {
 	return true
 }
 
-
 // admit checks a request against the server's limits before its handler
 // runs, and answers the requests it refuses (it returns false for them):
 //   - a user or channel name that validName rejects: Invalid name.;

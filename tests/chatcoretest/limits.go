@@ -155,7 +155,9 @@ func channelLimits(k *testkit.T, impl Impl, e *env) {
 	check(k, e, "channel-names", func(k *testkit.T, e *env) {
 		c := e.login("namer")
 		checkNames(k, c, "channel", defaultMaxChannelName,
-			func(id uint64, name string) proto.Requester { return proto.CreateChannelRequest{RequestID: id, Name: name} },
+			func(id uint64, name string) proto.Requester {
+				return proto.CreateChannelRequest{RequestID: id, Name: name}
+			},
 			func(name string, m proto.Message) bool {
 				r, ok := m.(proto.CreateChannelResponse)
 				return ok && r.Channel.Name == name && r.Channel.ID != 0
