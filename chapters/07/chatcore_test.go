@@ -26,6 +26,11 @@ var impl = chatcoretest.Impl{
 			MaxChannels:        c.MaxChannels,
 			MaxChannelsPerUser: c.MaxChannelsPerUser,
 			MaxUserIDs:         c.MaxUserIDs,
+			MaxLoginFailures:   c.MaxLoginFailures,
+			AddressFailures:    c.AddressFailures,
+			FailureWindow:      c.FailureWindow,
+			HashWait:           c.HashWait,
+			HashQueue:          c.HashQueue,
 			TLS:                c.TLS,
 			OnCommit:           c.OnCommit,
 			Hash:               chatcore.HashParams{Time: 1, MemoryKiB: 64, Threads: 1}, // cheap: tests log in often

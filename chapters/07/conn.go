@@ -25,8 +25,10 @@ type conn struct {
 	channel uint32 // the joined channel; 0 = none (ids start at 1)
 
 	// Owned by the reader goroutine.
-	loginBy   time.Time // an unauthenticated connection is closed at this time
-	heartbeat bool      // it has sent a heartbeat: it is held to IdleTimeout
+	loginBy       time.Time // an unauthenticated connection is closed at this time
+	heartbeat     bool      // it has sent a heartbeat: it is held to IdleTimeout
+	loginFailures int       // failed logins; at MaxLoginFailures the connection is closed
+	addr          string    // the client's IP, under which its failed logins count
 }
 
 // Why a reader ended, besides a read error.
@@ -146,6 +148,12 @@ func (s *Server) dispatch(c *conn, m proto.Message) {
 	}
 	if err != nil {
 		s.answerFailure(c, m, err)
+	}
+	if c.loginFailures >= s.cfg.MaxLoginFailures {
+		// Like sshd after MaxAuthTries: the answer goes out, then the
+		// connection closes. A guesser must reconnect, and its address's
+		// failures are counted as well (failureLimiter).
+		c.out.finish()
 	}
 }
 

@@ -58,8 +58,9 @@ type Config struct {
 	// and 64). Names are also checked for what they may hold (validName).
 	MaxUserName    int
 	MaxChannelName int
-	// MaxMessage bounds a chat message's content, in bytes (default 16 KiB,
-	// at most 128 KiB: a GetChats frame always holds the newest message).
+	// MaxMessage bounds a chat message's content, in bytes (default 16 KiB).
+	// Whatever it is set to, a message whose JSON would not fit alone in a
+	// GetChats reply is refused.
 	MaxMessage int
 	// MaxChannels bounds the channels of the server (default 4096: their
 	// list always fits in one frame), MaxChannelsPerUser the channels one
@@ -69,6 +70,19 @@ type Config struct {
 	// MaxUserIDs bounds the ids of one GetUsers request (default 1000, as
 	// many as a full history has authors).
 	MaxUserIDs int
+	// HashWait is the longest a password hash may wait for a core (default
+	// 4 s, under the original client's 5 s timeout); one that cannot start
+	// in time is answered Server busy. HashQueue bounds the hashes waiting
+	// (default 128 per core).
+	HashWait  time.Duration
+	HashQueue int
+	// MaxLoginFailures is how many failed logins close a connection
+	// (default 5); AddressFailures how many failed logins one client address
+	// may have per FailureWindow (defaults 20 per minute) before its logins
+	// are refused without a hash.
+	MaxLoginFailures int
+	AddressFailures  int
+	FailureWindow    time.Duration
 	// Hash is the cost of the password hash (default DefaultHash).
 	Hash HashParams
 	// TLS, if set, makes every connection a TLS server connection.
@@ -93,10 +107,15 @@ const (
 	DefaultMaxUserName        = 32
 	DefaultMaxChannelName     = 64
 	DefaultMaxMessage         = 16 << 10
-	MaxMaxMessage             = 128 << 10
 	DefaultMaxChannels        = 4096
 	DefaultMaxChannelsPerUser = 64
 	DefaultMaxUserIDs         = 1000
+
+	DefaultHashWait         = 4 * time.Second
+	DefaultHashQueuePerCore = 128
+	DefaultMaxLoginFailures = 5
+	DefaultAddressFailures  = 20
+	DefaultFailureWindow    = time.Minute
 )
 
 // Server is the chatcore server.
@@ -108,10 +127,12 @@ type Server struct {
 
 	// appends is the committer's queue (exercise 7.4).
 	appends chan *appendRequest
-	// hashSlots bounds the password hashes running at once: each takes
+	// hashes bounds the password hashes running at once (each takes
 	// Hash.MemoryKiB of memory, and 450 clients logging in together must not
-	// take 450 times that.
-	hashSlots chan struct{}
+	// take 450 times that) and how long they may wait.
+	hashes *hashQueue
+	// failures counts failed logins per client address.
+	failures *failureLimiter
 	dummyState
 	// logins remembers verified passwords for a while (see loginMemo).
 	logins loginMemo
@@ -154,20 +175,21 @@ type user struct {
 func New(cfg Config) (*Server, error) {
 	cfg = withDefaults(cfg)
 	s := &Server{
-		cfg:       cfg,
-		log:       cfg.Logger,
-		admins:    make(map[string]bool),
-		appends:   make(chan *appendRequest, cfg.MaxBatch),
-		hashSlots: make(chan struct{}, runtime.GOMAXPROCS(0)),
-		conns:     make(map[*conn]struct{}),
-		users:     make(map[string]*user),
-		usersID:   make(map[uint32]*user),
-		sessions:  make(map[uint32]*conn),
-		channels:  make(map[uint32]proto.Channel),
-		byName:    make(map[string]uint32),
-		created:   make(map[uint32]int),
-		members:   make(map[uint32]map[*conn]struct{}),
-		done:      make(chan struct{}),
+		cfg:      cfg,
+		log:      cfg.Logger,
+		admins:   make(map[string]bool),
+		appends:  make(chan *appendRequest, cfg.MaxBatch),
+		hashes:   newHashQueue(runtime.GOMAXPROCS(0), cfg.HashQueue, cfg.HashWait),
+		failures: newFailureLimiter(cfg.AddressFailures, cfg.FailureWindow),
+		conns:    make(map[*conn]struct{}),
+		users:    make(map[string]*user),
+		usersID:  make(map[uint32]*user),
+		sessions: make(map[uint32]*conn),
+		channels: make(map[uint32]proto.Channel),
+		byName:   make(map[string]uint32),
+		created:  make(map[uint32]int),
+		members:  make(map[uint32]map[*conn]struct{}),
+		done:     make(chan struct{}),
 	}
 	for _, name := range cfg.Admins {
 		s.admins[name] = true
@@ -217,10 +239,15 @@ func withDefaults(cfg Config) Config {
 	}
 	cfg.MaxUserName = orDefault(cfg.MaxUserName, DefaultMaxUserName)
 	cfg.MaxChannelName = orDefault(cfg.MaxChannelName, DefaultMaxChannelName)
-	cfg.MaxMessage = min(orDefault(cfg.MaxMessage, DefaultMaxMessage), MaxMaxMessage)
+	cfg.MaxMessage = orDefault(cfg.MaxMessage, DefaultMaxMessage)
 	cfg.MaxChannels = orDefault(cfg.MaxChannels, DefaultMaxChannels)
 	cfg.MaxChannelsPerUser = orDefault(cfg.MaxChannelsPerUser, DefaultMaxChannelsPerUser)
 	cfg.MaxUserIDs = orDefault(cfg.MaxUserIDs, DefaultMaxUserIDs)
+	cfg.HashWait = orDefault(cfg.HashWait, DefaultHashWait)
+	cfg.HashQueue = orDefault(cfg.HashQueue, DefaultHashQueuePerCore*runtime.GOMAXPROCS(0))
+	cfg.MaxLoginFailures = orDefault(cfg.MaxLoginFailures, DefaultMaxLoginFailures)
+	cfg.AddressFailures = orDefault(cfg.AddressFailures, DefaultAddressFailures)
+	cfg.FailureWindow = orDefault(cfg.FailureWindow, DefaultFailureWindow)
 	if cfg.Hash == (HashParams{}) {
 		cfg.Hash = DefaultHash
 	}
@@ -350,6 +377,7 @@ func (s *Server) track(nc net.Conn) *conn {
 		out:     newOutbox(s.cfg.MaxPending),
 		log:     s.log.With("conn", s.nextConn, "remote", nc.RemoteAddr()),
 		loginBy: time.Now().Add(s.cfg.LoginTimeout),
+		addr:    host(nc),
 	}
 	s.conns[c] = struct{}{}
 	return c

@@ -24,9 +24,10 @@ func (s *Server) createUser(c *conn, m proto.CreateUserRequest) error {
 // existing session keeps going.
 func (s *Server) authenticate(c *conn, m proto.AuthenticateRequest) error {
 	// TODO(ex 7.2): c.user set: 100 MsgAlreadyLoggedIn. Check the password
-	// with s.checkPassword(u, password) — u nil for an unknown name: it
+	// with s.checkPassword(c, u, password) — u nil for an unknown name: it
 	// checks against s.dummyHash(), so that both take as long; it calls your
-	// verifyPassword — outside s.mu; a miss is 100 MsgWrongPassword. Then
+	// verifyPassword, and counts failures — outside s.mu; its error is
+	// yours to return; a miss is 100 MsgWrongPassword. Then
 	// under s.mu: the user in s.sessions is 100 MsgUserLoggedIn(name); else
 	// record the session (s.sessions, c.user), reply 116, and
 	// s.broadcastLocked(s.conns, 126). Checked by TestEx7_2_Users.

@@ -34,7 +34,8 @@ func validName(name string, max int) bool {
 // admit checks a request against the server's limits before its handler
 // runs, and answers the requests it refuses (it returns false for them):
 //   - a user or channel name that validName rejects: Invalid name.;
-//   - a chat message longer than MaxMessage bytes: 101 Message too long.;
+//   - a chat message longer than MaxMessage bytes, or whose JSON would not
+//     fit alone in a GetChats reply: 101 Message too long.;
 //   - a GetUsers with more than MaxUserIDs ids: Too many user ids.
 //
 // Each limit bounds what a request can make the server hold, store or send
@@ -52,7 +53,7 @@ func (s *Server) admit(c *conn, m proto.Message) bool {
 			return false
 		}
 	case proto.WriteChat:
-		if len(m.Content) > s.cfg.MaxMessage {
+		if len(m.Content) > s.cfg.MaxMessage || chatItemOverhead+jsonLen(m.Content) > replyRoom {
 			s.reply(c, proto.Error{Value: proto.MsgMessageTooLong})
 			return false
 		}

@@ -52,7 +52,7 @@ func (s *Server) authenticate(c *conn, m proto.AuthenticateRequest) error {
 		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgAlreadyLoggedIn})
 		return nil
 	}
-	ok, err := s.checkPassword(u, m.Password)
+	ok, err := s.checkPassword(c, u, m.Password)
 	if err != nil {
 		return err
 	}

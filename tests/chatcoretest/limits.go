@@ -101,6 +101,8 @@ func userLimits(k *testkit.T, impl Impl, e *env) {
 		return ok && r.User.Name == name && r.User.ID != 0
 	}
 
+	loginThrottles(k, impl, e)
+
 	check(k, e, "user-names", func(k *testkit.T, e *env) {
 		checkNames(k, e.dial("client"), "user", defaultMaxUserName, createUser, isUser)
 	})
@@ -146,6 +148,64 @@ func userLimits(k *testkit.T, impl Impl, e *env) {
 			proto.ErrorResponse{RequestID: 777, Value: proto.MsgReplyTooLarge})
 		c.callExpect("the connection goes on after a reply too large", proto.GetUserRequest{RequestID: 778, Name: "big-asker"},
 			proto.GetUserResponse{RequestID: 778, User: c.user})
+	})
+}
+
+// loginThrottles checks exercise 7.2's defences against password guessing:
+// a connection is closed after MaxLoginFailures failed logins, and an
+// address with AddressFailures failures is refused without a hash. The
+// original let anyone guess as fast as the hashes ran, and the queue of
+// guesses' hashes made every honest login wait behind it.
+func loginThrottles(k *testkit.T, impl Impl, e *env) {
+	const defaultMaxLoginFailures = 5
+	wrong := func(c *client, name string) proto.Message {
+		k.Helper()
+		return c.call(proto.AuthenticateRequest{RequestID: c.id(), Name: name, Password: "a wrong guess"})
+	}
+	check(k, e, "login-failures-per-connection", func(k *testkit.T, _ *env) {
+		e := start(k, impl, Config{})
+		e.dial("registrar").register("guessed")
+		a := e.dial("a guesser who stops in time")
+		for i := 1; i < defaultMaxLoginFailures; i++ {
+			if m := wrong(a, "guessed"); !same(m, proto.ErrorResponse{RequestID: a.nextID, Value: proto.MsgWrongPassword}) {
+				k.Fatalf("failed login %d of %d on one connection: want %s, got %s%s", i, defaultMaxLoginFailures,
+					proto.MsgWrongPassword, show(m), a.context())
+			}
+		}
+		a.authenticate("guessed") // limit−1 failures: the connection still works
+		b := e.dial("a guesser")
+		for i := 1; i < defaultMaxLoginFailures; i++ {
+			wrong(b, "nobody-"+fmt.Sprint(i))
+		}
+		id := b.nextID + 1
+		b.callExpect(fmt.Sprintf("failed login number %d on one connection (the limit is %d; sshd closes after its "+
+			"MaxAuthTries): refuse it", defaultMaxLoginFailures, defaultMaxLoginFailures),
+			proto.AuthenticateRequest{RequestID: id, Name: "guessed", Password: "one more guess"},
+			proto.ErrorResponse{RequestID: id, Value: proto.MsgTooManyFailures})
+		b.nextID = id
+		b.expectClosed("after its last failed login a connection is closed: a guesser must reconnect", 5e9,
+			proto.TypeUserLoginEvent, proto.TypeUserLogoutEvent)
+	})
+
+	check(k, e, "login-failures-per-address", func(k *testkit.T, _ *env) {
+		const limit = 3
+		e := start(k, impl, Config{AddressFailures: limit, FailureWindow: 1e12})
+		e.dial("registrar").register("target")
+		wrong(e.dial("guesser 1"), "target")
+		wrong(e.dial("guesser 2"), "nobody")
+		c := e.dial("guesser 3")
+		if m := wrong(c, "target"); !same(m, proto.ErrorResponse{RequestID: c.nextID, Value: proto.MsgWrongPassword}) {
+			k.Fatalf("failed login %d of %d from one address: want %s, got %s%s", limit, limit, proto.MsgWrongPassword,
+				show(m), c.context())
+		}
+		for _, name := range []string{"target", "nobody"} {
+			d := e.dial("guesser, after the address's limit")
+			if m := wrong(d, name); !same(m, proto.ErrorResponse{RequestID: d.nextID, Value: proto.MsgTooManyFailures}) {
+				k.Fatalf("a login from an address with %d failed logins (AddressFailures %d), on a new connection, "+
+					"name %q: want %s at once, without a hash, got %s%s", limit, limit, name,
+					show(proto.ErrorResponse{RequestID: d.nextID, Value: proto.MsgTooManyFailures}), show(m), d.context())
+			}
+		}
 	})
 }
 

@@ -66,6 +66,15 @@ type Config struct {
 	MaxChannels        int
 	MaxChannelsPerUser int
 	MaxUserIDs         int
+	// Failed logins: MaxLoginFailures on one connection close it (5);
+	// AddressFailures per FailureWindow from one address (20 a minute) make
+	// its further attempts refused without a hash. HashWait is the longest a
+	// password hash may wait for a core (4 s), HashQueue how many may wait.
+	MaxLoginFailures int
+	AddressFailures  int
+	FailureWindow    time.Duration
+	HashWait         time.Duration
+	HashQueue        int
 	// Admins may stop the server with Shutdown (102).
 	Admins []string
 	// TLS, if set, makes the server speak TLS.
