@@ -52,7 +52,10 @@ type Config struct {
 	// (default 2 s).
 	ShutdownGrace time.Duration
 	// Admins are the user names that may stop the server with Shutdown
-	// (102). Nobody else may: the original let any logged-in user do it.
+	// (102). Nobody else may: the original let any logged-in user do it. A
+	// name counts only if its account was in the database when the server
+	// started (created by the operator: chatcore-server -add-user), so that
+	// registering a name, which anyone may do, never grants the right.
 	Admins []string
 	// MaxUserName and MaxChannelName bound a name, in bytes (defaults 32
 	// and 64). Names are also checked for what they may hold (validName).
@@ -191,9 +194,6 @@ func New(cfg Config) (*Server, error) {
 		members:  make(map[uint32]map[*conn]struct{}),
 		done:     make(chan struct{}),
 	}
-	for _, name := range cfg.Admins {
-		s.admins[name] = true
-	}
 	store := cfg.Store
 	if store == nil {
 		var err error
@@ -207,6 +207,7 @@ func New(cfg Config) (*Server, error) {
 		store.Close()
 		return nil, err
 	}
+	s.grantAdmins(cfg.Admins)
 	return s, nil
 }
 

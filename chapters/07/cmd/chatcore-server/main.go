@@ -10,10 +10,12 @@
 package main
 
 import (
+	"bufio"
 	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -47,6 +49,7 @@ func run(args []string) error {
 	maxPending := fs.Int("max-pending", chatcore.DefaultMaxPending, "bytes queued for one client before it is dropped as too slow")
 	hashTime := fs.Uint("hash-time", uint(chatcore.DefaultHash.Time), "argon2id passes per password hash")
 	hashMemory := fs.Uint("hash-memory", uint(chatcore.DefaultHash.MemoryKiB), "argon2id memory per password hash, in KiB")
+	addUser := fs.String("add-user", "", "create this user in --db with the password read from standard input, and exit (how an administrator's account is made)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -67,6 +70,9 @@ func run(args []string) error {
 		}
 		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
+	if *addUser != "" {
+		return addUserAndExit(cfg, *addUser, os.Stdin)
+	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(*ip, strconv.Itoa(*port)))
 	if err != nil {
 		return err
@@ -78,6 +84,28 @@ func run(args []string) error {
 	}
 	log.Info("accepting clients", "addr", ln.Addr(), "db", *db)
 	return lab.ServeUntilSignal(srv, ln)
+}
+
+// addUserAndExit creates one account from the first line of in.
+func addUserAndExit(cfg chatcore.Config, name string, in io.Reader) error {
+	line, err := bufio.NewReader(in).ReadString('\n')
+	if err != nil && line == "" {
+		return fmt.Errorf("-add-user: read the password from standard input: %w", err)
+	}
+	password := strings.TrimRight(line, "\r\n")
+	if password == "" {
+		return errors.New("-add-user: the password is empty")
+	}
+	srv, err := chatcore.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	if err := srv.AddUser(name, password); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "chatcore-server: user %q created in %s\n", name, cfg.DBPath)
+	return nil
 }
 
 func logger(level string) (*slog.Logger, error) {
