@@ -57,6 +57,14 @@ type Config struct {
 	// started (created by the operator: chatcore-server -add-user), so that
 	// registering a name, which anyone may do, never grants the right.
 	Admins []string
+	// MaxConnections bounds the open connections (default 4096, a common
+	// file-descriptor limit less room for the database and the listener); a
+	// connection past it is told Server busy. and closed.
+	MaxConnections int
+	// MaxIdle is how long any connection may stay silent, heartbeat or not
+	// (default 30 min): a client that says nothing for that long holds a
+	// file descriptor and a session for nobody.
+	MaxIdle time.Duration
 	// MaxUserName and MaxChannelName bound a name, in bytes (defaults 32
 	// and 64). Names are also checked for what they may hold (validName).
 	MaxUserName    int
@@ -114,6 +122,8 @@ const (
 	DefaultMaxChannelsPerUser = 64
 	DefaultMaxUserIDs         = 1000
 
+	DefaultMaxConnections   = 4096
+	DefaultMaxIdle          = 30 * time.Minute
 	DefaultHashWait         = 4 * time.Second
 	DefaultHashQueuePerCore = 128
 	DefaultMaxLoginFailures = 5
@@ -244,6 +254,8 @@ func withDefaults(cfg Config) Config {
 	cfg.MaxChannels = orDefault(cfg.MaxChannels, DefaultMaxChannels)
 	cfg.MaxChannelsPerUser = orDefault(cfg.MaxChannelsPerUser, DefaultMaxChannelsPerUser)
 	cfg.MaxUserIDs = orDefault(cfg.MaxUserIDs, DefaultMaxUserIDs)
+	cfg.MaxConnections = orDefault(cfg.MaxConnections, DefaultMaxConnections)
+	cfg.MaxIdle = orDefault(cfg.MaxIdle, DefaultMaxIdle)
 	cfg.HashWait = orDefault(cfg.HashWait, DefaultHashWait)
 	cfg.HashQueue = orDefault(cfg.HashQueue, DefaultHashQueuePerCore*runtime.GOMAXPROCS(0))
 	cfg.MaxLoginFailures = orDefault(cfg.MaxLoginFailures, DefaultMaxLoginFailures)
@@ -338,7 +350,11 @@ func (s *Server) handle(nc net.Conn) {
 	defer s.readers.Done()
 	s.keepAlive(nc)
 	nc = s.wrapTLS(nc)
-	c := s.track(nc)
+	c, err := s.track(nc)
+	if errors.Is(err, errTooManyConns) {
+		s.refuse(nc)
+		return
+	}
 	if c == nil {
 		nc.Close() // accepted while Close was running
 		return
@@ -348,7 +364,7 @@ func (s *Server) handle(nc net.Conn) {
 		defer s.writers.Done()
 		c.writeLoop(s.cfg.WriteTimeout)
 	}()
-	err := s.readLoop(c)
+	err = s.readLoop(c)
 	s.disconnect(c)
 	c.log.Debug("connection ended", "why", err)
 }
@@ -364,12 +380,19 @@ func (s *Server) wrapTLS(nc net.Conn) net.Conn {
 	return nc
 }
 
-// track registers a new connection, or returns nil if the server is closed.
-func (s *Server) track(nc net.Conn) *conn {
+// errTooManyConns is why a connection past MaxConnections was refused.
+var errTooManyConns = errors.New("too many connections")
+
+// track registers a new connection, or returns nil if the server is closed
+// (and errTooManyConns if it has MaxConnections already).
+func (s *Server) track(nc net.Conn) (*conn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil
+		return nil, nil
+	}
+	if len(s.conns) >= s.cfg.MaxConnections {
+		return nil, errTooManyConns
 	}
 	s.nextConn++
 	c := &conn{
@@ -381,7 +404,19 @@ func (s *Server) track(nc net.Conn) *conn {
 		addr:    host(nc),
 	}
 	s.conns[c] = struct{}{}
-	return c
+	return c, nil
+}
+
+// refuse tells a connection past MaxConnections "Server busy." (101) and
+// closes it, as NATS answers -ERR 'maximum connections exceeded': the client
+// learns why, and nothing of it is kept. The write has a short deadline, in
+// this connection's own goroutine.
+func (s *Server) refuse(nc net.Conn) {
+	defer nc.Close()
+	s.log.Warn("connection refused: too many connections", "remote", nc.RemoteAddr(), "limit", s.cfg.MaxConnections)
+	b, _ := proto.Encode(proto.Error{Value: proto.MsgServerBusy})
+	nc.SetWriteDeadline(time.Now().Add(time.Second))
+	nc.Write(b)
 }
 
 // disconnect forgets a connection whose reader has ended: its session ends

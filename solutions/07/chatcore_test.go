@@ -31,6 +31,8 @@ var impl = chatcoretest.Impl{
 			FailureWindow:      c.FailureWindow,
 			HashWait:           c.HashWait,
 			HashQueue:          c.HashQueue,
+			MaxConnections:     c.MaxConnections,
+			MaxIdle:            c.MaxIdle,
 			TLS:                c.TLS,
 			OnCommit:           c.OnCommit,
 			Hash:               chatcore.HashParams{Time: 1, MemoryKiB: 64, Threads: 1}, // cheap: tests log in often

@@ -3,6 +3,7 @@ package chatcoretest
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"serverlab/tests/testkit"
 	"serverlab/tools/chatcore/proto"
@@ -301,6 +302,63 @@ func historyLimits(k *testkit.T, impl Impl, e *env) {
 				k.Fatalf("GetChats of large messages: want the newest %d, oldest first (%s…%02d); message %d is %q…",
 					len(r.Messages), want, n-1, i, short(msg.Content[:2]))
 			}
+		}
+	})
+}
+
+// connectionLimits checks exercise 7.6's bounds on connections: a cap on
+// how many may be open (the one past it is told why and closed, and a
+// place that frees up is given again), and an idle limit for every
+// connection, also a logged-in one that never sent a heartbeat. The
+// original had neither: 245 silent logged-in clients held every file
+// descriptor of a 256-descriptor limit for ever.
+func connectionLimits(k *testkit.T, impl Impl, e *env) {
+	check(k, e, "connection-cap", func(k *testkit.T, _ *env) {
+		const limit = 3
+		e := start(k, impl, Config{MaxConnections: limit})
+		// The suite's first connection may still be counted for a moment
+		// after it closed: retry a connection that is refused, within a
+		// deadline, until it is served.
+		served := func(who string) *client {
+			k.Helper()
+			deadline := time.Now().Add(testkit.IOTimeout)
+			for {
+				c := e.dial(who)
+				id := c.sendGetChannels()
+				m, err := c.tryNext()
+				if r, ok := m.(proto.Requester); err == nil && ok && r.Request() == id {
+					return c
+				}
+				c.nc.Close()
+				if time.Now().After(deadline) {
+					k.Fatalf("%s: with %d connections allowed and fewer open, a new connection must be served; "+
+						"the last try got %s%s", who, limit, describe(err), c.context())
+				}
+				pause(10 * time.Millisecond)
+			}
+		}
+		var open []*client
+		for i := range limit {
+			open = append(open, served(fmt.Sprintf("connection %d of %d", i+1, limit)))
+		}
+		over := e.dial(fmt.Sprintf("connection %d (MaxConnections %d)", limit+1, limit))
+		over.expect("a connection past MaxConnections is told why (NATS: 'maximum connections exceeded')",
+			proto.Error{Value: proto.MsgServerBusy})
+		over.expectClosed("and then closed", testkit.IOTimeout)
+		open[0].nc.Close()
+		served("a connection after one of the others closed")
+	})
+
+	check(k, e, "max-idle", func(k *testkit.T, _ *env) {
+		const idle = 700 * time.Millisecond
+		e := start(k, impl, Config{MaxIdle: idle, LoginTimeout: time.Minute, IdleTimeout: time.Minute})
+		a := e.login("idle-quiet")
+		start := time.Now()
+		a.expectClosed(fmt.Sprintf("a logged-in client that never sent a heartbeat and stays silent for MaxIdle (%v) "+
+			"is closed: quiet is fine for a while, not for ever", idle), testkit.IOTimeout,
+			proto.TypeUserLoginEvent, proto.TypeUserLogoutEvent)
+		if took := time.Since(start); took < idle/2 {
+			k.Fatalf("a quiet client was closed after %v, before MaxIdle (%v)", took, idle)
 		}
 	})
 }

@@ -75,6 +75,11 @@ type Config struct {
 	FailureWindow    time.Duration
 	HashWait         time.Duration
 	HashQueue        int
+	// MaxConnections bounds the open connections (4096); one past it is
+	// told "Server busy." and closed. MaxIdle is how long any connection may
+	// stay silent, with heartbeats or without (30 minutes).
+	MaxConnections int
+	MaxIdle        time.Duration
 	// Admins may stop the server with Shutdown (102).
 	Admins []string
 	// TLS, if set, makes the server speak TLS.
