@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"serverlab/tools/chatcore/proto"
+	"serverlab/tools/lab"
 )
 
 // conn is one client connection.
@@ -181,11 +182,27 @@ func (s *Server) dispatch(c *conn, m proto.Message) {
 // not written yet): 100 with the error text to a request, 101 otherwise.
 func (s *Server) answerFailure(c *conn, m proto.Message, err error) {
 	c.log.Warn("request failed", "type", m.Type(), "err", err)
+	text := failureText(err)
 	if r, ok := m.(proto.Requester); ok {
-		s.reply(c, proto.ErrorResponse{RequestID: r.Request(), Value: err.Error()})
+		s.reply(c, proto.ErrorResponse{RequestID: r.Request(), Value: text})
 		return
 	}
-	s.reply(c, proto.Error{Value: err.Error()})
+	s.reply(c, proto.Error{Value: text})
+}
+
+// failureText is what a client is told of a failure: the protocol's own
+// texts (Server busy., Too many failed logins…, Message not stored.) and
+// a stub's "not implemented" as they are; anything else — a full disk, a
+// read-only or corrupt database, SQLite's own words — is Storage failed.
+// The details are in the log, for the operator; a client could do nothing
+// with them, and they tell an attacker about the server's insides.
+func failureText(err error) string {
+	for _, known := range []error{errBusy, errTooManyFailures, errNotStored, lab.ErrNotImplemented} {
+		if errors.Is(err, known) {
+			return err.Error()
+		}
+	}
+	return proto.MsgStorageFailed
 }
 
 // session returns c's user, under s.mu; nil if c is not authenticated.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"slices"
 
 	"modernc.org/sqlite"
@@ -38,24 +39,30 @@ CREATE INDEX IF NOT EXISTS chat_messages_by_channel ON chat_messages(channel_id,
 // may lose the last commits on a power cut, and kept messages in memory for
 // up to a second before writing them at all.)
 type SQLiteStore struct {
-	db *sql.DB
+	db   *sql.DB
+	lock *os.File // holds the exclusive lock on the file (see lockDB)
 }
 
 // NewSQLiteStore opens (creating if needed) the database at path. hash
 // turns a plain-text password of an old database into a stored hash; it may
 // be nil if there is none to convert.
 func NewSQLiteStore(path string, hash func(password string) (string, error)) (*SQLiteStore, error) {
+	lock, err := lockDB(path)
+	if err != nil {
+		return nil, err
+	}
 	q := url.Values{}
 	for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)", "busy_timeout(10000)"} {
 		q.Add("_pragma", p)
 	}
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
+		lock.Close()
 		return nil, err
 	}
-	s := &SQLiteStore{db: db}
+	s := &SQLiteStore{db: db, lock: lock}
 	if err := s.init(hash); err != nil {
-		db.Close()
+		s.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return s, nil
@@ -241,7 +248,7 @@ func (s *SQLiteStore) History(channel uint32, limit int) ([]proto.ChatMessage, e
 }
 
 // Close implements Store.
-func (s *SQLiteStore) Close() error { return s.db.Close() }
+func (s *SQLiteStore) Close() error { return errors.Join(s.db.Close(), s.lock.Close()) }
 
 // isConstraint reports whether err is SQLite's UNIQUE (or other constraint)
 // violation.

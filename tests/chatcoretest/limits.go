@@ -281,6 +281,18 @@ func historyLimits(k *testkit.T, impl Impl, e *env) {
 		sizes(k, start(k, impl, Config{MaxMessage: 2000}), "sizer2000", 2000)
 	})
 
+	check(k, e, "one-server-per-database", func(k *testkit.T, e *env) {
+		srv, err := impl.NewServer(Config{DBPath: e.cfg.DBPath, Logger: e.cfg.Logger})
+		if err == nil {
+			srv.Close()
+			k.Fatalf("a second server on the database of a running one (%s) was built without an error: lock the "+
+				"file (flock, exclusive, non-blocking) — two servers would keep two caches of users and channels and "+
+				"hand the same name out twice", e.cfg.DBPath)
+		}
+		c := e.login("lock-check")
+		c.expectAnswer("the running server goes on", c.sendGetChannels())
+	})
+
 	check(k, e, "history-of-large-messages", func(k *testkit.T, _ *env) {
 		const size, n = 128 << 10, 10
 		e := start(k, impl, Config{MaxMessage: size})
