@@ -294,19 +294,19 @@ func historyLimits(k *testkit.T, impl Impl, e *env) {
 	})
 
 	check(k, e, "history-of-large-messages", func(k *testkit.T, _ *env) {
-		const size, n = 128 << 10, 10
+		const size, n = 300 << 10, 4
 		e := start(k, impl, Config{MaxMessage: size})
 		c := e.login("large")
 		ch := c.createChannel("large")
 		c.join(ch.ID)
 		c.settle()
 		for i := range n {
-			c.say(ch.ID, fmt.Sprintf("%02d", i)+strings.Repeat("\x01", size-2)) // each \x01 is six bytes of JSON
+			c.say(ch.ID, fmt.Sprintf("%02d", i)+strings.Repeat("x", size-2))
 		}
 		m := c.call(proto.GetChatsRequest{RequestID: 70, ChannelID: ch.ID, Limit: n})
 		r, ok := m.(proto.GetChatsResponse)
 		if !ok || len(r.Messages) == 0 {
-			k.Fatalf("GetChats of %d messages of %d KiB (768 KiB of JSON each): want 106 with the newest "+
+			k.Fatalf("GetChats of %d messages of %d KiB (more than a frame together): want 106 with the newest "+
 				"messages that fit in one frame — at least the newest one — got %s%s", n, size>>10, show(m), c.context())
 		}
 		for i, msg := range r.Messages {
