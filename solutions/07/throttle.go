@@ -23,7 +23,7 @@ var (
 // takes Hash.MemoryKiB and a core), at most limit wait, and none waits
 // longer than wait. A hash that cannot start in time is not computed at
 // all: its request is answered Server busy. at once, inside the client's
-// timeout (the original's client gives up after 5 s), instead of being
+// timeout (the original's load tester gives up after 10 s), instead of being
 // computed for a client that has given up — which is how a queue of 450
 // registrations made every later login time out.
 type hashQueue struct {

@@ -69,7 +69,7 @@ type Config struct {
 	// Failed logins: MaxLoginFailures on one connection close it (5);
 	// AddressFailures per FailureWindow from one address (20 a minute) make
 	// its further attempts refused without a hash. HashWait is the longest a
-	// password hash may wait for a core (4 s), HashQueue how many may wait.
+	// password hash may wait for a core (8 s), HashQueue how many may wait.
 	MaxLoginFailures int
 	AddressFailures  int
 	FailureWindow    time.Duration
