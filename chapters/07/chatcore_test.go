@@ -33,6 +33,7 @@ var impl = chatcoretest.Impl{
 			HashQueue:          c.HashQueue,
 			MaxConnections:     c.MaxConnections,
 			MaxIdle:            c.MaxIdle,
+			PreAuthBudget:      c.PreAuthBudget,
 			TLS:                c.TLS,
 			OnCommit:           c.OnCommit,
 			Hash:               chatcore.HashParams{Time: 1, MemoryKiB: 64, Threads: 1}, // cheap: tests log in often

@@ -61,6 +61,10 @@ type Config struct {
 	// file-descriptor limit less room for the database and the listener); a
 	// connection past it is told Server busy. and closed.
 	MaxConnections int
+	// PreAuthBudget bounds the bytes of frames over 64 KiB that
+	// unauthenticated connections may be reading at once, together (default
+	// 64 MiB); one that does not fit is told Server busy. and closed.
+	PreAuthBudget int
 	// MaxIdle is how long any connection may stay silent, heartbeat or not
 	// (default 30 min): a client that says nothing for that long holds a
 	// file descriptor and a session for nobody.
@@ -124,6 +128,7 @@ const (
 
 	DefaultMaxConnections   = 4096
 	DefaultMaxIdle          = 30 * time.Minute
+	DefaultPreAuthBudget    = 64 << 20
 	DefaultHashWait         = 8 * time.Second
 	DefaultHashQueuePerCore = 128
 	DefaultMaxLoginFailures = 5
@@ -146,6 +151,8 @@ type Server struct {
 	hashes *hashQueue
 	// failures counts failed logins per client address.
 	failures *failureLimiter
+	// inputUsed is the part of PreAuthBudget in use (see admitInput).
+	inputUsed atomic.Int64
 	dummyState
 	// logins remembers verified passwords for a while (see loginMemo).
 	logins loginMemo
@@ -256,6 +263,7 @@ func withDefaults(cfg Config) Config {
 	cfg.MaxUserIDs = orDefault(cfg.MaxUserIDs, DefaultMaxUserIDs)
 	cfg.MaxConnections = orDefault(cfg.MaxConnections, DefaultMaxConnections)
 	cfg.MaxIdle = orDefault(cfg.MaxIdle, DefaultMaxIdle)
+	cfg.PreAuthBudget = orDefault(cfg.PreAuthBudget, DefaultPreAuthBudget)
 	cfg.HashWait = orDefault(cfg.HashWait, DefaultHashWait)
 	cfg.HashQueue = orDefault(cfg.HashQueue, DefaultHashQueuePerCore*runtime.GOMAXPROCS(0))
 	cfg.MaxLoginFailures = orDefault(cfg.MaxLoginFailures, DefaultMaxLoginFailures)
@@ -425,6 +433,7 @@ func (s *Server) refuse(nc net.Conn) {
 // sends what is queued and closes the socket. During Close the outbox stays
 // open, because Close still sends the last messages and a notice.
 func (s *Server) disconnect(c *conn) {
+	s.releaseInput(c)
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.endSession(c)

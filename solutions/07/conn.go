@@ -2,6 +2,7 @@ package chatcore
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -29,6 +30,7 @@ type conn struct {
 	heartbeat     bool      // it has sent a heartbeat: it is held to IdleTimeout
 	loginFailures int       // failed logins; at MaxLoginFailures the connection is closed
 	addr          string    // the client's IP, under which its failed logins count
+	reserved      int64     // bytes of PreAuthBudget its current frame holds
 }
 
 // Why a reader ended, besides a read error.
@@ -82,11 +84,63 @@ func (s *Server) readFrame(c *conn, r *bufio.Reader, buf []byte) ([]byte, error)
 	if s.closing.Load() {
 		return nil, errShutdown
 	}
+	s.releaseInput(c)
+	if err := s.admitInput(c, r); err != nil {
+		return nil, err
+	}
 	body, err := proto.ReadFrame(r, buf)
 	if err != nil && !errors.Is(err, proto.ErrTooLarge) {
 		return nil, s.whyEnded(err)
 	}
 	return body, err
+}
+
+// smallFrame is what an unauthenticated connection may send without
+// drawing on PreAuthBudget: a login is a few hundred bytes, and the reader's
+// buffer holds this much anyway.
+const smallFrame = 64 << 10
+
+// errInputBudget is why an unauthenticated connection was closed when its
+// large frame did not fit in PreAuthBudget.
+var errInputBudget = errors.New("unauthenticated input over budget")
+
+// admitInput reserves the memory of the frame about to be read, if c has
+// not logged in and the frame is larger than smallFrame, from the budget
+// all unauthenticated connections share (PreAuthBudget). A frame that does
+// not fit is answered Server busy. (101) and the connection is closed
+// before its body is read: 300 strangers sending 1 MiB frames slowly held
+// 351 MiB for a minute or more. Logged-in clients are not counted; they are
+// bounded by the connection cap.
+func (s *Server) admitInput(c *conn, r *bufio.Reader) error {
+	if s.session(c) != nil {
+		return nil
+	}
+	hdr, err := r.Peek(proto.HeaderSize)
+	if err != nil {
+		return s.whyEnded(err)
+	}
+	n := int64(binary.BigEndian.Uint32(hdr))
+	if n <= smallFrame || n > proto.MaxFrame {
+		return nil // small, or refused by ReadFrame as too large
+	}
+	if s.inputUsed.Add(n) > int64(s.cfg.PreAuthBudget) {
+		s.inputUsed.Add(-n)
+		c.log.Warn("unauthenticated frame over the input budget", "bytes", n, "budget", s.cfg.PreAuthBudget)
+		s.reply(c, proto.Error{Value: proto.MsgServerBusy})
+		c.out.finish()
+		return errInputBudget
+	}
+	c.reserved = n
+	return nil
+}
+
+// releaseInput returns c's reservation (see admitInput): its last frame has
+// been handled, or the connection has ended.
+func (s *Server) releaseInput(c *conn) {
+	if c.reserved > 0 {
+		s.inputUsed.Add(-c.reserved)
+		c.reserved = 0
+	}
 }
 
 // whyEnded turns a read error into the reason the connection ended.

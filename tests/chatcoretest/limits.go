@@ -318,6 +318,15 @@ func historyLimits(k *testkit.T, impl Impl, e *env) {
 	})
 }
 
+// expectNothingYet reads for a moment and checks that nothing arrived and
+// the connection is open.
+func (c *client) expectNothingYet() {
+	c.k.Helper()
+	if c.closedNow() {
+		c.k.Fatalf("%s: the connection was closed%s", c.who, c.context())
+	}
+}
+
 // connectionLimits checks exercise 7.6's bounds on connections: a cap on
 // how many may be open (the one past it is told why and closed, and a
 // place that frees up is given again), and an idle limit for every
@@ -359,6 +368,32 @@ func connectionLimits(k *testkit.T, impl Impl, e *env) {
 		over.expectClosed("and then closed", testkit.IOTimeout)
 		open[0].nc.Close()
 		served("a connection after one of the others closed")
+	})
+
+	check(k, e, "pre-auth-input-budget", func(k *testkit.T, _ *env) {
+		const budget = 1<<20 + 1000
+		e := start(k, impl, Config{PreAuthBudget: budget})
+		// A stranger begins a frame of 1 MiB and sends only 10 bytes of it:
+		// it holds 1 MiB of the budget while it dawdles.
+		holder := e.dial("a stranger in the middle of a 1 MiB frame")
+		const req = `{"payload":{"request_id":1},"type_id":119}`
+		full := body(req + strings.Repeat(" ", proto.MaxFrame-len(req)))
+		holder.write(full[:proto.HeaderSize+10], "the header of a 1 MiB frame and 10 bytes of it")
+		holder.expectNothingYet()
+		big := func() []byte {
+			return body(`{"payload":{"request_id":2},"type_id":119}` + strings.Repeat(" ", 600<<10))
+		}
+		member := e.login("budget-member")
+		member.write(big(), "a 600 KiB GetChannels, logged in")
+		member.expectAnswer("a logged-in client's large frame does not draw on the budget of strangers", 2)
+		stranger := e.dial("a second stranger")
+		stranger.write(big(), "a 600 KiB GetChannels, not logged in")
+		stranger.expect(fmt.Sprintf("a large frame from a connection that has not logged in, while others hold the "+
+			"budget for unauthenticated input (PreAuthBudget %d bytes)", budget), proto.Error{Value: proto.MsgServerBusy})
+		stranger.expectClosed("and then it is closed", testkit.IOTimeout)
+		holder.write(full[proto.HeaderSize+10:], "the rest of the 1 MiB frame")
+		holder.waitFor("the frame that held the budget is answered when it is complete",
+			proto.ErrorResponse{RequestID: 1, Value: proto.MsgNotAuthorized})
 	})
 
 	check(k, e, "max-idle", func(k *testkit.T, _ *env) {

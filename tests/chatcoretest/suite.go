@@ -80,6 +80,9 @@ type Config struct {
 	// stay silent, with heartbeats or without (30 minutes).
 	MaxConnections int
 	MaxIdle        time.Duration
+	// PreAuthBudget bounds the bytes of frames over 64 KiB that connections
+	// that have not logged in may be reading at once, together (64 MiB).
+	PreAuthBudget int
 	// Admins may stop the server with Shutdown (102).
 	Admins []string
 	// TLS, if set, makes the server speak TLS.
