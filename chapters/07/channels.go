@@ -15,7 +15,10 @@ func (s *Server) createChannel(c *conn, m proto.CreateChannelRequest) error {
 	// without s.mu), then cached (s.channels, s.byName), answered 108 and
 	// announced with 129 to every open connection, and only the request whose
 	// store call really created it announces it, even when two clients create
-	// one name at once. Checked by TestEx7_3_Channels.
+	// one name at once. A new name past the server's limits (s.cfg.MaxChannels
+	// in all, s.cfg.MaxChannelsPerUser created by this user, counted in
+	// s.created) is answered 100 "Too many channels." and nothing is stored.
+	// Checked by TestEx7_3_Channels.
 	return notImplemented("7.3", "Server.createChannel")
 }
 
@@ -23,8 +26,10 @@ func (s *Server) createChannel(c *conn, m proto.CreateChannelRequest) error {
 func (s *Server) getChannels(c *conn, m proto.GetChannelsRequest) error {
 	// TODO(ex 7.3): Done when: without a session the answer is 100 "Not
 	// authorized."; otherwise 120 holds every channel once, in ascending id
-	// order, whatever order the cache keeps them in. Checked by
-	// TestEx7_3_Channels.
+	// order, whatever order the cache keeps them in, as many as fit in one
+	// reply (stop before the items' itemCost passes replyRoom); the list is
+	// copied under s.mu and the reply encoded after it is released. Checked
+	// by TestEx7_3_Channels.
 	return notImplemented("7.3", "Server.getChannels")
 }
 

@@ -1,7 +1,6 @@
 package chatcore
 
 import (
-	"encoding/json"
 	"errors"
 
 	"serverlab/tools/chatcore/proto"
@@ -117,17 +116,21 @@ func (s *Server) getChats(c *conn, m proto.GetChatsRequest) error {
 }
 
 // fitFrame drops the oldest messages until a response holding them fits in
-// one frame. json.Marshal escapes more than the encoder, so its sizes are an
-// upper bound.
+// one frame, counting each message's JSON exactly (jsonLen) before anything
+// is encoded. admit refuses a chat message too large to be the only one of
+// a response, so the newest message always fits: one huge message cannot
+// empty the history.
 func fitFrame(msgs []proto.ChatMessage) []proto.ChatMessage {
-	const room = proto.MaxFrame - 200 // the envelope and the response's other fields
 	total := 0
 	for i := len(msgs) - 1; i >= 0; i-- {
-		b, _ := json.Marshal(msgs[i])
-		total += len(b) + 1
-		if total > room {
+		total += chatItemOverhead + jsonLen(msgs[i].Content)
+		if total > replyRoom {
 			return msgs[i+1:]
 		}
 	}
 	return msgs
 }
+
+// chatItemOverhead is the JSON of one ChatMessage of a 106 without its
+// content: keys, punctuation, the largest ids and the comma.
+const chatItemOverhead = len(`{"content":"","id":4294967295,"user_id":4294967295},`)

@@ -2,6 +2,7 @@ package chatcore
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"serverlab/tools/chatcore/proto"
+	"serverlab/tools/lab"
 )
 
 // conn is one client connection.
@@ -24,8 +26,11 @@ type conn struct {
 	channel uint32 // the joined channel; 0 = none (ids start at 1)
 
 	// Owned by the reader goroutine.
-	loginBy   time.Time // an unauthenticated connection is closed at this time
-	heartbeat bool      // it has sent a heartbeat: it is held to IdleTimeout
+	loginBy       time.Time // an unauthenticated connection is closed at this time
+	heartbeat     bool      // it has sent a heartbeat: it is held to IdleTimeout
+	loginFailures int       // failed logins; at MaxLoginFailures the connection is closed
+	addr          string    // the client's IP, under which its failed logins count
+	reserved      int64     // bytes of PreAuthBudget its current frame holds
 }
 
 // Why a reader ended, besides a read error.
@@ -66,11 +71,63 @@ func (s *Server) readFrame(c *conn, r *bufio.Reader, buf []byte) ([]byte, error)
 	if s.closing.Load() {
 		return nil, errShutdown
 	}
+	s.releaseInput(c)
+	if err := s.admitInput(c, r); err != nil {
+		return nil, err
+	}
 	body, err := proto.ReadFrame(r, buf)
 	if err != nil && !errors.Is(err, proto.ErrTooLarge) {
 		return nil, s.whyEnded(err)
 	}
 	return body, err
+}
+
+// smallFrame is what an unauthenticated connection may send without
+// drawing on PreAuthBudget: a login is a few hundred bytes, and the reader's
+// buffer holds this much anyway.
+const smallFrame = 64 << 10
+
+// errInputBudget is why an unauthenticated connection was closed when its
+// large frame did not fit in PreAuthBudget.
+var errInputBudget = errors.New("unauthenticated input over budget")
+
+// admitInput reserves the memory of the frame about to be read, if c has
+// not logged in and the frame is larger than smallFrame, from the budget
+// all unauthenticated connections share (PreAuthBudget). A frame that does
+// not fit is answered Server busy. (101) and the connection is closed
+// before its body is read: 300 strangers sending 1 MiB frames slowly held
+// 351 MiB for a minute or more. Logged-in clients are not counted; they are
+// bounded by the connection cap.
+func (s *Server) admitInput(c *conn, r *bufio.Reader) error {
+	if s.session(c) != nil {
+		return nil
+	}
+	hdr, err := r.Peek(proto.HeaderSize)
+	if err != nil {
+		return s.whyEnded(err)
+	}
+	n := int64(binary.BigEndian.Uint32(hdr))
+	if n <= smallFrame || n > proto.MaxFrame {
+		return nil // small, or refused by ReadFrame as too large
+	}
+	if s.inputUsed.Add(n) > int64(s.cfg.PreAuthBudget) {
+		s.inputUsed.Add(-n)
+		c.log.Warn("unauthenticated frame over the input budget", "bytes", n, "budget", s.cfg.PreAuthBudget)
+		s.reply(c, proto.Error{Value: proto.MsgServerBusy})
+		c.out.finish()
+		return errInputBudget
+	}
+	c.reserved = n
+	return nil
+}
+
+// releaseInput returns c's reservation (see admitInput): its last frame has
+// been handled, or the connection has ended.
+func (s *Server) releaseInput(c *conn) {
+	if c.reserved > 0 {
+		s.inputUsed.Add(-c.reserved)
+		c.reserved = 0
+	}
 }
 
 // whyEnded turns a read error into the reason the connection ended.
@@ -113,6 +170,9 @@ func (s *Server) answerBadFrame(c *conn, err error) {
 // dispatch runs the handler of m's type. A handler's error (a stub's "not
 // implemented") is answered like any other failure of the request.
 func (s *Server) dispatch(c *conn, m proto.Message) {
+	if !s.admit(c, m) {
+		return // refused, and answered, by a limit
+	}
 	var err error
 	switch m := m.(type) {
 	case proto.CreateUserRequest:
@@ -149,6 +209,12 @@ func (s *Server) dispatch(c *conn, m proto.Message) {
 	if err != nil {
 		s.answerFailure(c, m, err)
 	}
+	if c.loginFailures >= s.cfg.MaxLoginFailures {
+		// Like sshd after MaxAuthTries: the answer goes out, then the
+		// connection closes. A guesser must reconnect, and its address's
+		// failures are counted as well (failureLimiter).
+		c.out.finish()
+	}
 }
 
 // answerFailure tells the client that its request failed for a reason that
@@ -156,11 +222,27 @@ func (s *Server) dispatch(c *conn, m proto.Message) {
 // not written yet): 100 with the error text to a request, 101 otherwise.
 func (s *Server) answerFailure(c *conn, m proto.Message, err error) {
 	c.log.Warn("request failed", "type", m.Type(), "err", err)
+	text := failureText(err)
 	if r, ok := m.(proto.Requester); ok {
-		s.reply(c, proto.ErrorResponse{RequestID: r.Request(), Value: err.Error()})
+		s.reply(c, proto.ErrorResponse{RequestID: r.Request(), Value: text})
 		return
 	}
-	s.reply(c, proto.Error{Value: err.Error()})
+	s.reply(c, proto.Error{Value: text})
+}
+
+// failureText is what a client is told of a failure: the protocol's own
+// texts (Server busy., Too many failed logins…, Message not stored.) and
+// a stub's "not implemented" as they are; anything else — a full disk, a
+// read-only or corrupt database, SQLite's own words — is Storage failed.
+// The details are in the log, for the operator; a client could do nothing
+// with them, and they tell an attacker about the server's insides.
+func failureText(err error) string {
+	for _, known := range []error{errBusy, errTooManyFailures, errNotStored, lab.ErrNotImplemented} {
+		if errors.Is(err, known) {
+			return err.Error()
+		}
+	}
+	return proto.MsgStorageFailed
 }
 
 // session returns c's user, under s.mu; nil if c is not authenticated.

@@ -24,9 +24,10 @@ func (s *Server) keepAlive(nc net.Conn) {
 //     descriptors for ever;
 //   - authenticated and sending heartbeats: IdleTimeout from now, so that a
 //     client that hung, or whose network went away, is logged out;
-//   - authenticated without heartbeats (the original's clients): no
-//     deadline — they never promised to speak, and TCP keep-alive finds the
-//     dead ones.
+//   - authenticated without heartbeats (the original's clients): MaxIdle
+//     from now (30 min) — they never promised to speak, TCP keep-alive finds
+//     the dead ones, and MaxIdle the live ones that hold a descriptor for
+//     nothing.
 func (s *Server) readDeadline(c *conn) time.Time {
 	// TODO(ex 7.6): Done when: the three cases above hold, read under s.mu
 	// (c.user and c.heartbeat change under it): the zero time means no

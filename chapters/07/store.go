@@ -33,7 +33,9 @@ type Store interface {
 	// survives a crash of the process and of the machine. Ids are never
 	// reused, also not after a restart.
 	AppendMessages(msgs []NewMessage) ([]uint32, error)
-	// History returns the newest limit messages of channel, oldest first.
+	// History returns the newest limit messages of channel, oldest first;
+	// it may return fewer when more would not fit in one frame (1 MiB of
+	// content).
 	History(channel uint32, limit int) ([]proto.ChatMessage, error)
 	// Close releases the store.
 	Close() error

@@ -26,15 +26,17 @@ func (s *Server) createUser(c *conn, m proto.CreateUserRequest) error {
 func (s *Server) authenticate(c *conn, m proto.AuthenticateRequest) error {
 	// TODO(ex 7.2): Done when: a connection that has a user is refused with 100
 	// "Already logged in."; a wrong password and an unknown name get the same
-	// 100 "Wrong username or password" after the same work (checkPassword
-	// checks an unknown name against the dummy hash), and that check runs
-	// without s.mu; a user with a session on another connection is refused with
-	// 100 "<name> is already logged in." and that session goes on; otherwise
-	// the session is recorded (s.sessions, c.user), c gets 116 and every open
-	// connection 126. The test for another session and the recording are one
-	// critical section under s.mu, so that two simultaneous logins of one user
-	// cannot both succeed, and 116 and 126 are queued in that same section, so
-	// that nobody sees them the other way round. Checked by TestEx7_2_Users.
+	// 100 "Wrong username or password" after the same work (the given
+	// checkPassword, asked with no user for an unknown name, checks against
+	// the dummy hash and counts failures; an error of its own is returned as
+	// it is), and that check runs without s.mu; a user with a session on another
+	// connection is refused with 100 "<name> is already logged in." and that
+	// session goes on; otherwise the session is recorded (s.sessions, c.user),
+	// c gets 116 and every open connection 126. The test for another session
+	// and the recording are one critical section under s.mu, so that two
+	// simultaneous logins of one user cannot both succeed, and 116 and 126 are
+	// queued in that same section, so that nobody sees them the other way
+	// round. Checked by TestEx7_2_Users.
 	return notImplemented("7.2", "Server.authenticate")
 }
 
@@ -75,6 +77,8 @@ func (s *Server) getUsers(c *conn, m proto.GetUsersRequest) error {
 	// TODO(ex 7.2): Done when: without a session the answer is 100 "Not
 	// authorized."; otherwise 112 lists the users of the ids asked, in the
 	// order asked, repeated ones repeated and unknown ones left out, read from
-	// the caches under s.mu. Checked by TestEx7_2_Users.
+	// the caches under s.mu; a list whose items' itemCost passes replyRoom is
+	// answered 100 "Reply too large." instead, and the reply is encoded after
+	// s.mu is released. Checked by TestEx7_2_Users.
 	return notImplemented("7.2", "Server.getUsers")
 }

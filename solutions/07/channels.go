@@ -1,7 +1,6 @@
 package chatcore
 
 import (
-	"cmp"
 	"slices"
 
 	"serverlab/tools/chatcore/proto"
@@ -19,7 +18,12 @@ func (s *Server) createChannel(c *conn, m proto.CreateChannelRequest) error {
 	s.mu.Lock()
 	id, exists := s.byName[m.Name]
 	ch := s.channels[id]
+	full := len(s.channels) >= s.cfg.MaxChannels || s.created[c.user.id] >= s.cfg.MaxChannelsPerUser
 	s.mu.Unlock()
+	if !exists && full {
+		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgTooManyChannels})
+		return nil
+	}
 	created := false
 	if !exists {
 		var err error
@@ -32,24 +36,38 @@ func (s *Server) createChannel(c *conn, m proto.CreateChannelRequest) error {
 	s.addChannel(ch)
 	s.reply(c, proto.CreateChannelResponse{RequestID: m.RequestID, Channel: ch})
 	if created {
+		s.created[c.user.id]++
 		s.broadcastLocked(s.conns, proto.ChannelCreateEvent{Channel: ch, UserID: c.user.id})
 	}
 	return nil
 }
 
-// getChannels lists every channel in ascending id order (119 → 120).
+// getChannels lists the channels in ascending id order (119 → 120). The
+// list is cut where its next item would not fit in one frame, so its cost
+// is bounded before it is built, and the lock is held for at most one
+// frame's worth of items; with the default limits (MaxChannels names of at
+// most MaxChannelName bytes) every channel fits, and only a database from
+// before the limits can have more.
 func (s *Server) getChannels(c *conn, m proto.GetChannelsRequest) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if c.user == nil {
+		s.mu.Unlock()
 		s.notAuthorized(c, m.RequestID)
 		return nil
 	}
-	chs := make([]proto.Channel, 0, len(s.channels))
-	for _, ch := range s.channels {
-		chs = append(chs, ch)
+	n, size := 0, 0
+	for _, ch := range s.chanList {
+		if size += itemCost(ch.Name); size > replyRoom {
+			break
+		}
+		n++
 	}
-	slices.SortFunc(chs, func(a, b proto.Channel) int { return cmp.Compare(a.ID, b.ID) })
+	chs := slices.Clone(s.chanList[:n])
+	all := len(s.chanList)
+	s.mu.Unlock()
+	if n < all {
+		c.log.Warn("channel list cut to fit one frame", "sent", n, "channels", all)
+	}
 	s.reply(c, proto.GetChannelsResponse{RequestID: m.RequestID, Channels: chs})
 	return nil
 }

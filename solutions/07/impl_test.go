@@ -15,17 +15,31 @@ import (
 var impl = chatcoretest.Impl{
 	NewServer: func(c chatcoretest.Config) (lab.Server, error) {
 		return chatcore.New(chatcore.Config{
-			DBPath:       c.DBPath,
-			MaxPending:   c.MaxPending,
-			LoginTimeout: c.LoginTimeout,
-			IdleTimeout:  c.IdleTimeout,
-			CommitWindow: c.CommitWindow,
-			WriteTimeout: c.WriteTimeout,
-			Admins:       c.Admins,
-			TLS:          c.TLS,
-			OnCommit:     c.OnCommit,
-			Hash:         chatcore.HashParams{Time: 1, MemoryKiB: 64, Threads: 1}, // cheap: tests log in often
-			Logger:       c.Logger,
+			DBPath:             c.DBPath,
+			MaxPending:         c.MaxPending,
+			LoginTimeout:       c.LoginTimeout,
+			IdleTimeout:        c.IdleTimeout,
+			CommitWindow:       c.CommitWindow,
+			WriteTimeout:       c.WriteTimeout,
+			Admins:             c.Admins,
+			MaxUserName:        c.MaxUserName,
+			MaxChannelName:     c.MaxChannelName,
+			MaxMessage:         c.MaxMessage,
+			MaxChannels:        c.MaxChannels,
+			MaxChannelsPerUser: c.MaxChannelsPerUser,
+			MaxUserIDs:         c.MaxUserIDs,
+			MaxLoginFailures:   c.MaxLoginFailures,
+			AddressFailures:    c.AddressFailures,
+			FailureWindow:      c.FailureWindow,
+			HashWait:           c.HashWait,
+			HashQueue:          c.HashQueue,
+			MaxConnections:     c.MaxConnections,
+			MaxIdle:            c.MaxIdle,
+			PreAuthBudget:      c.PreAuthBudget,
+			TLS:                c.TLS,
+			OnCommit:           c.OnCommit,
+			Hash:               chatcore.HashParams{Time: 1, MemoryKiB: 64, Threads: 1}, // cheap: tests log in often
+			Logger:             c.Logger,
 		})
 	},
 }

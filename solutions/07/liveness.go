@@ -26,9 +26,10 @@ func (s *Server) keepAlive(nc net.Conn) {
 //     descriptors for ever;
 //   - authenticated and sending heartbeats: IdleTimeout from now, so that a
 //     client that hung, or whose network went away, is logged out;
-//   - authenticated without heartbeats (the original's clients): no
-//     deadline — they never promised to speak, and TCP keep-alive finds the
-//     dead ones.
+//   - authenticated without heartbeats (the original's clients): MaxIdle
+//     from now (30 min) — they never promised to speak, TCP keep-alive finds
+//     the dead ones, and MaxIdle the live ones that hold a descriptor for
+//     nothing.
 func (s *Server) readDeadline(c *conn) time.Time {
 	switch {
 	case s.session(c) == nil:
@@ -36,7 +37,7 @@ func (s *Server) readDeadline(c *conn) time.Time {
 	case c.heartbeat:
 		return time.Now().Add(s.cfg.IdleTimeout)
 	}
-	return time.Time{}
+	return time.Now().Add(s.cfg.MaxIdle)
 }
 
 // frameDeadline is when a frame whose first byte has arrived must be

@@ -43,14 +43,17 @@ var errBadHash = errors.New("chatcore: unreadable password hash")
 //
 // so that the parameters travel with the hash and can be raised later
 // without breaking old hashes. At most GOMAXPROCS hashes run at once (see
-// Server.hashSlots).
+// hashQueue).
 func (s *Server) hashPassword(password string) (string, error) {
 	salt := make([]byte, saltLen)
 	if _, err := rand.Read(salt); err != nil {
 		return "", err
 	}
 	p := s.cfg.Hash
-	key := s.argon2(password, salt, p)
+	key, err := s.argon2(password, salt, p)
+	if err != nil {
+		return "", err
+	}
 	b64 := base64.RawStdEncoding
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s",
 		argon2.Version, p.MemoryKiB, p.Time, p.Threads, b64.EncodeToString(salt), b64.EncodeToString(key)), nil
@@ -65,15 +68,20 @@ func (s *Server) verifyPassword(password, hash string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	got := s.argon2(password, salt, p)
+	got, err := s.argon2(password, salt, p)
+	if err != nil {
+		return false, err
+	}
 	return subtle.ConstantTimeCompare(got, key) == 1, nil
 }
 
-// argon2 runs one hash in one of the hash slots.
-func (s *Server) argon2(password string, salt []byte, p HashParams) []byte {
-	s.hashSlots <- struct{}{}
-	defer func() { <-s.hashSlots }()
-	return argon2.IDKey([]byte(password), salt, p.Time, p.MemoryKiB, p.Threads, keyLen)
+// argon2 runs one hash in the hash queue (see hashQueue): errBusy if it
+// could not start within HashWait.
+func (s *Server) argon2(password string, salt []byte, p HashParams) (key []byte, err error) {
+	err = s.hashes.run(func() {
+		key = argon2.IDKey([]byte(password), salt, p.Time, p.MemoryKiB, p.Threads, keyLen)
+	})
+	return key, err
 }
 
 // parseHash reads a PHC string made by hashPassword.
@@ -102,7 +110,16 @@ func parseHash(hash string) (p HashParams, salt, key []byte, err error) {
 // "no such user" takes as long as "wrong password" and the answer time does
 // not tell which names exist.
 func (s *Server) dummyHash() string {
-	s.dummyOnce.Do(func() { s.dummy, _ = s.hashPassword("no such user") })
+	s.dummyOnce.Do(func() {
+		// Outside the hash queue: it must not fail for being busy.
+		salt := make([]byte, saltLen)
+		rand.Read(salt) // never fails (crypto/rand panics instead)
+		p := s.cfg.Hash
+		key := argon2.IDKey([]byte("no such user"), salt, p.Time, p.MemoryKiB, p.Threads, keyLen)
+		b64 := base64.RawStdEncoding
+		s.dummy = fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s",
+			argon2.Version, p.MemoryKiB, p.Time, p.Threads, b64.EncodeToString(salt), b64.EncodeToString(key))
+	})
 	return s.dummy
 }
 
@@ -178,20 +195,35 @@ func (lm *loginMemo) recall(id uint32, password string) bool {
 	return ok && hmac.Equal(t[:], e.tag[:])
 }
 
-// checkPassword reports whether password is u's; u nil (an unknown name) is
-// checked against the dummy hash and is never a match. A password u proved
-// to know lately (see loginMemo) is not hashed again.
-func (s *Server) checkPassword(u *user, password string) (bool, error) {
-	if u == nil {
-		_, err := s.verifyPassword(password, s.dummyHash())
-		return false, err
-	}
-	if s.logins.recall(u.id, password) {
+// checkPassword reports whether password is u's, for a login on c; u nil
+// (an unknown name) is checked against the dummy hash and is never a match.
+// A password u proved to know lately (see loginMemo) is not hashed again.
+// Failures are counted for c and for its address: an address with too many
+// gets errTooManyFailures without a hash (see failureLimiter), and c is
+// closed after its MaxLoginFailures-th (see dispatch). A hash that cannot
+// start in time is errBusy.
+func (s *Server) checkPassword(c *conn, u *user, password string) (bool, error) {
+	if u != nil && s.logins.recall(u.id, password) {
 		return true, nil
 	}
-	ok, err := s.verifyPassword(password, u.hash)
-	if ok {
-		s.logins.remember(u.id, password)
+	if !s.failures.allowed(c.addr) {
+		return false, errTooManyFailures
 	}
-	return ok, err
+	hash := s.dummyHash()
+	if u != nil {
+		hash = u.hash
+	}
+	ok, err := s.verifyPassword(password, hash)
+	if err != nil {
+		return false, err
+	}
+	if u == nil || !ok {
+		s.failures.failed(c.addr)
+		if c.loginFailures++; c.loginFailures >= s.cfg.MaxLoginFailures {
+			return false, errTooManyFailures
+		}
+		return false, nil
+	}
+	s.logins.remember(u.id, password)
+	return true, nil
 }

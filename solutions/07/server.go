@@ -1,12 +1,14 @@
 package chatcore
 
 import (
+	"cmp"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,8 +52,52 @@ type Config struct {
 	// (default 2 s).
 	ShutdownGrace time.Duration
 	// Admins are the user names that may stop the server with Shutdown
-	// (102). Nobody else may: the original let any logged-in user do it.
+	// (102). Nobody else may: the original let any logged-in user do it. A
+	// name counts only if its account was in the database when the server
+	// started (created by the operator: chatcore-server -add-user), so that
+	// registering a name, which anyone may do, never grants the right.
 	Admins []string
+	// MaxConnections bounds the open connections (default 4096, a common
+	// file-descriptor limit less room for the database and the listener); a
+	// connection past it is told Server busy. and closed.
+	MaxConnections int
+	// PreAuthBudget bounds the bytes of frames over 64 KiB that
+	// unauthenticated connections may be reading at once, together (default
+	// 64 MiB); one that does not fit is told Server busy. and closed.
+	PreAuthBudget int
+	// MaxIdle is how long any connection may stay silent, heartbeat or not
+	// (default 30 min): a client that says nothing for that long holds a
+	// file descriptor and a session for nobody.
+	MaxIdle time.Duration
+	// MaxUserName and MaxChannelName bound a name, in bytes (defaults 32
+	// and 64). Names are also checked for what they may hold (validName).
+	MaxUserName    int
+	MaxChannelName int
+	// MaxMessage bounds a chat message's content, in bytes (default 16 KiB).
+	// Whatever it is set to, a message whose JSON would not fit alone in a
+	// GetChats reply is refused.
+	MaxMessage int
+	// MaxChannels bounds the channels of the server (default 4096: their
+	// list always fits in one frame), MaxChannelsPerUser the channels one
+	// user may create while the server runs (default 64).
+	MaxChannels        int
+	MaxChannelsPerUser int
+	// MaxUserIDs bounds the ids of one GetUsers request (default 1000, as
+	// many as a full history has authors).
+	MaxUserIDs int
+	// HashWait is the longest a password hash may wait for a core (default
+	// 8 s, under the original load tester's 10 s request timeout); one that
+	// cannot start in time is answered Server busy. HashQueue bounds the
+	// hashes waiting (default 128 per core).
+	HashWait  time.Duration
+	HashQueue int
+	// MaxLoginFailures is how many failed logins close a connection
+	// (default 5); AddressFailures how many failed logins one client address
+	// may have per FailureWindow (defaults 20 per minute) before its logins
+	// are refused without a hash.
+	MaxLoginFailures int
+	AddressFailures  int
+	FailureWindow    time.Duration
 	// Hash is the cost of the password hash (default DefaultHash).
 	Hash HashParams
 	// TLS, if set, makes every connection a TLS server connection.
@@ -72,6 +118,22 @@ const (
 	DefaultWriteTimeout  = 10 * time.Second
 	DefaultMaxBatch      = 512
 	DefaultShutdownGrace = 2 * time.Second
+
+	DefaultMaxUserName        = 32
+	DefaultMaxChannelName     = 64
+	DefaultMaxMessage         = 16 << 10
+	DefaultMaxChannels        = 4096
+	DefaultMaxChannelsPerUser = 64
+	DefaultMaxUserIDs         = 1000
+
+	DefaultMaxConnections   = 4096
+	DefaultMaxIdle          = 30 * time.Minute
+	DefaultPreAuthBudget    = 64 << 20
+	DefaultHashWait         = 8 * time.Second
+	DefaultHashQueuePerCore = 128
+	DefaultMaxLoginFailures = 5
+	DefaultAddressFailures  = 20
+	DefaultFailureWindow    = time.Minute
 )
 
 // Server is the chatcore server.
@@ -83,10 +145,14 @@ type Server struct {
 
 	// appends is the committer's queue (exercise 7.4).
 	appends chan *appendRequest
-	// hashSlots bounds the password hashes running at once: each takes
+	// hashes bounds the password hashes running at once (each takes
 	// Hash.MemoryKiB of memory, and 450 clients logging in together must not
-	// take 450 times that.
-	hashSlots chan struct{}
+	// take 450 times that) and how long they may wait.
+	hashes *hashQueue
+	// failures counts failed logins per client address.
+	failures *failureLimiter
+	// inputUsed is the part of PreAuthBudget in use (see admitInput).
+	inputUsed atomic.Int64
 	dummyState
 	// logins remembers verified passwords for a while (see loginMemo).
 	logins loginMemo
@@ -105,6 +171,8 @@ type Server struct {
 	sessions map[uint32]*conn // by user id: a user is logged in on one connection at most
 	channels map[uint32]proto.Channel
 	byName   map[string]uint32 // channel ids by name
+	chanList []proto.Channel   // every channel, by ascending id
+	created  map[uint32]int    // channels created by each user since the start
 	members  map[uint32]map[*conn]struct{}
 
 	done      chan struct{} // closed when Close starts: stops accepting
@@ -127,22 +195,21 @@ type user struct {
 func New(cfg Config) (*Server, error) {
 	cfg = withDefaults(cfg)
 	s := &Server{
-		cfg:       cfg,
-		log:       cfg.Logger,
-		admins:    make(map[string]bool),
-		appends:   make(chan *appendRequest, cfg.MaxBatch),
-		hashSlots: make(chan struct{}, runtime.GOMAXPROCS(0)),
-		conns:     make(map[*conn]struct{}),
-		users:     make(map[string]*user),
-		usersID:   make(map[uint32]*user),
-		sessions:  make(map[uint32]*conn),
-		channels:  make(map[uint32]proto.Channel),
-		byName:    make(map[string]uint32),
-		members:   make(map[uint32]map[*conn]struct{}),
-		done:      make(chan struct{}),
-	}
-	for _, name := range cfg.Admins {
-		s.admins[name] = true
+		cfg:      cfg,
+		log:      cfg.Logger,
+		admins:   make(map[string]bool),
+		appends:  make(chan *appendRequest, cfg.MaxBatch),
+		hashes:   newHashQueue(runtime.GOMAXPROCS(0), cfg.HashQueue, cfg.HashWait),
+		failures: newFailureLimiter(cfg.AddressFailures, cfg.FailureWindow),
+		conns:    make(map[*conn]struct{}),
+		users:    make(map[string]*user),
+		usersID:  make(map[uint32]*user),
+		sessions: make(map[uint32]*conn),
+		channels: make(map[uint32]proto.Channel),
+		byName:   make(map[string]uint32),
+		created:  make(map[uint32]int),
+		members:  make(map[uint32]map[*conn]struct{}),
+		done:     make(chan struct{}),
 	}
 	store := cfg.Store
 	if store == nil {
@@ -157,6 +224,7 @@ func New(cfg Config) (*Server, error) {
 		store.Close()
 		return nil, err
 	}
+	s.grantAdmins(cfg.Admins)
 	return s, nil
 }
 
@@ -187,6 +255,20 @@ func withDefaults(cfg Config) Config {
 	if cfg.ShutdownGrace <= 0 {
 		cfg.ShutdownGrace = DefaultShutdownGrace
 	}
+	cfg.MaxUserName = orDefault(cfg.MaxUserName, DefaultMaxUserName)
+	cfg.MaxChannelName = orDefault(cfg.MaxChannelName, DefaultMaxChannelName)
+	cfg.MaxMessage = orDefault(cfg.MaxMessage, DefaultMaxMessage)
+	cfg.MaxChannels = orDefault(cfg.MaxChannels, DefaultMaxChannels)
+	cfg.MaxChannelsPerUser = orDefault(cfg.MaxChannelsPerUser, DefaultMaxChannelsPerUser)
+	cfg.MaxUserIDs = orDefault(cfg.MaxUserIDs, DefaultMaxUserIDs)
+	cfg.MaxConnections = orDefault(cfg.MaxConnections, DefaultMaxConnections)
+	cfg.MaxIdle = orDefault(cfg.MaxIdle, DefaultMaxIdle)
+	cfg.PreAuthBudget = orDefault(cfg.PreAuthBudget, DefaultPreAuthBudget)
+	cfg.HashWait = orDefault(cfg.HashWait, DefaultHashWait)
+	cfg.HashQueue = orDefault(cfg.HashQueue, DefaultHashQueuePerCore*runtime.GOMAXPROCS(0))
+	cfg.MaxLoginFailures = orDefault(cfg.MaxLoginFailures, DefaultMaxLoginFailures)
+	cfg.AddressFailures = orDefault(cfg.AddressFailures, DefaultAddressFailures)
+	cfg.FailureWindow = orDefault(cfg.FailureWindow, DefaultFailureWindow)
 	if cfg.Hash == (HashParams{}) {
 		cfg.Hash = DefaultHash
 	}
@@ -194,6 +276,14 @@ func withDefaults(cfg Config) Config {
 		cfg.Logger = slog.Default()
 	}
 	return cfg
+}
+
+// orDefault is v, or def if v is not positive.
+func orDefault[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // load fills the caches from the store.
@@ -223,8 +313,14 @@ func (s *Server) addUser(u *user) {
 }
 
 func (s *Server) addChannel(ch proto.Channel) {
+	if _, ok := s.channels[ch.ID]; ok {
+		return
+	}
 	s.channels[ch.ID] = ch
 	s.byName[ch.Name] = ch.ID
+	// Ids mostly come in ascending order, so this is nearly always an append.
+	i, _ := slices.BinarySearchFunc(s.chanList, ch.ID, func(c proto.Channel, id uint32) int { return cmp.Compare(c.ID, id) })
+	s.chanList = slices.Insert(s.chanList, i, ch)
 }
 
 // Serve accepts connections on ln and serves each with a reader and a writer
@@ -272,7 +368,11 @@ func (s *Server) handle(nc net.Conn) {
 	defer s.readers.Done()
 	s.keepAlive(nc)
 	nc = s.wrapTLS(nc)
-	c := s.track(nc)
+	c, err := s.track(nc)
+	if errors.Is(err, errTooManyConns) {
+		s.refuse(nc)
+		return
+	}
 	if c == nil {
 		nc.Close() // accepted while Close was running
 		return
@@ -282,7 +382,7 @@ func (s *Server) handle(nc net.Conn) {
 		defer s.writers.Done()
 		c.writeLoop(s.cfg.WriteTimeout)
 	}()
-	err := s.readLoop(c)
+	err = s.readLoop(c)
 	s.disconnect(c)
 	c.log.Debug("connection ended", "why", err)
 }
@@ -299,12 +399,19 @@ func (s *Server) wrapTLS(nc net.Conn) net.Conn {
 	return tls.Server(nc, s.cfg.TLS)
 }
 
-// track registers a new connection, or returns nil if the server is closed.
-func (s *Server) track(nc net.Conn) *conn {
+// errTooManyConns is why a connection past MaxConnections was refused.
+var errTooManyConns = errors.New("too many connections")
+
+// track registers a new connection, or returns nil if the server is closed
+// (and errTooManyConns if it has MaxConnections already).
+func (s *Server) track(nc net.Conn) (*conn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil
+		return nil, nil
+	}
+	if len(s.conns) >= s.cfg.MaxConnections {
+		return nil, errTooManyConns
 	}
 	s.nextConn++
 	c := &conn{
@@ -313,9 +420,22 @@ func (s *Server) track(nc net.Conn) *conn {
 		out:     newOutbox(s.cfg.MaxPending),
 		log:     s.log.With("conn", s.nextConn, "remote", nc.RemoteAddr()),
 		loginBy: time.Now().Add(s.cfg.LoginTimeout),
+		addr:    host(nc),
 	}
 	s.conns[c] = struct{}{}
-	return c
+	return c, nil
+}
+
+// refuse tells a connection past MaxConnections "Server busy." (101) and
+// closes it, as NATS answers -ERR 'maximum connections exceeded': the client
+// learns why, and nothing of it is kept. The write has a short deadline, in
+// this connection's own goroutine.
+func (s *Server) refuse(nc net.Conn) {
+	defer nc.Close()
+	s.log.Warn("connection refused: too many connections", "remote", nc.RemoteAddr(), "limit", s.cfg.MaxConnections)
+	b, _ := proto.Encode(proto.Error{Value: proto.MsgServerBusy})
+	nc.SetWriteDeadline(time.Now().Add(time.Second))
+	nc.Write(b)
 }
 
 // disconnect forgets a connection whose reader has ended: its session ends
@@ -324,6 +444,7 @@ func (s *Server) track(nc net.Conn) *conn {
 // sends what is queued and closes the socket. During Close the outbox stays
 // open, because Close still sends the last messages and a notice.
 func (s *Server) disconnect(c *conn) {
+	s.releaseInput(c)
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.endSession(c)
@@ -364,12 +485,23 @@ func (s *Server) drop(c *conn) {
 	c.nc.Close()
 }
 
-// reply encodes m and sends it to c.
+// reply encodes m and sends it to c. A reply that cannot be encoded — it
+// would pass the 1 MiB frame, which the client would drop — is answered with
+// Reply too large. (100 with the request's id, or 101), never with silence:
+// the original sent such frames anyway, and its clients dropped the
+// connection.
 func (s *Server) reply(c *conn, m proto.Message) {
 	b, err := proto.Encode(m)
 	if err != nil {
 		c.log.Error("cannot encode a reply", "type", m.Type(), "err", err)
-		return
+		if r, ok := m.(proto.Requester); ok {
+			b, err = proto.Encode(proto.ErrorResponse{RequestID: r.Request(), Value: proto.MsgReplyTooLarge})
+		} else {
+			b, err = proto.Encode(proto.Error{Value: proto.MsgReplyTooLarge})
+		}
+		if err != nil {
+			return // cannot happen: both are a few bytes
+		}
 	}
 	s.send(c, b)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"slices"
 
 	"modernc.org/sqlite"
@@ -38,24 +39,30 @@ CREATE INDEX IF NOT EXISTS chat_messages_by_channel ON chat_messages(channel_id,
 // may lose the last commits on a power cut, and kept messages in memory for
 // up to a second before writing them at all.)
 type SQLiteStore struct {
-	db *sql.DB
+	db   *sql.DB
+	lock *os.File // holds the exclusive lock on the file (see lockDB)
 }
 
 // NewSQLiteStore opens (creating if needed) the database at path. hash
 // turns a plain-text password of an old database into a stored hash; it may
 // be nil if there is none to convert.
 func NewSQLiteStore(path string, hash func(password string) (string, error)) (*SQLiteStore, error) {
+	lock, err := lockDB(path)
+	if err != nil {
+		return nil, err
+	}
 	q := url.Values{}
 	for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)", "busy_timeout(10000)"} {
 		q.Add("_pragma", p)
 	}
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
+		lock.Close()
 		return nil, err
 	}
-	s := &SQLiteStore{db: db}
+	s := &SQLiteStore{db: db, lock: lock}
 	if err := s.init(hash); err != nil {
-		db.Close()
+		s.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return s, nil
@@ -212,7 +219,11 @@ func (s *SQLiteStore) AppendMessages(msgs []NewMessage) (ids []uint32, err error
 	return ids, tx.Commit()
 }
 
-// History implements Store. Ids come from SQLite's rowid, which is the
+// History implements Store. It reads newest first and stops once the
+// messages read pass what one frame can hold: the caller could not send
+// more, and 285 messages of 1 MiB each (possible in a database from before
+// the message limit) must not all be read into memory to answer one
+// request. Ids come from SQLite's rowid, which is the
 // largest id in the table plus one: messages are never deleted, so an id is
 // never handed out twice, before or after a restart.
 func (s *SQLiteStore) History(channel uint32, limit int) ([]proto.ChatMessage, error) {
@@ -223,19 +234,21 @@ func (s *SQLiteStore) History(channel uint32, limit int) ([]proto.ChatMessage, e
 	}
 	defer rows.Close()
 	var msgs []proto.ChatMessage
-	for rows.Next() {
+	size := 0
+	for size <= proto.MaxFrame && rows.Next() {
 		var m proto.ChatMessage
 		if err := rows.Scan(&m.ID, &m.UserID, &m.Content); err != nil {
 			return nil, err
 		}
 		msgs = append(msgs, m)
+		size += len(m.Content) // stop reading once a frame could not hold more
 	}
 	slices.Reverse(msgs) // newest first from the index; the protocol wants oldest first
 	return msgs, rows.Err()
 }
 
 // Close implements Store.
-func (s *SQLiteStore) Close() error { return s.db.Close() }
+func (s *SQLiteStore) Close() error { return errors.Join(s.db.Close(), s.lock.Close()) }
 
 // isConstraint reports whether err is SQLite's UNIQUE (or other constraint)
 // violation.

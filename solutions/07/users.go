@@ -52,7 +52,7 @@ func (s *Server) authenticate(c *conn, m proto.AuthenticateRequest) error {
 		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgAlreadyLoggedIn})
 		return nil
 	}
-	ok, err := s.checkPassword(u, m.Password)
+	ok, err := s.checkPassword(c, u, m.Password)
 	if err != nil {
 		return err
 	}
@@ -123,19 +123,32 @@ func (s *Server) getUser(c *conn, m proto.GetUserRequest) error {
 }
 
 // getUsers looks users up by id (111 → 112), in the order asked; unknown
-// ids are left out and repeated ones repeated, as in the original.
+// ids are left out and repeated ones repeated, as in the original. admit
+// bounds the ids (MaxUserIDs); the reply's size is added up as it is
+// gathered, and one that would not fit in a frame (only a database from
+// before the name limits can have such names) is answered Reply too large.
+// without being built. The reply is encoded after the lock is released.
 func (s *Server) getUsers(c *conn, m proto.GetUsersRequest) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if c.user == nil {
+		s.mu.Unlock()
 		s.notAuthorized(c, m.RequestID)
 		return nil
 	}
 	users := make([]proto.User, 0, len(m.UserIDs))
+	size := 0
 	for _, id := range m.UserIDs {
 		if u, ok := s.usersID[id]; ok {
+			if size += itemCost(u.name); size > replyRoom {
+				break
+			}
 			users = append(users, proto.User{ID: u.id, Name: u.name})
 		}
+	}
+	s.mu.Unlock()
+	if size > replyRoom {
+		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgReplyTooLarge})
+		return nil
 	}
 	s.reply(c, proto.GetUsersResponse{RequestID: m.RequestID, Users: slices.Clip(users)})
 	return nil

@@ -26,7 +26,8 @@ func BackPressure(t *testing.T, impl Impl) {
 	// A write that blocks for a minute fails too, and drops its client: a
 	// server that never drops for the bound must not pass because of it.
 	gate := &commitGate{}
-	e := start(k, impl, Config{MaxPending: limit, WriteTimeout: time.Minute, OnCommit: gate.onCommit})
+	e := start(k, impl, Config{MaxPending: limit, WriteTimeout: time.Minute, OnCommit: gate.onCommit,
+		MaxMessage: 256 << 10})
 
 	check(k, e, "slow-consumer-dropped", func(k *testkit.T, e *env) {
 		a, b := e.login("bp-sender"), e.login("bp-reader")

@@ -122,4 +122,6 @@ func Channels(t *testing.T, impl Impl) {
 		a.callExpect("and its name is still taken", proto.CreateChannelRequest{RequestID: 2, Name: "lasting"},
 			proto.CreateChannelResponse{RequestID: 2, Channel: ch})
 	})
+
+	channelLimits(k, impl, e)
 }

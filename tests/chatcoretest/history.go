@@ -174,4 +174,6 @@ func History(t *testing.T, impl Impl) {
 				before.Messages, show(m))
 		}
 	})
+
+	historyLimits(k, impl, e)
 }

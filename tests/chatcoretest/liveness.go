@@ -73,6 +73,8 @@ func Liveness(t *testing.T, impl Impl) {
 		a.expectClosed("a frame that does not arrive whole within IdleTimeout (600ms) closes the connection "+
 			"(the original waited for ever: a slowloris holds a connection with one byte)", testkit.IOTimeout)
 	})
+
+	connectionLimits(k, impl, e)
 }
 
 // pause waits for d: these checks are about time passing, not about

@@ -14,8 +14,9 @@ import (
 )
 
 // Shutdown checks exercise 7.7: who may stop the server, and how it stops.
-// Shutdown (102) is refused to everyone but Config.Admins (the original let
-// any logged-in user stop it); an administrator's Shutdown, like Close,
+// Shutdown (102) is refused to everyone but Config.Admins whose accounts
+// existed when the server started (the original let any logged-in user stop
+// it; a name on the list that anyone could register would be no better); an administrator's Shutdown, like Close,
 // commits and delivers the messages in flight, tells every client "Server
 // shutting down." (101), closes every connection and makes Serve return
 // lab.ErrServerClosed. And the contract every server of the course keeps.
@@ -35,9 +36,29 @@ func Shutdown(t *testing.T, impl Impl) {
 		u.expectAnswer("and the server goes on", u.sendGetChannels())
 	})
 
+	check(k, e, "registration-grants-no-admin", func(k *testkit.T, e *env) {
+		// boss is on the list, but had no account when the server started:
+		// whoever registers the name first must not get to stop the server
+		// (on a fresh database, that would be any stranger).
+		claimer := e.login("boss")
+		claimer.settle()
+		claimer.send(proto.Shutdown{})
+		claimer.expect("Shutdown from a user who registered an administrator's name after the start (the list names "+
+			"accounts the operator made; registration, open to anyone, must not grant the right)",
+			proto.Error{Value: proto.MsgNotAllowed})
+		claimer.expectAnswer("and the server goes on", claimer.sendGetChannels())
+	})
+
 	check(k, e, "admin-shutdown", func(k *testkit.T, _ *env) {
-		e := start(k, impl, Config{Admins: []string{"boss"}})
-		boss, other, anon := e.login("boss"), e.login("sd-other"), e.dial("sd-anon")
+		// The operator's way: the administrator's account exists before
+		// the server that names it starts.
+		e := start(k, impl, Config{})
+		e.dial("the operator").register("boss")
+		e.cfg.Admins = []string{"boss"}
+		e.restart()
+		boss := e.dial("boss")
+		boss.authenticate("boss")
+		other, anon := e.login("sd-other"), e.dial("sd-anon")
 		// A round trip first: a connection still in the listen queue when
 		// Close closes the listener is reset, not told, and is no client yet.
 		anon.expectAnswer("a first request", anon.sendGetChannels())

@@ -54,6 +54,35 @@ type Config struct {
 	// The back-pressure checks set it long, so that only the outbox's bound
 	// can be what drops a client that stops reading.
 	WriteTimeout time.Duration
+	// Limits (0: the server's defaults, which the suite checks too; see
+	// docs/chatcore.md, "Limits"). Names are in bytes: MaxUserName (32),
+	// MaxChannelName (64); MaxMessage is a chat message's content in bytes
+	// (16 KiB); MaxChannels the channels of the server (4096);
+	// MaxChannelsPerUser the channels one user may create (64); MaxUserIDs
+	// the ids of one GetUsers (1000).
+	MaxUserName        int
+	MaxChannelName     int
+	MaxMessage         int
+	MaxChannels        int
+	MaxChannelsPerUser int
+	MaxUserIDs         int
+	// Failed logins: MaxLoginFailures on one connection close it (5);
+	// AddressFailures per FailureWindow from one address (20 a minute) make
+	// its further attempts refused without a hash. HashWait is the longest a
+	// password hash may wait for a core (8 s), HashQueue how many may wait.
+	MaxLoginFailures int
+	AddressFailures  int
+	FailureWindow    time.Duration
+	HashWait         time.Duration
+	HashQueue        int
+	// MaxConnections bounds the open connections (4096); one past it is
+	// told "Server busy." and closed. MaxIdle is how long any connection may
+	// stay silent, with heartbeats or without (30 minutes).
+	MaxConnections int
+	MaxIdle        time.Duration
+	// PreAuthBudget bounds the bytes of frames over 64 KiB that connections
+	// that have not logged in may be reading at once, together (64 MiB).
+	PreAuthBudget int
 	// Admins may stop the server with Shutdown (102).
 	Admins []string
 	// TLS, if set, makes the server speak TLS.

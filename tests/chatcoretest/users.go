@@ -144,6 +144,8 @@ func Users(t *testing.T, impl Impl) {
 		r.callExpect("a user survives a restart", proto.AuthenticateRequest{RequestID: 2, Name: "rita", Password: password("rita")},
 			proto.AuthenticateResponse{RequestID: 2, User: u})
 	})
+
+	userLimits(k, impl, e)
 }
 
 func toString(v any) string {

@@ -21,9 +21,13 @@ For the whole run, at once: an idle flood of limit+256 connections (so Accept fa
 are re-opened), 10 slowloris clients (one byte of a plausible request every 500 ms), 20 non-readers (a big file,
 pipelined `+"`show`"+` or `+"`HASH`"+`, or a chat login that never reads; they send again every 250 ms), 2
 clients sending 64 KiB of random bytes and closing, a connect/reset flood (SO_LINGER 0), and per protocol: 16
-broadcasts of 64 KiB a second (chat), `+"`PRIME 18446744073709551557`"+` every 2 s (jobs). Meanwhile 4
+broadcasts of 64 KiB a second (chat), `+"`PRIME 18446744073709551557`"+` every 2 s (jobs), and for chatcore
+(ch07) 8 password guessers (a wrong password every 20 ms each, reconnecting when closed), an abuser of sizes
+(1 MB names, a GetUsers of 100 000 ids, a GetUser whose answer cannot fit in a frame, every 200 ms) and 20
+strangers that each begin a 1 MiB frame and send 1 KiB of it a second. Meanwhile 4
 well-behaved clients make the everyday exchange and time it: a private message to a second reading client
-(chat), `+"`HASH a`"+` (jobs), `+"`buy 1 1`"+`/`+"`sell 2 1`"+` (stock: every acknowledged trade must be in
+(chat), a chat message stored and echoed to its sender (chatcore: each user registered with the default
+argon2id hash), `+"`HASH a`"+` (jobs), `+"`buy 1 1`"+`/`+"`sell 2 1`"+` (stock: every acknowledged trade must be in
 stock.txt after a clean stop), `+"`GET /small.html`"+` of 1 KiB (web, a new connection each time).
 
 A server passes when it did not crash, lost no acknowledged data, its well-behaved clients' p99 met the goal

@@ -63,6 +63,7 @@ func servers() []server {
 			slowloris: "GET /small.html HTTP/1.0\r\nHost: soak\r\n", nonReader: webNonReader,
 			client: webClient, clients: 4, goal: 250 * time.Millisecond, goalWhy: "a 1 KiB file served",
 			rssMiB: 64, rssWhy: "64 MiB: files are streamed (sendfile), -b 64 slots"},
+		chatcoreServer(),
 	}
 }
 

@@ -304,6 +304,16 @@ const (
 	MsgNotAllowed     = "Not allowed."
 	MsgShuttingDown   = "Server shutting down."
 	MsgServerBusy     = "Server busy."
+
+	// The course's limits (docs/chatcore.md, "Limits"): a request that
+	// passes one is refused with one of these, never dropped in silence.
+	MsgInvalidName     = "Invalid name."
+	MsgMessageTooLong  = "Message too long."
+	MsgTooManyChannels = "Too many channels."
+	MsgTooManyIDs      = "Too many user ids."
+	MsgReplyTooLarge   = "Reply too large."
+	MsgTooManyFailures = "Too many failed logins, try again later."
+	MsgStorageFailed   = "Storage failed."
 )
 
 // MsgUserLoggedIn is the answer to a login of a user who has a session on

@@ -10,10 +10,12 @@
 package main
 
 import (
+	"bufio"
 	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -47,6 +49,21 @@ func run(args []string) error {
 	maxPending := fs.Int("max-pending", chatcore.DefaultMaxPending, "bytes queued for one client before it is dropped as too slow")
 	hashTime := fs.Uint("hash-time", uint(chatcore.DefaultHash.Time), "argon2id passes per password hash")
 	hashMemory := fs.Uint("hash-memory", uint(chatcore.DefaultHash.MemoryKiB), "argon2id memory per password hash, in KiB")
+	var lim chatcore.Config
+	fs.IntVar(&lim.MaxConnections, "max-connections", chatcore.DefaultMaxConnections, "open connections; the one past it is told 'Server busy.' and closed")
+	fs.IntVar(&lim.PreAuthBudget, "pre-auth-budget", chatcore.DefaultPreAuthBudget, "bytes of large frames (over 64 KiB) that connections not logged in may be reading at once, together")
+	fs.DurationVar(&lim.MaxIdle, "max-idle", chatcore.DefaultMaxIdle, "how long any connection may stay silent")
+	fs.IntVar(&lim.MaxUserName, "max-user-name", chatcore.DefaultMaxUserName, "bytes of a user name")
+	fs.IntVar(&lim.MaxChannelName, "max-channel-name", chatcore.DefaultMaxChannelName, "bytes of a channel name")
+	fs.IntVar(&lim.MaxMessage, "max-message", chatcore.DefaultMaxMessage, "bytes of a chat message")
+	fs.IntVar(&lim.MaxChannels, "max-channels", chatcore.DefaultMaxChannels, "channels of the server")
+	fs.IntVar(&lim.MaxChannelsPerUser, "max-channels-per-user", chatcore.DefaultMaxChannelsPerUser, "channels one user may create while the server runs")
+	fs.IntVar(&lim.MaxUserIDs, "max-user-ids", chatcore.DefaultMaxUserIDs, "ids in one GetUsers")
+	fs.DurationVar(&lim.HashWait, "hash-wait", chatcore.DefaultHashWait, "longest a password hash waits for a core before the request is answered 'Server busy.'")
+	fs.IntVar(&lim.MaxLoginFailures, "max-login-failures", chatcore.DefaultMaxLoginFailures, "failed logins that close a connection")
+	fs.IntVar(&lim.AddressFailures, "address-failures", chatcore.DefaultAddressFailures, "failed logins per -failure-window from one address before its logins are refused")
+	fs.DurationVar(&lim.FailureWindow, "failure-window", chatcore.DefaultFailureWindow, "the window of -address-failures")
+	addUser := fs.String("add-user", "", "create this user in --db with the password read from standard input, and exit (how an administrator's account is made)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -55,8 +72,9 @@ func run(args []string) error {
 		return err
 	}
 	slog.SetDefault(log)
-	cfg := chatcore.Config{DBPath: *db, MaxPending: *maxPending, Logger: log,
-		Hash: chatcore.HashParams{Time: uint32(*hashTime), MemoryKiB: uint32(*hashMemory), Threads: 1}}
+	cfg := lim
+	cfg.DBPath, cfg.MaxPending, cfg.Logger = *db, *maxPending, log
+	cfg.Hash = chatcore.HashParams{Time: uint32(*hashTime), MemoryKiB: uint32(*hashMemory), Threads: 1}
 	if *admins != "" {
 		cfg.Admins = strings.Split(*admins, ",")
 	}
@@ -66,6 +84,9 @@ func run(args []string) error {
 			return fmt.Errorf("TLS: %w", err)
 		}
 		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	if *addUser != "" {
+		return addUserAndExit(cfg, *addUser, os.Stdin)
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(*ip, strconv.Itoa(*port)))
 	if err != nil {
@@ -78,6 +99,28 @@ func run(args []string) error {
 	}
 	log.Info("accepting clients", "addr", ln.Addr(), "db", *db)
 	return lab.ServeUntilSignal(srv, ln)
+}
+
+// addUserAndExit creates one account from the first line of in.
+func addUserAndExit(cfg chatcore.Config, name string, in io.Reader) error {
+	line, err := bufio.NewReader(in).ReadString('\n')
+	if err != nil && line == "" {
+		return fmt.Errorf("-add-user: read the password from standard input: %w", err)
+	}
+	password := strings.TrimRight(line, "\r\n")
+	if password == "" {
+		return errors.New("-add-user: the password is empty")
+	}
+	srv, err := chatcore.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	if err := srv.AddUser(name, password); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "chatcore-server: user %q created in %s\n", name, cfg.DBPath)
+	return nil
 }
 
 func logger(level string) (*slog.Logger, error) {
