@@ -23,10 +23,24 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // the reference server: register, log in, create a channel, join it and see
 // its history, chat with another user, log out.
 func TestLineMode(t *testing.T) {
-	srv, err := chatcore.New(chatcore.Config{
+	cfg := chatcore.Config{
 		DBPath: filepath.Join(t.TempDir(), "chat.db"), Logger: testkit.Logger(),
-		Hash: chatcore.HashParams{Time: 1, MemoryKiB: 64, Threads: 1}, Admins: []string{"bob"},
-	})
+		Hash: chatcore.HashParams{Time: 1, MemoryKiB: 64, Threads: 1},
+	}
+	// An administrator's account exists before the server that names it
+	// starts (chatcore-server -add-user): registration grants no rights.
+	op, err := chatcore.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := op.AddUser("bob", "pw-b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := op.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Admins = []string{"bob"}
+	srv, err := chatcore.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +59,6 @@ func TestLineMode(t *testing.T) {
 	defer bob.stop()
 
 	bob.do("/connect "+host+" "+port, "connected to ")
-	bob.do("/adduser bob pw-b", "user bob created (id 1)")
 	bob.do("/login bob pw-b", "logged in as bob")
 	bob.do("/addchannel general", "channel general (id 1)")
 	bob.do("/join 1", "joined general")
