@@ -30,13 +30,14 @@ type runner struct {
 	env       []string
 	user      *credential // run test binaries as this user; nil: as the grader
 	tmp       string      // the grader's scratch directory (records on the env fallback)
+	root      string      // the module root: what a sandboxed subject may read of the checkout
 }
 
 // newRunner finds test2json once: `go tool -n` prints the path of the built
 // tool, and running it directly saves starting the go command for every
 // exercise.
 func newRunner(ctx context.Context, root, tmp string, user *credential) *runner {
-	rn := &runner{env: raceEnv(os.Environ()), user: user, tmp: tmp}
+	rn := &runner{env: raceEnv(os.Environ()), user: user, tmp: tmp, root: root}
 	if user != nil {
 		// The user's own temporary directory (and home): the tests' files
 		// go there, the grader's stay out of reach.

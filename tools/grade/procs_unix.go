@@ -72,7 +72,7 @@ func (c *credential) own(path string) error {
 // note says so in the report.
 func studentUser(given *credential) (*credential, string) {
 	if given != nil {
-		return given, ""
+		return given, sandboxNote(given)
 	}
 	if os.Geteuid() != 0 {
 		if sandboxAvailable() {
@@ -85,5 +85,12 @@ func studentUser(given *credential) (*credential, string) {
 	if err != nil {
 		return nil, "the grader runs as root and found no user nobody: the students' code runs as root; pass -user"
 	}
-	return u, "the grader runs as root: the students' code runs as nobody (-user to choose another)"
+	return u, "the grader runs as root: the students' code runs as nobody (-user to choose another)" + sandboxNote(u)
+}
+
+func sandboxNote(*credential) string {
+	if sandboxAvailable() {
+		return ", in a sandbox of its own (Linux namespaces): it sees no other checkout and writes only its scratch folder"
+	}
+	return ""
 }

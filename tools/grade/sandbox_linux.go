@@ -1,111 +1,196 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// The sandbox of a subject run by a grader that is not root (a student's
-// own make grade, an instructor grading as themselves): new user, mount
-// and PID namespaces, in which every file system is read-only but the
-// exercise's scratch folder. The student's code can then write none of the
-// user's files (the Go build cache that later builds come from, the
-// grader's binaries, the course), and sees and signals no process outside
-// its own. The grader starts itself with sandboxFlag as the namespaces'
-// first process, which makes the mounts and then becomes the subject.
+// The sandbox a subject runs in: new mount and PID namespaces (and, for a
+// grader that is not root, a new user namespace), in which
+//
+//   - the places where other people's files live (/home, /root, /tmp,
+//     /var/tmp, and the top folder of each path the subject needs) are
+//     covered by empty file systems, and only the paths the subject needs
+//     (the course's checkout, the grader's binaries) are put back: another
+//     student's checkout, or the instructor's files, are not there to read;
+//   - every file system is read-only but the exercise's scratch folder: the
+//     student's code can write none of the user's files (the Go build cache
+//     that later builds come from, the grader's binaries, the course);
+//   - it is the first process of its own PID namespace: it sees and signals
+//     no process outside.
+//
+// The grader starts itself with sandboxFlag as the namespaces' first
+// process, which makes the mounts, gives up its privileges (as root: it
+// becomes the -user; otherwise: every capability) and becomes the subject.
 const sandboxFlag = "-sandbox-exec"
 
-// sandboxAvailable reports, once, whether this system lets an unprivileged
-// user make the namespaces (some distributions forbid it).
+// sandboxSpec is what the namespaces' first process is told.
+type sandboxSpec struct {
+	Visible  []string // read-only paths the subject needs
+	Writable string   // its scratch folder
+	Dir      string   // its working directory
+	UID, GID int      // the user to become (-1: stay, in a user namespace)
+}
+
+// sandboxAvailable reports, once, whether this system lets the grader make
+// the namespaces (some distributions forbid unprivileged user namespaces).
 var sandboxAvailable = sync.OnceValue(func() bool {
-	if os.Geteuid() == 0 {
-		return false // root grades with an unprivileged -user instead
-	}
-	self, err := os.Executable()
+	dir, err := os.MkdirTemp("", "serverlab-sandbox-")
 	if err != nil {
 		return false
 	}
-	cmd := exec.Command(self, sandboxFlag, os.TempDir(), "--", "/bin/true")
-	sandboxCmd(cmd)
+	defer os.RemoveAll(dir)
+	cmd := exec.Command("/bin/true")
+	if err := sandboxed(cmd, sandboxSpec{Writable: dir, Dir: dir, UID: -1, GID: -1}); err != nil {
+		return false
+	}
 	return cmd.Run() == nil
 })
 
-// sandboxCmd makes cmd start in the namespaces.
-func sandboxCmd(cmd *exec.Cmd) {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	// The user is root in the namespaces, so that the first process may
-	// mount; it gives up every capability before it becomes the subject.
-	cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
-	cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
-	cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
-	cmd.SysProcAttr.GidMappingsEnableSetgroups = false
-}
-
-// sandboxed rewrites cmd to run its program in the sandbox, with writable
-// the only folder it may write.
-func sandboxed(cmd *exec.Cmd, writable string) error {
+// sandboxed rewrites cmd to run its program in the sandbox.
+func sandboxed(cmd *exec.Cmd, spec sandboxSpec) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	cmd.Args = append([]string{self, sandboxFlag, writable, "--", cmd.Path}, cmd.Args[1:]...)
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return err
+	}
+	cmd.Args = append([]string{self, sandboxFlag, string(b), "--", cmd.Path}, cmd.Args[1:]...)
 	cmd.Path = self
-	sandboxCmd(cmd)
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
+	if os.Geteuid() != 0 {
+		// The user is root in its own user namespace, so that the first
+		// process may mount; it gives up every capability before it
+		// becomes the subject.
+		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER
+		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
+		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
+		cmd.SysProcAttr.GidMappingsEnableSetgroups = false
+	}
 	return nil
 }
 
-// runSandboxExec is the namespaces' first process: args are the writable
-// folder, "--" and the program with its arguments, which it becomes.
+// runSandboxExec is the namespaces' first process: args are the spec, "--"
+// and the program with its arguments, which it becomes.
 func runSandboxExec(args []string) {
+	fail := func(err error) {
+		fmt.Fprintln(os.Stderr, "grade: sandbox:", err)
+		os.Exit(3)
+	}
 	if len(args) < 3 || args[1] != "--" {
-		fmt.Fprintln(os.Stderr, "grade: usage: "+sandboxFlag+" DIR -- PROGRAM [ARGS]")
-		os.Exit(2)
+		fail(fmt.Errorf("usage: %s SPEC -- PROGRAM [ARGS]", sandboxFlag))
 	}
-	runtime.LockOSThread() // credentials are a thread's: set and exec on one
-	if err := lockDown(args[0]); err != nil {
-		fmt.Fprintln(os.Stderr, "grade: sandbox:", err)
-		os.Exit(3)
+	var spec sandboxSpec
+	if err := json.Unmarshal([]byte(args[0]), &spec); err != nil {
+		fail(err)
 	}
-	if err := dropCapabilities(); err != nil {
-		fmt.Fprintln(os.Stderr, "grade: sandbox:", err)
-		os.Exit(3)
+	runtime.LockOSThread() // credentials are a thread's: set them and exec on one
+	if err := lockDown(spec); err != nil {
+		fail(err)
 	}
-	err := syscall.Exec(args[2], args[2:], os.Environ())
-	fmt.Fprintln(os.Stderr, "grade: sandbox: exec:", err)
-	os.Exit(3)
+	if err := os.Chdir(spec.Dir); err != nil {
+		fail(err)
+	}
+	if err := dropPrivileges(spec); err != nil {
+		fail(err)
+	}
+	fail(fmt.Errorf("exec %s: %w", args[2], syscall.Exec(args[2], args[2:], os.Environ())))
 }
 
-// lockDown makes every mount read-only but writable.
-func lockDown(writable string) error {
+// covered are the folders where other people's files live.
+var covered = []string{"/home", "/root", "/tmp", "/var/tmp"}
+
+// system are the top folders that are the system's, never covered.
+var system = []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/proc",
+	"/run", "/sbin", "/sys", "/usr", "/var"}
+
+// lockDown makes the mounts: copies of the paths the subject needs, then
+// empty file systems over the places they and others' files are, the copies
+// put back, and everything read-only but the scratch folder.
+func lockDown(spec sandboxSpec) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make the mounts private: %w", err)
 	}
-	if err := unix.Mount(writable, writable, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return fmt.Errorf("bind %s: %w", writable, err)
+	keep := slices.Concat(spec.Visible, []string{spec.Writable})
+	trees := make([]int, len(keep))
+	hide := slices.Clone(covered)
+	for i, p := range keep {
+		fd, err := unix.OpenTree(unix.AT_FDCWD, p, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if err != nil {
+			return fmt.Errorf("copy %s: %w", p, err)
+		}
+		trees[i] = fd
+		if top := topFolder(p); top != "" && !slices.Contains(system, top) && !slices.Contains(hide, top) {
+			hide = append(hide, top)
+		}
+	}
+	for _, d := range hide {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			continue
+		}
+		if err := unix.Mount("tmpfs", d, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
+			return fmt.Errorf("cover %s: %w", d, err)
+		}
+	}
+	for i, p := range keep {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return fmt.Errorf("put back %s: %w", p, err)
+		}
+		if err := unix.MoveMount(trees[i], "", unix.AT_FDCWD, p, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+			return fmt.Errorf("put back %s: %w", p, err)
+		}
+		unix.Close(trees[i])
 	}
 	ro := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
 	if err := unix.MountSetattr(-1, "/", unix.AT_RECURSIVE, ro); err != nil {
 		return fmt.Errorf("read-only /: %w", err)
 	}
 	rw := &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
-	if err := unix.MountSetattr(-1, writable, unix.AT_RECURSIVE, rw); err != nil {
-		return fmt.Errorf("writable %s: %w", writable, err)
+	if err := unix.MountSetattr(-1, spec.Writable, unix.AT_RECURSIVE, rw); err != nil {
+		return fmt.Errorf("writable %s: %w", spec.Writable, err)
 	}
 	return nil
 }
 
-// dropCapabilities leaves the namespaces' root no power over files: no
-// capability now, none regained at exec (securebits), so that the subject's
-// file access is the user's own, permission bits and all.
-func dropCapabilities() error {
+// topFolder is "/work" for "/work/main/chapters".
+func topFolder(p string) string {
+	p = filepath.Clean(p)
+	if !filepath.IsAbs(p) || p == "/" {
+		return ""
+	}
+	first, _, _ := strings.Cut(p[1:], "/")
+	return "/" + first
+}
+
+// dropPrivileges becomes spec's user (a grader that is root), or leaves the
+// user namespace's root no power over files: no capability now, none
+// regained at exec (securebits), so that the user's own permission bits
+// apply.
+func dropPrivileges(spec sandboxSpec) error {
+	if spec.UID >= 0 {
+		if err := syscall.Setgroups(nil); err != nil {
+			return err
+		}
+		if err := syscall.Setgid(spec.GID); err != nil {
+			return err
+		}
+		return syscall.Setuid(spec.UID)
+	}
 	// linux/securebits.h: NOROOT and NO_SETUID_FIXUP, each locked, and
 	// KEEP_CAPS locked off.
 	const (

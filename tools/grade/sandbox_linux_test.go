@@ -8,37 +8,42 @@ import (
 	"testing"
 )
 
-// TestSandbox runs a shell in the sandbox a grader that is not root puts a
-// subject in: it may write its scratch folder and nothing else, and it is
-// the first process of its own PID namespace. (As root the grader uses an
-// unprivileged -user instead; run this test as an ordinary user.)
+// TestSandbox runs a shell in the sandbox a subject runs in (as nobody when
+// the test runs as root): it is pid 1 of its own namespace, may write its
+// scratch folder and nothing else, and does not see the files beside it.
 func TestSandbox(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("the sandbox is for a grader that is not root")
-	}
 	if !sandboxAvailable() {
-		t.Skip("this system does not let an unprivileged user make namespaces")
+		t.Skip("this system does not let the grader make namespaces")
 	}
-	outside := t.TempDir()
-	scratch := t.TempDir()
+	outside, scratch := t.TempDir(), t.TempDir()
 	secret := filepath.Join(outside, "secret")
-	if err := os.WriteFile(secret, []byte("x"), 0o000); err != nil {
+	if err := os.WriteFile(secret, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	script := `echo $$; echo ok > "$1/mine" && echo wrote-scratch; (echo bad > "$2/theirs") 2>/dev/null && echo wrote-outside; (cat "$3") 2>/dev/null && echo read-secret; true`
+	spec := sandboxSpec{Writable: scratch, Dir: scratch, UID: -1, GID: -1}
+	if os.Geteuid() == 0 {
+		u, err := lookupUser("nobody")
+		if err != nil {
+			t.Skip("no user nobody to drop to")
+		}
+		spec.UID, spec.GID = int(u.uid), int(u.gid)
+		if err := u.own(scratch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := `echo $$; echo ok > "$1/mine" && echo wrote-scratch; (echo bad > "$2/theirs") 2>/dev/null && echo wrote-outside; ` +
+		`(cat "$3") 2>/dev/null && echo read-outside; (echo bad > /etc/serverlab-sandbox) 2>/dev/null && echo wrote-etc; true`
 	cmd := exec.Command("/bin/sh", "-c", script, "sh", scratch, outside, secret)
-	if err := sandboxed(cmd, scratch); err != nil {
+	if err := sandboxed(cmd, spec); err != nil {
 		t.Fatal(err)
 	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("sandboxed shell: %v\n%s", err, out)
 	}
-	lines := strings.Fields(string(out))
-	want := []string{"1", "wrote-scratch"}
-	if strings.Join(lines, " ") != strings.Join(want, " ") {
-		t.Fatalf("in the sandbox the shell said %q; want %q (pid 1 of its namespace, the scratch folder "+
-			"writable, nothing else, and a file of mode 000 unreadable)", lines, want)
+	if got, want := strings.Join(strings.Fields(string(out)), " "), "1 wrote-scratch"; got != want {
+		t.Fatalf("in the sandbox the shell said %q; want %q: pid 1 of its namespace, its scratch folder writable, "+
+			"no other file writable, and the folder beside it (another checkout's) not there", got, want)
 	}
 	if _, err := os.Stat(filepath.Join(outside, "theirs")); err == nil {
 		t.Fatal("the sandboxed shell wrote outside its scratch folder")

@@ -7,8 +7,16 @@ import (
 	"os/exec"
 )
 
-// Namespaces are Linux's: elsewhere a grader that is not root runs the
-// students' code as itself.
+// sandboxSpec is Linux's (sandbox_linux.go).
+type sandboxSpec struct {
+	Visible  []string
+	Writable string
+	Dir      string
+	UID, GID int
+}
+
+// Namespaces are Linux's: elsewhere the students' code runs as the -user,
+// or as the grader's user.
 func sandboxAvailable() bool { return false }
 
-func sandboxed(*exec.Cmd, string) error { return errors.New("no sandbox on this system") }
+func sandboxed(*exec.Cmd, sandboxSpec) error { return errors.New("no sandbox on this system") }

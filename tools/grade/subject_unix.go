@@ -52,20 +52,29 @@ func (rn *runner) newSubject(ex exercise) (*subjectProc, error) {
 	s.cmd = exec.Command(ex.binary)
 	s.cmd.Dir = ex.pkgDir
 	s.cmd.Env = append(withGORACE(rn.env, subjectGORACE), judge.RoleEnv+"="+judge.Subject)
-	if rn.user == nil && sandboxAvailable() {
-		// Judge and subject share a scratch folder, the only one the
-		// subject may write (see sandbox_linux.go).
-		if s.scratch, err = os.MkdirTemp(rn.tmp, "scratch-"); err != nil {
+	if !sandboxAvailable() {
+		if err := rn.asStudent(s.cmd); err != nil {
+			judgeEnd.Close()
+			subjectEnd.Close()
 			return nil, err
 		}
-		s.cmd.Env = append(s.cmd.Env, "TMPDIR="+s.scratch, "HOME="+s.scratch)
-		if err := sandboxed(s.cmd, s.scratch); err != nil {
-			return nil, err
-		}
+		return s, nil
 	}
-	s.cmd.ExtraFiles = []*os.File{subjectEnd} // fd 3
-	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
-	if err := rn.asStudent(s.cmd); err != nil {
+	// Judge and subject share a scratch folder, the only one the subject
+	// may write (see sandbox_linux.go).
+	if s.scratch, err = os.MkdirTemp(rn.tmp, "scratch-"); err != nil {
+		judgeEnd.Close()
+		subjectEnd.Close()
+		return nil, err
+	}
+	spec := sandboxSpec{Visible: []string{rn.root, rn.tmp}, Writable: s.scratch, Dir: ex.pkgDir, UID: -1, GID: -1}
+	if rn.user != nil {
+		spec.UID, spec.GID = int(rn.user.uid), int(rn.user.gid)
+		_ = rn.user.own(s.scratch)
+	}
+	s.cmd.Env = append(s.cmd.Env, "TMPDIR="+s.scratch, "HOME="+s.scratch)
+	inOwnProcessGroup(s.cmd)
+	if err := sandboxed(s.cmd, spec); err != nil {
 		judgeEnd.Close()
 		subjectEnd.Close()
 		return nil, err
