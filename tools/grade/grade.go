@@ -223,9 +223,10 @@ func (b builder) buildAndQueue(ctx context.Context, spec rubric.Chapter, ch *Cha
 	if err != nil {
 		return nil, err
 	}
-	screenCost(hits, ch)
+	isJudged := judged && hasJudgeWiring(b.root, ch.Dir, ov)
+	screenCost(hits, ch, isJudged)
 	for _, h := range hits {
-		if judged && teachOnly[h.Rule] {
+		if isJudged && teachOnly[h.Rule] {
 			ch.Integrity = append(ch.Integrity, "note (costs nothing: it runs in the process the judge drives): "+h.String())
 			continue
 		}
@@ -262,7 +263,7 @@ func (b builder) buildAndQueue(ctx context.Context, spec rubric.Chapter, ch *Cha
 		return pending, nil
 	}
 	judgeBinary := ""
-	if judged && hasJudgeWiring(b.root, ch.Dir, ov) {
+	if isJudged {
 		judgeBinary = filepath.Join(b.tmp, ch.ID+".judge")
 		failure, err := b.buildJudge(ctx, ch.Dir, judgeBinary, ov)
 		if err != nil {
@@ -393,7 +394,7 @@ func rerunAlone(ctx context.Context, rn *runner, timedOut []job) []string {
 			continue
 		}
 		if j.result.Cause == CauseTimeout {
-			j.result.Message += "\n(it also timed out when run again alone, with twice the time)"
+			j.result.Message = first + "\n(it also timed out when run again alone, with twice the time)"
 		} else {
 			j.result.Message += "\n(run again alone after a first run that timed out: " + firstLines([]byte(first), 1) + ")"
 		}

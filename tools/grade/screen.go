@@ -466,7 +466,7 @@ func isTypeExpr(fun ast.Expr) bool {
 // leak checks the subject runs), and so do cgo (a C compiler reading the
 // student's files as the grader's user), import and forbid (code that hands
 // the exercise to the course's own or another's solution).
-func screenCost(hits []Hit, ch *ChapterResult) {
+func screenCost(hits []Hit, ch *ChapterResult, judged bool) {
 	for i := range ch.Exercises {
 		ex := &ch.Exercises[i]
 		for _, h := range hits {

@@ -52,6 +52,8 @@ func (rn *runner) newSubject(ex exercise) (*subjectProc, error) {
 	s.cmd = exec.Command(ex.binary)
 	s.cmd.Dir = ex.pkgDir
 	s.cmd.Env = append(withGORACE(rn.env, subjectGORACE), judge.RoleEnv+"="+judge.Subject)
+	s.cmd.ExtraFiles = []*os.File{subjectEnd} // fd 3
+	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	if !sandboxAvailable() {
 		if err := rn.asStudent(s.cmd); err != nil {
 			judgeEnd.Close()
