@@ -110,7 +110,7 @@ func TestGradeCheatsPastScreening(t *testing.T) {
 // a pass. Everything else of the course is missing.
 func tamperedCourse(t *testing.T) string {
 	t.Helper()
-	root := t.TempDir()
+	root := readableTempDir(t)
 	// The course's directories exist (go vet, which go test -c runs, works
 	// in them); their files do not.
 	course := theCourse(t)
@@ -254,7 +254,7 @@ func TestRunJobBudget(t *testing.T) {
 // git history: a student release.
 func cleanCopy(t *testing.T) string {
 	t.Helper()
-	root := t.TempDir()
+	root := readableTempDir(t)
 	files := []string{"tools/grade/testdata/chapters/08/stub.go"}
 	for f := range theCourse(t) {
 		files = append(files, f)
@@ -327,4 +327,17 @@ func TestGradeUnrestorableCourseFile(t *testing.T) {
 	checkResults(t, rep, map[string]wantResult{
 		"8.1": {CauseIntegrity, "tests/testkit/testkit.go differs from the course's copy, and the course's copy is not available here"},
 	})
+}
+
+// readableTempDir is t.TempDir, readable by every user: a grader running as
+// root runs the students' code as nobody, in the chapter's folder.
+func readableTempDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }

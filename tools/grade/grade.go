@@ -84,6 +84,12 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 	rep.setTracks(root)
 	rep.Started = start
 	user, userNote := studentUser(opt.User)
+	if opt.User == nil && user != nil && !othersMayEnter(root) {
+		// The default user could not even enter the checkout: run as the
+		// grader, without capabilities, in the sandbox if there is one.
+		user, userNote = nil, "the checkout is not open to other users (a folder on its path lacks o+x): "+
+			"the students' code runs as the grader's user; make it readable, or pass -user"
+	}
 	if userNote != "" {
 		rep.Notes = append(rep.Notes, userNote)
 	}
@@ -400,6 +406,20 @@ func rerunAlone(ctx context.Context, rn *runner, timedOut []job) []string {
 		}
 	}
 	return notes
+}
+
+// othersMayEnter reports whether every folder from / to dir lets other
+// users through (o+x), and dir lets them list it.
+func othersMayEnter(dir string) bool {
+	for d := dir; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil || fi.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		if d == filepath.Dir(d) {
+			return true
+		}
+	}
 }
 
 // busyScale is how much longer the checks should wait on this machine: its
