@@ -174,4 +174,5 @@ func History(t *testing.T, impl Impl) {
 				before.Messages, show(m))
 		}
 	})
+	check(k, e, "history-limits", func(k *testkit.T, _ *env) { checkHistoryLimits(k, impl) })
 }

@@ -144,6 +144,7 @@ func Users(t *testing.T, impl Impl) {
 		r.callExpect("a user survives a restart", proto.AuthenticateRequest{RequestID: 2, Name: "rita", Password: password("rita")},
 			proto.AuthenticateResponse{RequestID: 2, User: u})
 	})
+	check(k, e, "hash-outside-lock", func(k *testkit.T, _ *env) { checkHashOutsideLock(k, impl) })
 }
 
 func toString(v any) string {
