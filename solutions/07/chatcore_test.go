@@ -22,10 +22,19 @@ var impl = chatcoretest.Impl{
 			Admins:       c.Admins,
 			TLS:          c.TLS,
 			OnCommit:     c.OnCommit,
-			Hash:         chatcore.HashParams{Time: 1, MemoryKiB: 64, Threads: 1}, // cheap: tests log in often
+			Hash:         hashParams(c.SlowHash),
 			Logger:       c.Logger,
 		})
 	},
+}
+
+// hashParams is a cheap hash (tests log in often), or a slow one for the
+// check that no password is hashed under the server's lock.
+func hashParams(slow bool) chatcore.HashParams {
+	if slow {
+		return chatcore.HashParams{Time: 96, MemoryKiB: 4096, Threads: 1}
+	}
+	return chatcore.HashParams{Time: 1, MemoryKiB: 64, Threads: 1}
 }
 
 func TestMain(m *testing.M) { testkit.Main(m) }
