@@ -441,3 +441,86 @@ func checkHistoryLimits(k *testkit.T, impl Impl) {
 		}
 	}
 }
+
+// checkCloseEchoesWhatItStored: on Close, a message is stored and echoed, or
+// neither. The committer's last batch is committed and then delivered
+// before the clients are told "Server shutting down." and closed: a message
+// the database holds but its sender never saw echoed would be sent again by
+// a careful client, and stored twice. A writer pipelines 30 messages (the
+// server reads them from its buffer one after the other, Close or not), a
+// reader in the same channel listens, and the commit window makes batches,
+// so Close meets one being gathered; then every stored message must have
+// reached both, and every echoed one must be stored.
+func checkCloseEchoesWhatItStored(k *testkit.T, impl Impl) {
+	k.Helper()
+	e := start(k, impl, Config{CommitWindow: 20 * time.Millisecond})
+	w, r := e.login("sd2-writer"), e.login("sd2-reader")
+	ch := w.createChannel("sd2")
+	w.join(ch.ID)
+	r.join(ch.ID)
+	r.settle()
+	const n = 30
+	var frames []byte
+	for i := range n {
+		b, _ := proto.Encode(proto.WriteChat{Content: fmt.Sprintf("sd2 %d", i)})
+		frames = append(frames, b...)
+	}
+	w.write(frames, fmt.Sprintf("%d chat messages in one write", n))
+	w.waitFor("the first message", proto.ReceiveChat{ChannelID: ch.ID, Content: "sd2 0", UserID: w.user.ID})
+	closed := make(chan error, 1)
+	go func() { closed <- e.raw.Close() }()
+	got := map[*client]map[string]bool{}
+	for _, c := range []*client{w, r} {
+		got[c] = map[string]bool{}
+		for _, m := range c.backlog {
+			if rc, ok := m.(proto.ReceiveChat); ok {
+				got[c][rc.Content] = true
+			}
+		}
+		c.backlog = nil
+		for {
+			m, err := c.tryNext()
+			if err != nil {
+				k.Fatalf("during Close, %s should get the messages that were committed, then %q; got %s after "+
+					"%d of them%s", c.who, proto.MsgShuttingDown, describe(err), len(got[c]), c.context())
+			}
+			if rc, ok := m.(proto.ReceiveChat); ok {
+				got[c][rc.Content] = true
+				continue
+			}
+			if same(m, proto.Error{Value: proto.MsgShuttingDown}) {
+				break
+			}
+		}
+	}
+	got[w]["sd2 0"] = true // waited for above
+	if err := <-closed; err != nil {
+		k.Fatalf("Close: %v", err)
+	}
+	rows, err := e.openDB().Query(`SELECT content FROM chat_messages WHERE content LIKE 'sd2 %'`)
+	if err != nil {
+		k.Fatalf("reading the database: %v", err)
+	}
+	defer rows.Close()
+	stored := map[string]bool{}
+	for rows.Next() {
+		var content string
+		if err := rows.Scan(&content); err != nil {
+			k.Fatalf("reading the database: %v", err)
+		}
+		stored[content] = true
+		for _, c := range []*client{w, r} {
+			if !got[c][content] {
+				k.Fatalf("%q is in the database, but %s (in its channel) never received it before \"Server "+
+					"shutting down.\": on Close, commit the last batch and deliver it, and only then tell the "+
+					"clients and close (a message stored and never echoed is sent again by its client, and "+
+					"stored twice)", content, c.who)
+			}
+		}
+	}
+	for content := range got[w] {
+		if !stored[content] {
+			k.Fatalf("%q was echoed during Close but the database does not hold it: an echo means stored", content)
+		}
+	}
+}
