@@ -524,3 +524,45 @@ func checkCloseEchoesWhatItStored(k *testkit.T, impl Impl) {
 		}
 	}
 }
+
+// checkFailedCommit: an echo means "stored", so a message whose transaction
+// fails is delivered to nobody: its sender gets 101 "Message not stored.",
+// the other members of the channel get nothing, the database does not hold
+// it; and once the disk works again, the next message is stored and
+// delivered as usual.
+func checkFailedCommit(k *testkit.T, impl Impl) {
+	k.Helper()
+	var failing sync.Mutex
+	broken := false
+	fail := func() error {
+		failing.Lock()
+		defer failing.Unlock()
+		if broken {
+			return errors.New("injected failure: disk I/O error")
+		}
+		return nil
+	}
+	setBroken := func(b bool) { failing.Lock(); broken = b; failing.Unlock() }
+	e := start(k, impl, Config{FailAppends: fail})
+	w, r := e.login("fail-writer"), e.login("fail-reader")
+	ch := w.createChannel("fail")
+	w.join(ch.ID)
+	r.join(ch.ID)
+	w.settle()
+	r.settle()
+	setBroken(true)
+	w.send(proto.WriteChat{Content: "lost to the disk"})
+	w.expect("a chat message whose transaction failed (the disk, injected): its sender is told, and it is "+
+		"delivered to nobody (an echo means stored)", proto.Error{Value: "Message not stored."})
+	r.expectNothing("a chat message whose transaction failed is delivered to nobody: deliver only after the " +
+		"commit succeeded")
+	setBroken(false)
+	w.say(ch.ID, "after the disk came back")
+	r.waitFor("once the disk works again, messages are delivered", proto.ReceiveChat{ChannelID: ch.ID,
+		Content: "after the disk came back", UserID: w.user.ID})
+	var count int
+	if err := e.openDB().QueryRow(`SELECT count(*) FROM chat_messages WHERE content = ?`, "lost to the disk").
+		Scan(&count); err != nil || count != 0 {
+		k.Fatalf("a message whose transaction failed: the database holds it %d times (err %v)", count, err)
+	}
+}

@@ -175,4 +175,5 @@ func History(t *testing.T, impl Impl) {
 		}
 	})
 	check(k, e, "history-limits", func(k *testkit.T, _ *env) { checkHistoryLimits(k, impl) })
+	check(k, e, "failed-commit", func(k *testkit.T, _ *env) { checkFailedCommit(k, impl) })
 }
