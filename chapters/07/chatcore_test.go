@@ -12,7 +12,16 @@ import (
 // impl hands this chapter's package to the suite in tests/chatcoretest.
 var impl = chatcoretest.Impl{
 	NewServer: func(c chatcoretest.Config) (lab.Server, error) {
+		var store chatcore.Store
+		if c.FailAppends != nil {
+			sq, err := chatcore.NewSQLiteStore(c.DBPath, nil)
+			if err != nil {
+				return nil, err
+			}
+			store = failingStore{Store: sq, fail: c.FailAppends}
+		}
 		return chatcore.New(chatcore.Config{
+			Store:        store,
 			DBPath:       c.DBPath,
 			MaxPending:   c.MaxPending,
 			LoginTimeout: c.LoginTimeout,
@@ -26,6 +35,20 @@ var impl = chatcoretest.Impl{
 			Logger:       c.Logger,
 		})
 	},
+}
+
+// failingStore is a store whose AppendMessages fails when fail says so:
+// the suite's disk that fails in the middle of a run.
+type failingStore struct {
+	chatcore.Store
+	fail func() error
+}
+
+func (f failingStore) AppendMessages(msgs []chatcore.NewMessage) ([]uint32, error) {
+	if err := f.fail(); err != nil {
+		return nil, err
+	}
+	return f.Store.AppendMessages(msgs)
 }
 
 // hashParams is a cheap hash (tests log in often), or a slow one for the
