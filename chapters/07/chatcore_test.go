@@ -55,7 +55,7 @@ func (f failingStore) AppendMessages(msgs []chatcore.NewMessage) ([]uint32, erro
 // check that no password is hashed under the server's lock.
 func hashParams(slow bool) chatcore.HashParams {
 	if slow {
-		return chatcore.HashParams{Time: 96, MemoryKiB: 4096, Threads: 1}
+		return chatcore.HashParams{Time: 32, MemoryKiB: 4096, Threads: 1}
 	}
 	return chatcore.HashParams{Time: 1, MemoryKiB: 64, Threads: 1}
 }

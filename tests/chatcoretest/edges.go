@@ -282,8 +282,8 @@ func checkHashOutsideLock(k *testkit.T, impl Impl) {
 	cal := e.dial("a client that measures a hash")
 	start := time.Now()
 	cal.register("stall-measure")
-	if hash := time.Since(start); hash < 100*time.Millisecond {
-		k.Fatalf("with Config.Hash raised to 96 passes of 4 MiB, creating a user took %v: the server must hash "+
+	if hash := time.Since(start); hash < 30*time.Millisecond {
+		k.Fatalf("with Config.Hash raised to 32 passes of 4 MiB, creating a user took %v: the server must hash "+
 			"with the parameters of Config.Hash", hash)
 	}
 	id := uint64(100)
