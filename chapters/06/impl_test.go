@@ -52,7 +52,7 @@ func config(c webtest.Config) web.Config {
 		log = testkit.Logger()
 	}
 	return web.Config{
-		Root: c.Root, Threads: c.Threads, Buffers: c.Buffers, Policy: policy,
+		Root: c.Root, Threads: c.Threads, Buffers: c.Buffers, Policy: policy, AgeRate: c.AgeRate,
 		ReadTimeout: c.ReadTimeout, WriteTimeout: c.WriteTimeout, CGITimeout: c.CGITimeout,
 		Logger: log, Queued: c.Queued, Started: c.Started,
 	}

@@ -440,8 +440,14 @@ func (s *Server) refuse(nc net.Conn) {
 func (s *Server) disconnect(c *conn) {
 	s.releaseInput(c)
 	s.mu.Lock()
-	delete(s.conns, c)
-	s.endSession(c)
+	if !s.closed {
+		delete(s.conns, c)
+		s.endSession(c)
+	}
+	// Once Close has begun, a reader ends because Close interrupted it, and
+	// its connection keeps its session and its channel until Close is done:
+	// the committer's last batch is still to be delivered to every member,
+	// before the notice (a message stored must be echoed).
 	// Who finishes the outbox is decided here, under s.mu, because Close
 	// takes its list of connections under s.mu too. If Close has not
 	// started, c will not be on its list, so we finish the outbox. If it

@@ -14,7 +14,16 @@ import (
 // impl hands this chapter's package to the suite in tests/chatcoretest.
 var impl = chatcoretest.Impl{
 	NewServer: func(c chatcoretest.Config) (lab.Server, error) {
+		var store chatcore.Store
+		if c.FailAppends != nil {
+			sq, err := chatcore.NewSQLiteStore(c.DBPath, nil)
+			if err != nil {
+				return nil, err
+			}
+			store = failingStore{Store: sq, fail: c.FailAppends}
+		}
 		return chatcore.New(chatcore.Config{
+			Store:              store,
 			DBPath:             c.DBPath,
 			MaxPending:         c.MaxPending,
 			LoginTimeout:       c.LoginTimeout,
@@ -38,8 +47,31 @@ var impl = chatcoretest.Impl{
 			PreAuthBudget:      c.PreAuthBudget,
 			TLS:                c.TLS,
 			OnCommit:           c.OnCommit,
-			Hash:               chatcore.HashParams{Time: 1, MemoryKiB: 64, Threads: 1}, // cheap: tests log in often
+			Hash:               hashParams(c.SlowHash),
 			Logger:             c.Logger,
 		})
 	},
+}
+
+// failingStore is a store whose AppendMessages fails when fail says so:
+// the suite's disk that fails in the middle of a run.
+type failingStore struct {
+	chatcore.Store
+	fail func() error
+}
+
+func (f failingStore) AppendMessages(msgs []chatcore.NewMessage) ([]uint32, error) {
+	if err := f.fail(); err != nil {
+		return nil, err
+	}
+	return f.Store.AppendMessages(msgs)
+}
+
+// hashParams is a cheap hash (tests log in often), or a slow one for the
+// check that no password is hashed under the server's lock.
+func hashParams(slow bool) chatcore.HashParams {
+	if slow {
+		return chatcore.HashParams{Time: 32, MemoryKiB: 4096, Threads: 1}
+	}
+	return chatcore.HashParams{Time: 1, MemoryKiB: 64, Threads: 1}
 }

@@ -109,6 +109,10 @@ func Channels(t *testing.T, impl Impl) {
 		a.expectNothing("a logout sends no leave event (as in the original)")
 	})
 
+	check(k, e, "listing-order", checkChannelOrder)
+	check(k, e, "leaver-hears-nothing", checkLeaverHearsNothing)
+	check(k, e, "concurrent-create-and-list", func(k *testkit.T, _ *env) { checkConcurrentCreateAndList(k, impl) })
+
 	check(k, e, "restart", func(k *testkit.T, _ *env) {
 		e := start(k, impl, Config{})
 		a := e.login("abe")

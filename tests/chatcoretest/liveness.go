@@ -66,6 +66,11 @@ func Liveness(t *testing.T, impl Impl) {
 			"cut off for being quiet; TCP keep-alive finds it if it is gone", a.sendGetChannels())
 	})
 
+	check(k, e, "logout-restarts-login-timeout", func(k *testkit.T, e *env) {
+		checkLogoutRestartsLoginTimeout(k, e, loginTimeout)
+	})
+	check(k, e, "keep-alive", func(k *testkit.T, _ *env) { checkKeepAlive(k, impl) })
+
 	check(k, e, "partial-frame-closed", func(k *testkit.T, e *env) {
 		a := e.login("lv-partial")
 		f, _ := proto.Encode(proto.GetChannelsRequest{RequestID: 1})

@@ -150,6 +150,7 @@ func Shutdown(t *testing.T, impl Impl) {
 		}
 	})
 
+	check(k, e, "close-echoes-what-it-stored", func(k *testkit.T, _ *env) { checkCloseEchoesWhatItStored(k, impl) })
 	check(k, e, "contract", func(k *testkit.T, _ *env) {
 		dir := k.TempDir()
 		n := 0

@@ -90,6 +90,14 @@ type Config struct {
 	// OnCommit, if set, must be called after each committed batch of chat
 	// messages with the number of messages in it.
 	OnCommit func(messages int)
+	// FailAppends, if set, must be asked before each batch of chat messages
+	// is stored: when it returns an error, storing that batch fails with it
+	// (the wiring wraps the server's store). It stands for a disk that fails.
+	FailAppends func() error
+	// SlowHash, if set, must make each password hash take a few hundred
+	// milliseconds (the wiring raises the hash's passes and memory): the
+	// lock-discipline check needs a hash long enough to see who waits for it.
+	SlowHash bool
 	// Logger is the server's log. The suite sets it; the contract check
 	// slows it down to see that Close waits for the goroutine that logs.
 	Logger *slog.Logger

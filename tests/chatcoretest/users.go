@@ -146,6 +146,7 @@ func Users(t *testing.T, impl Impl) {
 	})
 
 	userLimits(k, impl, e)
+	check(k, e, "hash-outside-lock", func(k *testkit.T, _ *env) { checkHashOutsideLock(k, impl) })
 }
 
 func toString(v any) string {

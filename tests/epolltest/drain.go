@@ -269,6 +269,19 @@ func DrainLines(t *testing.T, impl Impl) {
 		k.Fatalf("a line of exactly %d bytes with its '\\n': want it handed over, %d bytes used; got %d lines, "+
 			"%d bytes, error %v", MaxLine, MaxLine, len(got), used, err)
 	}
+	over := append(bytes.Repeat([]byte("z"), MaxLine), '\n')
+	got = got[:0]
+	if _, err := impl.DrainLines(over, collect); err == nil || len(got) != 0 {
+		k.Fatalf("a line of %d bytes with its '\\n' (%d before it): want an error and no line handed over (a "+
+			"line holds at most %d bytes, its '\\n' counted), got %d lines, error %v", MaxLine+1, MaxLine, MaxLine,
+			len(got), err)
+	}
+	overCR := append(bytes.Repeat([]byte("z"), MaxLine-1), '\r', '\n')
+	got = got[:0]
+	if _, err := impl.DrainLines(overCR, collect); err == nil || len(got) != 0 {
+		k.Fatalf("a line of %d bytes ending in \"\\r\\n\": want an error (the '\\r' counts toward the %d bytes), "+
+			"got %d lines, error %v", MaxLine+1, MaxLine, len(got), err)
+	}
 	got = got[:0]
 	if _, err := impl.DrainLines([]byte("buy 1 1\r\r\n"), collect); err != nil || len(got) != 1 || got[0] != "buy 1 1\r" {
 		k.Fatalf("DrainLines(\"buy 1 1\\r\\r\\n\"): want the line \"buy 1 1\\r\" (one \\r is stripped, not all), "+

@@ -158,6 +158,7 @@ func BackPressure(t *testing.T, impl Impl) {
 	k.Run("stops-reading", func(t *testing.T) { checkStopsReading(testkit.New(t, k.Exercise()), impl, absorb) })
 	k.Run("slow-consumer", func(t *testing.T) { checkSlowConsumer(testkit.New(t, k.Exercise()), impl, absorb) })
 	k.Run("slow-consumers-memory", func(t *testing.T) { checkSlowConsumersMemory(testkit.New(t, k.Exercise()), impl) })
+	k.Run("pending-limit", func(t *testing.T) { checkPendingLimit(testkit.New(t, k.Exercise()), impl) })
 }
 
 func checkStopsReading(k *testkit.T, impl Impl, absorb int) {
@@ -303,6 +304,7 @@ func NoBusyLoop(t *testing.T, impl Impl) {
 	k.Run("timers-rounded-up", func(t *testing.T) { checkTimersRoundedUp(testkit.New(t, k.Exercise()), impl) })
 	k.Run("idle", func(t *testing.T) { checkIdle(testkit.New(t, k.Exercise()), impl) })
 	k.Run("stall-timeout", func(t *testing.T) { checkStalled(testkit.New(t, k.Exercise()), impl) })
+	k.Run("interrupted", func(t *testing.T) { checkInterrupted(testkit.New(t, k.Exercise()), impl) })
 }
 
 // checkTimersRoundedUp: many timers a fraction of a millisecond apart (the

@@ -32,10 +32,12 @@ const pipelinedShows = 1600
 func Close(t *testing.T, impl Impl) {
 	k := testkit.New(t, "4.7")
 	checkCloseSyncs(k, impl)
+	checkCloseReportsFailure(k, impl)
 	checkCloseInFlight(k, impl)
 	checkContract(k, impl)
 	if impl.Threaded {
 		checkSecondCloseWaits(k, impl)
+		checkQueuedAtClose(k, impl)
 	}
 }
 

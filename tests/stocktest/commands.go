@@ -27,6 +27,7 @@ func Commands(t *testing.T, impl Impl) {
 	checkSplitLine(k, c, m)
 	checkUnterminated(k, srv, m)
 	checkExit(k, srv, m)
+	checkLineLimit(k, srv, m)
 	checkLongListing(k, impl)
 }
 

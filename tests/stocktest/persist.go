@@ -27,6 +27,7 @@ func Persistence(t *testing.T, impl Impl) {
 	k := testkit.New(t, "4.6")
 	checkLastClient(k, impl)
 	checkInterval(k, impl)
+	checkSyncWhileTrading(k, impl)
 	checkFailedWrite(k, impl)
 	checkStaleTemps(k, impl)
 	if impl.Threaded {

@@ -25,6 +25,7 @@ func WorkerPool(t *testing.T, impl Impl) {
 	checkSteadyClient(k, impl, 0)
 	checkSteadyClient(k, impl, steadyIdle/4)
 	checkNonReader(k, impl)
+	checkTrickle(k, impl)
 }
 
 // steadyIdle is the IdleTimeout of checkSteadyClient: long beside the gap

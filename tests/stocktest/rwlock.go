@@ -329,13 +329,22 @@ func (h *lockHarness) scenario() {
 	h.noViolation()
 }
 
-// checkClean: with nobody holding the lock, a writer and then readers get it
-// at once.
+// checkClean: with nobody holding the lock, a writer gets it at once; a
+// reader that comes while the writer holds it waits, even with no other
+// writer waiting, and gets it when the writer unlocks; then readers get it at
+// once.
 func (h *lockHarness) checkClean() {
 	h.k.Helper()
 	w := h.start("writer 3", true)
 	h.expectAcquire(w, "nobody held the lock")
+	// A reader waits while a writer holds the lock, even with no writer
+	// waiting: a writer is alone.
+	r0 := h.start("reader 6", false)
+	h.expectWait(r0, "writer 3 held the lock (and no writer waited)")
+	h.noViolation()
 	h.releaseAll(w)
+	h.expectOrder("when writer 3 unlocked while reader 6 waited", r0)
+	h.releaseAll(r0)
 	r1, r2 := h.start("reader 4", false), h.start("reader 5", false)
 	h.expectOrder("nobody held the lock", r1, r2)
 	h.releaseAll(r1, r2)

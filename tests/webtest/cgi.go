@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"serverlab/tests/testkit"
+	"serverlab/tests/webtest/cgiprog"
 )
 
 // CGI checks exercise 6.4: a CGI program runs without a shell, with
@@ -27,7 +28,7 @@ func CGI(t *testing.T, impl Impl) {
 	s := newSite(k)
 	needResolve(k, impl, s)
 	for _, name := range []string{"env $HOME x.cgi", "cgi-bin/env.cgi", "spin.cgi", "slow.cgi", "flood.cgi",
-		"fail.cgi", "mute.cgi", "orphan.cgi"} {
+		"fail.cgi", "mute.cgi", "orphan.cgi", "noisy.cgi"} {
 		s.cgi(k, name)
 	}
 	s.write(k, "noexec.cgi", []byte("#!/bin/sh\necho 'Content-Type: text/plain'\necho\necho ran\n")) // mode 0644
@@ -47,6 +48,7 @@ func CGI(t *testing.T, impl Impl) {
 			"hold its output back until its header is complete, so that a failure is still a 500, not a truncated 200)",
 			get(k, hs.addr, "/fail.cgi"), 500)
 	})
+	check(k, "stderr-not-sent", func(k *testkit.T) { checkStderrNotSent(k, hs.addr) })
 	check(k, "client-gone", func(k *testkit.T) { checkClientGone(k, hs) })
 	check(k, "orphan", func(k *testkit.T) { checkOrphan(k, hs) })
 
@@ -254,4 +256,22 @@ func reaped(pid int) (bool, string) {
 		return false, "a zombie: it ended, but nobody waited for it (cmd.Wait)"
 	}
 	return false, "still running (state " + strings.SplitN(after, " ", 2)[0] + ")"
+}
+
+// checkStderrNotSent: a CGI program's standard error is for the server's
+// log, never for the client: only its standard output is the response.
+func checkStderrNotSent(k *testkit.T, addr string) {
+	k.Helper()
+	resp := get(k, addr, "/noisy.cgi")
+	want := cgiPrefix + fmt.Sprintf("Content-Length: %d\r\nContent-Type: text/plain\r\n\r\n%s", len(cgiprog.NoisyBody),
+		cgiprog.NoisyBody)
+	if bytes.Contains(resp.raw, []byte(strings.TrimSpace(cgiprog.NoisyStderr))) {
+		k.Fatalf("sent GET /noisy.cgi (a program that writes %q to its stderr, then its answer)\n"+
+			"  the response holds what the program wrote to stderr: leave cmd.Stderr to the server's log "+
+			"(or nil), never the client's connection\n   got %s", cgiprog.NoisyStderr, describe(resp, nil))
+	}
+	if string(resp.raw) != want {
+		k.Fatalf("sent GET /noisy.cgi (a program that writes to its stderr, then its answer)\n  want %q\n   got %s",
+			want, describe(resp, nil))
+	}
 }

@@ -112,6 +112,9 @@ func checkStatuses(k *testkit.T, impl Impl) {
 		{"\r\n\r\n", 400, "an empty request line"},
 		{"GET / HTTP/1.0\r\nHost localhost\r\n\r\n", 400, "a header line without a colon"},
 		{"GET / HTTP/1.0\r\n: no name\r\n\r\n", 400, "a header line without a name"},
+		{"GET / HTTP/1.0\r\nHost : x\r\n\r\n", 400, "white space between a header name and its colon (RFC 9112 §5.1: reject it)"},
+		{"GET / HTTP/1.0\r\nX\tName: x\r\n\r\n", 400, "a tab inside a header name"},
+		{"GET / HTTP/1.0\r\nX Name: x\r\n\r\n", 400, "a space inside a header name"},
 		{"GET / HTTP/1.0\r\nHost: x\r\n", 400, "end of file inside the header (no empty line)"},
 		{"GET / HTT", 400, "end of file inside the request line"},
 	}

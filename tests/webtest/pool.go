@@ -79,6 +79,8 @@ func (h *held) collect(k *testkit.T, n int) {
 			name := strings.TrimPrefix(f.uri, "/")
 			if content, ok := h.site.files[name]; ok {
 				expectFile(k, "GET "+f.uri, f.resp, content, typeOf(name))
+			} else if strings.HasPrefix(name, "missing") {
+				expectError(k, "GET "+f.uri+" (no such file)", f.resp, 404)
 			} else if f.resp.status != reasons[200] {
 				k.Fatalf("GET %s: want 200, got %s", f.uri, describe(f.resp, nil))
 			}
@@ -289,7 +291,7 @@ func SFF(t *testing.T, impl Impl) {
 	s := newSite(k)
 	needResolve(k, impl, s)
 	s.cgi(k, "env.cgi")
-	holds := []string{"/hold1.txt", "/hold2.txt", "/hold3.txt", "/hold4.txt"}
+	holds := []string{"/hold1.txt", "/hold2.txt", "/hold3.txt", "/hold4.txt", "/hold5.txt"}
 	for _, uri := range holds {
 		s.write(k, uri[1:], []byte("held\n"))
 	}
@@ -311,26 +313,7 @@ func SFF(t *testing.T, impl Impl) {
 
 	round := func(hold string, uris []string, want []string, what string) {
 		k.Helper()
-		h.fetch(hold)
-		h.started.waitEvent(k, hold, "the worker to start "+hold)
-		for _, uri := range uris {
-			h.fetch(uri)
-			// Queued in this round: an earlier round queued some of the same
-			// files, and an old event must not open the gate before this
-			// round's requests are all in the queue.
-			h.queued.waitFor(k, "GET "+uri+" to be queued", func(ev []string) bool {
-				return contains(after(ev, hold), uri)
-			})
-		}
-		h.gates.open(hold)
-		ev := h.started.waitFor(k, "the queued requests to be served", func(ev []string) bool {
-			return len(after(ev, hold)) >= len(uris)
-		})
-		if got := after(ev, hold)[:len(uris)]; !slices.Equal(got, want) {
-			k.Fatalf("-s SFF -t 1, %s\n  queued in the order %q\n  want them served as %q\n   got %q",
-				what, uris, want, got)
-		}
-		h.collect(k, 1+len(uris))
+		sffRound(k, h, hold, uris, want, "-s SFF -t 1, "+what)
 	}
 	round("/hold1.txt", []string{"/large.txt", "/medium.txt", "/small.txt"},
 		[]string{"/small.txt", "/medium.txt", "/large.txt"}, "smallest file first")
@@ -346,6 +329,55 @@ func SFF(t *testing.T, impl Impl) {
 	round("/hold3.txt", ties, ties, fmt.Sprintf("%d files of the same size: in arrival order (break ties by seq)", len(ties)))
 	round("/hold4.txt", []string{"/large.txt", "/env.cgi?x", "/small.txt"},
 		[]string{"/env.cgi?x", "/small.txt", "/large.txt"}, "a CGI request counts as size 0")
+	round("/hold5.txt", []string{"/large.txt", "/missing.txt", "/small.txt"},
+		[]string{"/missing.txt", "/small.txt", "/large.txt"}, "a request that fails (404: no such file) is "+
+			"answered with a short error page: it counts as size 0, and the round goes on")
+	check(k, "ageing", func(k *testkit.T) { checkAgeing(k, impl, s) })
 	check(k, "buffer-full", func(k *testkit.T) { checkBufferFull(k, impl, s, true) })
 	k.CheckContract(contract(k, impl, s, true))
+}
+
+// sffRound holds the one worker on hold, queues uris one after the other
+// (each is in the buffer before the next is sent), then lets the worker go:
+// it must serve them in the order want.
+func sffRound(k *testkit.T, h *held, hold string, uris, want []string, what string) {
+	k.Helper()
+	h.fetch(hold)
+	h.started.waitEvent(k, hold, "the worker to start "+hold)
+	// The server calls Queued after it has put the job into the buffer, so
+	// the worker may start hold before hold's Queued call is recorded: wait
+	// for it, so that the requests below are queued after it.
+	h.queued.waitEvent(k, hold, "the Queued hook for "+hold)
+	for _, uri := range uris {
+		h.fetch(uri)
+		// Queued in this round: an earlier round queued some of the same
+		// files, and an old event must not open the gate before this
+		// round's requests are all in the queue.
+		h.queued.waitFor(k, "GET "+uri+" to be queued", func(ev []string) bool {
+			return contains(after(ev, hold), uri)
+		})
+	}
+	h.gates.open(hold)
+	ev := h.started.waitFor(k, "the queued requests to be served", func(ev []string) bool {
+		return len(after(ev, hold)) >= len(uris)
+	})
+	if got := after(ev, hold)[:len(uris)]; !slices.Equal(got, want) {
+		k.Fatalf("%s\n  queued in the order %q\n  want them served as %q\n   got %q", what, uris, want, got)
+	}
+	h.collect(k, 1+len(uris))
+}
+
+// checkAgeing: with ageing (Config.AgeRate), a request is forgiven AgeRate
+// bytes of size for every second it has waited, so its key is size + AgeRate
+// × arrival time. With a rate so large that a microsecond of arrival outweighs
+// any file here, SFF serves in arrival order; a scheduler that ignores the
+// rate (or subtracts the arrival time) serves the smallest (or the latest)
+// first.
+func checkAgeing(k *testkit.T, impl Impl, s *site) {
+	k.Helper()
+	const rate = 1e13 // bytes per second: 10 MB per microsecond
+	h := startHeld(k, impl, s, Config{Threads: 1, Buffers: 32, SFF: true, AgeRate: rate}, "/hold1.txt")
+	uris := []string{"/large.txt", "/medium.txt", "/small.txt", "/a.txt"}
+	sffRound(k, h, "/hold1.txt", uris, uris, fmt.Sprintf("-s SFF -t 1 -age %g (a request forgiven %g bytes per "+
+		"second it waits: key = size + AgeRate × arrival time, so a huge rate is FIFO)", rate, rate))
 }

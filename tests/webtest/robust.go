@@ -142,9 +142,15 @@ func checkSlowloris(k *testkit.T, srv *testkit.Server, s *site, policy string) {
 			"when part of a request has arrived)\n   got %s", policy, reasons[408], describe(resp, err))
 	}
 	silent.SetReadDeadline(time.Now().Add(testkit.IOTimeout))
-	if _, err := io.Copy(io.Discard, silent); err != nil && !testkit.IsClosed(err) {
+	got, err := io.ReadAll(silent)
+	if err != nil && !testkit.IsClosed(err) {
 		k.Fatalf("%s: want a client that connected and sent nothing dropped after the read timeout of 500ms; got %s",
 			policy, testkit.Describe(err))
+	}
+	if len(got) > 0 {
+		k.Fatalf("%s: a client that connected and sent nothing got %d bytes when the read timeout was up: %s\n"+
+			"A connection that sent not one byte is closed without a word (a browser's or wrk's speculative "+
+			"connection); only one that sent part of a request is answered 408", policy, len(got), clip(got))
 	}
 }
 

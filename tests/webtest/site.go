@@ -61,6 +61,8 @@ func newSite(k *testkit.T) *site {
 		"data.png":       []byte("\x89PNG served as text/plain"),
 		"noext":          []byte("no extension"),
 		"empty.txt":      {},
+		"pic.gif.txt":    []byte("a text file whose name holds .gif\n"),
+		"html.jpg":       []byte("a picture whose name holds html\n"),
 		"bin.dat":        binary,
 		"space name.txt": []byte("a name with a space"),
 		"small.txt":      text(smallSize),

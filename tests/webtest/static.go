@@ -49,6 +49,8 @@ func checkFiles(k *testkit.T, hs *handlerServer, s *site) {
 		{"/pic.gif", "pic.gif", "image/gif"},
 		{"/pic.jpg", "pic.jpg", "image/jpeg"},
 		{"/data.png", "data.png", "text/plain"},
+		{"/pic.gif.txt", "pic.gif.txt", "text/plain"}, // the type is the extension's: what follows the last dot
+		{"/html.jpg", "html.jpg", "image/jpeg"},
 		{"/noext", "noext", "text/plain"},
 		{"/empty.txt", "empty.txt", "text/plain"},
 		{"/bin.dat", "bin.dat", "text/plain"},

@@ -83,6 +83,9 @@ type Config struct {
 	ReadTimeout  time.Duration
 	WriteTimeout time.Duration
 	CGITimeout   time.Duration
+	// AgeRate, under SFF, is how many bytes of size a request is forgiven per
+	// second it waits (the chapter's Config.AgeRate); 0 is pure SFF.
+	AgeRate float64
 	// Queued is called when the master puts work into the buffer: with the
 	// request URI under SFF, with "" under FIFO.
 	Queued func(uri string)

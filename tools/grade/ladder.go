@@ -551,6 +551,7 @@ type rungResult struct {
 // ladderEnv is what every rung's grading needs.
 type ladderEnv struct {
 	root, target, solutions string // absolute root; trees relative to it
+	course                  string // -course: where the course's own files (the suites) come from
 	timeout                 time.Duration
 	jobs                    int
 	base                    map[string]string // the -overlay file's entries
@@ -589,7 +590,7 @@ func runLadder(ctx context.Context, c config, chapters []rubric.Chapter, stdout,
 		fmt.Fprintf(stdout, "ladder: chapter %s (-rotate -seed %d: one of %d chapters)\n", ch.ID, seed, len(chapters))
 		chapters = []rubric.Chapter{ch}
 	}
-	env := ladderEnv{root: root, target: c.target, solutions: c.maint.solutions,
+	env := ladderEnv{root: root, target: c.target, solutions: c.maint.solutions, course: c.course,
 		timeout: c.timeout, jobs: c.jobs, base: base, tmp: tmp}
 
 	bad := 0
@@ -659,7 +660,7 @@ func (env ladderEnv) climb(ctx context.Context, plan *ladderPlan, k int) (rungRe
 		return rungResult{}, err
 	}
 	rep, err := Grade(ctx, Options{Root: env.root, Target: env.target, Chapters: []rubric.Chapter{plan.chapter},
-		Timeout: env.timeout, Jobs: env.jobs, Overlay: ov})
+		Timeout: env.timeout, Jobs: env.jobs, Overlay: ov, Course: env.course})
 	if err != nil {
 		return rungResult{}, err
 	}

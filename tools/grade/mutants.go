@@ -155,6 +155,7 @@ func dateSeed(now time.Time) uint64 {
 // mutantEnv is what grading a mutant needs.
 type mutantEnv struct {
 	root, solutions string
+	course          string // -course: where the course's own files (the suites) come from
 	timeout         time.Duration
 	base            map[string]string // the -overlay file's entries
 	tmp             string
@@ -215,7 +216,7 @@ func runMutants(ctx context.Context, c config, chapters []rubric.Chapter, stdout
 		return fail(err)
 	}
 	defer os.RemoveAll(tmp)
-	env := mutantEnv{root: root, solutions: c.maint.solutions, timeout: c.timeout, base: base, tmp: tmp}
+	env := mutantEnv{root: root, solutions: c.maint.solutions, course: c.course, timeout: c.timeout, base: base, tmp: tmp}
 	start := time.Now()
 	results := make([]mutantResult, len(graded))
 	// Mutants run c.jobs at once, in catalogue order, so one chapter's are
@@ -282,7 +283,8 @@ func (env mutantEnv) grade(ctx context.Context, m mutant, chapters map[string]ru
 	if err != nil {
 		return invalid("overlay", err)
 	}
-	rep, err := Grade(ctx, Options{Root: env.root, Target: env.solutions, Chapters: []rubric.Chapter{ch}, Timeout: env.timeout, Jobs: 1, Overlay: ov})
+	rep, err := Grade(ctx, Options{Root: env.root, Target: env.solutions, Chapters: []rubric.Chapter{ch}, Timeout: env.timeout, Jobs: 1, Overlay: ov,
+		Course: env.course})
 	if err != nil {
 		return invalid("not graded", err)
 	}

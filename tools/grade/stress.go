@@ -43,7 +43,8 @@ func runStress(ctx context.Context, c config, chapters []rubric.Chapter, stdout,
 	start := time.Now()
 	for i := 1; i <= c.maint.repeat; i++ {
 		runStart := time.Now()
-		rep, err := Grade(ctx, Options{Root: c.root, Target: target, Chapters: chapters, Timeout: c.timeout, Jobs: c.jobs, Overlay: c.overlay})
+		rep, err := Grade(ctx, Options{Root: c.root, Target: target, Chapters: chapters, Timeout: c.timeout, Jobs: c.jobs, Overlay: c.overlay,
+			Course: c.course})
 		if err != nil {
 			fmt.Fprintln(stderr, "grade -repeat:", err)
 			return exitError

@@ -10,6 +10,8 @@
 //	            QUERY_STRING seconds (default: an hour)
 //	flood…cgi   sends its process id, then QUERY_STRING MiB of bytes (default 64)
 //	fail…cgi    writes to stderr and exits with status 1, having sent nothing
+//	noisy…cgi   writes NoisyStderr to stderr, then answers NoisyBody: a program
+//	            that logs as it works
 //	mute…cgi    sends nothing and sleeps for QUERY_STRING seconds (default: an
 //	            hour): a program that hangs before its header
 //	orphan…cgi  starts a background child that keeps its stdout open and
@@ -44,7 +46,7 @@ import (
 )
 
 // roles are the programs, by the word their file name must contain.
-var roles = []string{"spin", "env", "slow", "flood", "fail", "mute", "orphan", "linger"}
+var roles = []string{"spin", "env", "slow", "flood", "fail", "mute", "orphan", "linger", "noisy"}
 
 // Invoked reports whether this process was started as a CGI program, that is
 // from a file whose name ends in ".cgi".
@@ -98,6 +100,9 @@ func MainOr(def string) int {
 	case "fail":
 		fmt.Fprintln(os.Stderr, name+": failing on purpose")
 		return 1
+	case "noisy":
+		fmt.Fprint(os.Stderr, NoisyStderr)
+		_, err = fmt.Fprintf(out, "Content-Length: %d\r\nContent-Type: text/plain\r\n\r\n%s", len(NoisyBody), NoisyBody)
 	case "mute", "linger":
 		err = mute(query)
 	case "orphan":
@@ -118,6 +123,13 @@ func MainOr(def string) int {
 	}
 	return 0
 }
+
+// NoisyStderr and NoisyBody are what noisy.cgi writes to its stderr and its
+// stdout.
+const (
+	NoisyStderr = "noisy.cgi: a line for the server's log, not for the client\n"
+	NoisyBody   = "the answer\n"
+)
 
 // seconds reads a query such as "1" or "0.25" as a duration; def if empty.
 func seconds(query string, def time.Duration) (time.Duration, error) {
