@@ -107,11 +107,13 @@ type exercise struct {
 // and how long it took. An error means the grader could not run it at all
 // (or was interrupted), not that the test failed.
 //
-// The test binary runs directly, in its own process group, with its output
-// piped into test2json; it gets a fresh secret on fd 3 and writes its
-// completion records to fd 4 (see tests/testkit/record.go). Only a record
-// carrying a MAC made with this run's secret counts as the harness's word
-// that the test passed.
+// With a judge (ex.judge set), the judge binary runs the test, its output
+// piped into test2json, and the subject serves it over a socket pair (fd 3
+// of both; fd 4 of the judge tells it the subject's pid): the judge's events
+// are the verdict, the subject's end only names a cause. Without one
+// (Windows), the test binary runs alone; it gets a fresh secret on fd 3 and
+// writes its completion records to fd 4 (see tests/testkit/record.go), and
+// only a record carrying a MAC made with this run's secret counts.
 func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, error) {
 	testBinary := ex.binary
 	if ex.judge != "" {

@@ -1,11 +1,15 @@
 // Command grade is the course's grader, behind `make grade`.
 //
-// It screens the student's files of each chapter, compiles the chapter's
-// tests once, with the race detector and the course's own copies of the test
-// wiring, suites, given code and go.mod (course.sum or git HEAD), runs every graded
-// exercise alone with a time limit, in its own process group, and awards an
-// exercise's points only for an explicit pass that the course's harness
-// confirms with a completion record, with no leak, race, crash or timeout.
+// It screens the student's files of each chapter (to teach: see screen.go),
+// compiles each chapter twice with the course's own copies of the test
+// wiring, suites, given code and go.mod (course.sum or git HEAD) — the
+// subject, the student's package with the race detector, and the judge, the
+// wiring without any of the student's files (tests/judge) — runs every graded
+// exercise alone with a time limit as a judge driving a subject, the subject
+// in a sandbox (sandbox_linux.go), and awards an exercise's points only for a
+// pass the judge reported, with no leak, race, crash or timeout. (Where the
+// platform cannot pass descriptors, Windows, the test binary runs alone and
+// a pass needs the harness's completion record.)
 // Every lost point has a stated cause: build error, integrity, timeout,
 // exited, panic, race, leak, failed, not run. The rubric (which exercises,
 // worth what, checked by which test, screened how) is embedded from
