@@ -64,7 +64,6 @@ type errValue struct {
 type remoteError struct {
 	v     *errValue
 	table *errTable
-	errno syscall.Errno
 }
 
 func (e *remoteError) Error() string { return e.v.Text }

@@ -37,12 +37,11 @@ type Options struct {
 // job is one exercise to run and the result it fills in.
 type job struct {
 	exercise
-	deadlineCut bool   // its time limit was cut to fit the budget: a timeout is the budget's, not the machine's
-	root        string // the module root, absolute
-	result      *ExerciseResult
-	done        *sync.WaitGroup // the chapter's outstanding exercises
-	deadline    time.Time       // the budget's end; zero for none
-	budget      time.Duration
+	root     string // the module root, absolute
+	result   *ExerciseResult
+	done     *sync.WaitGroup // the chapter's outstanding exercises
+	deadline time.Time       // the budget's end; zero for none
+	budget   time.Duration
 }
 
 // Grade grades the chosen chapters. Chapters compile one after the other (the

@@ -30,7 +30,6 @@ type subjectProc struct {
 	out        *limitedBuffer
 	done       chan struct{}
 	waitErr    error
-	started    time.Time
 }
 
 // subjectGORACE makes the race detector end the subject at its first
@@ -92,7 +91,6 @@ func (s *subjectProc) start() error {
 		close(s.done)
 		return err
 	}
-	s.started = time.Now()
 	go func() {
 		s.waitErr = waitTracked(s.cmd)
 		close(s.done)
