@@ -19,7 +19,7 @@ MODE    ?=
 FUZZTIME ?= 20s
 
 HAVE_SOLUTIONS := $(wildcard solutions)
-# The solution-backed tests (tools/chat, tools/loadgen) build only with this tag.
+# The solution-backed tests (tools/cmd/chat, tools/cmd/loadgen) build only with this tag.
 TAGS := $(if $(HAVE_SOLUTIONS),-tags solutions)
 
 GRADE_FLAGS = -target $(TARGET) -format $(FORMAT) $(if $(CH),-ch $(CH)) $(if $(OUT),-o $(OUT))
@@ -38,22 +38,22 @@ endif
 ## ---- students ------------------------------------------------------------
 
 status: ## where you stand: points per chapter, and the next exercise (re-runs only what changed)
-	@$(GO) run ./tools/student status
+	@$(GO) run ./tools/cmd/student status
 
 next: ## the next unsolved exercise: its lesson paragraph, its TODOs, its last failure
-	@$(GO) run ./tools/student next
+	@$(GO) run ./tools/cmd/student next
 
 hint: ## one more hint: the idea, the pitfall, the API, the recipe (EX=3.4; default: the exercise next names)
-	@$(GO) run ./tools/student hint $(EX)
+	@$(GO) run ./tools/cmd/student hint $(EX)
 
 reset: ## restore an exercise's stubs, backing up yours first (EX=3.4); CH=07 MODE=open|guided switches a chapter's track
-	@$(GO) run ./tools/student reset $(if $(MODE),-ch "$(CH)" -mode "$(MODE)",$(EX))
+	@$(GO) run ./tools/cmd/student reset $(if $(MODE),-ch "$(CH)" -mode "$(MODE)",$(EX))
 
 watch: ## re-run a chapter's tests on every save (CH=03 [EX=3_4])
-	@$(GO) run ./tools/student watch -ch "$(CH)" $(if $(EX),-ex $(EX))
+	@$(GO) run ./tools/cmd/student watch -ch "$(CH)" $(if $(EX),-ex $(EX))
 
 grade: ## the official points table (CH=01 TARGET=solutions FORMAT=gradescope|classroom|junit|json OUT=file)
-	@$(GO) run ./tools/grade $(GRADE_FLAGS); rc=$$?; \
+	@$(GO) run ./tools/cmd/grade $(GRADE_FLAGS); rc=$$?; \
 	if [ -n "$(OUT)" ] && [ $$rc -le 1 ] && [ -f "$(OUT)" ]; then echo "make grade: wrote $(OUT) ($(FORMAT))"; fi; exit $$rc
 
 vet: ## go vet and gofmt on everything
@@ -96,7 +96,7 @@ fuzz: ## run every fuzz target (tools/, tests/, chapters/, solutions/ if here) f
 	if [ $$n -eq 0 ]; then echo "make fuzz: found no fuzz target"; exit 1; fi; echo "make fuzz: $$n targets, $(FUZZTIME) each"
 
 student-release: ## dist/serverlab-student.tar.gz: the course without solutions/ (from git or from a plain folder)
-	@$(GO) run ./tools/student release -o dist/serverlab-student.tar.gz
+	@$(GO) run ./tools/cmd/student release -o dist/serverlab-student.tar.gz
 
 ifneq ($(HAVE_SOLUTIONS),)
 ## ---- maintainers (only where solutions/ exists) ---------------------------
@@ -115,18 +115,18 @@ SEED := $(shell h=$$(git rev-parse --verify -q HEAD 2>/dev/null | cut -c1-15); i
 endif
 test: vet vet-portable unit #M prove the course: vet, every suite on the solutions (-race), the grader both ways, samples of the ladder and mutants (SEED=), the student release
 	@echo "make test: seed $(SEED) (the ladder's and the mutants' samples; re-run them with make test SEED=$(SEED))"
-	$(GO) run ./tools/grade -q -budget 0 -target solutions -require all
-	$(GO) run ./tools/grade -q -budget 0 -target chapters -require none
-	$(GO) run ./tools/grade -q -budget 0 -ladder -rotate -rungs 2 -seed $(SEED)
-	$(GO) run ./tools/grade -q -budget 0 -mutants -sample 6 -seed $(SEED)
-	$(GO) run ./tools/grade -q -budget 0 -forgeries -sample 3 -seed $(SEED)
+	$(GO) run ./tools/cmd/grade -q -budget 0 -target solutions -require all
+	$(GO) run ./tools/cmd/grade -q -budget 0 -target chapters -require none
+	$(GO) run ./tools/cmd/grade -q -budget 0 -ladder -rotate -rungs 2 -seed $(SEED)
+	$(GO) run ./tools/cmd/grade -q -budget 0 -mutants -sample 6 -seed $(SEED)
+	$(GO) run ./tools/cmd/grade -q -budget 0 -forgeries -sample 3 -seed $(SEED)
 	@$(MAKE) --no-print-directory release-check
 	@echo "make test: passed with seed $(SEED)"
 
 # The solutions' tests are the graded exercises: `make test` runs every one of
 # them through the grader (under -race, each in its own process), so unit does
 # not run them a second time. -tags solutions adds the end-to-end tests of
-# tools/chat and tools/loadgen against the reference servers.
+# tools/cmd/chat and tools/cmd/loadgen against the reference servers.
 unit: #M the tests of tests/ and tools/ under -race (the solutions' run through the grader)
 	$(GO) test $(TAGS) -race -count=1 ./tests/... ./tools/...
 
@@ -134,14 +134,14 @@ unit: #M the tests of tests/ and tools/ under -race (the solutions' run through 
 # folder and run there what a student runs.
 release-check: #M build the student release, unpack it elsewhere, run its vet, tests and grade
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
-	$(GO) run ./tools/student release -o "$$tmp/release.tar.gz" && \
+	$(GO) run ./tools/cmd/student release -o "$$tmp/release.tar.gz" && \
 	tar -xzf "$$tmp/release.tar.gz" -C "$$tmp" && cd "$$tmp/serverlab" && \
 	if [ -d solutions ]; then echo "release-check: the release ships solutions/"; exit 1; fi && \
 	echo "== go vet ./..." && $(GO) vet ./... && \
 	echo "== go test ./tools/... ./tests/..." && $(GO) test -count=1 ./tools/... ./tests/... && \
 	echo "== make grade" && $(MAKE) --no-print-directory grade > grade.txt && tail -3 grade.txt && \
 	if grep -E '^ *course files: .*(not available here|not verified|is not one of the course)' grade.txt; then \
-		echo "release-check: make grade in the release reports course files it should have (above; tools/grade/course.sum must list the release's own files)"; exit 1; fi && \
+		echo "release-check: make grade in the release reports course files it should have (above; tools/cmd/grade/course.sum must list the release's own files)"; exit 1; fi && \
 	grep -E "^ *course files: all [0-9]+ match the course's copies" grade.txt && \
 	export SERVERLAB_CACHE_DIR="$$tmp/cache" && \
 	echo "== make status, next, hint, reset" && $(MAKE) --no-print-directory status && \
@@ -154,52 +154,52 @@ release-check: #M build the student release, unpack it elsewhere, run its vet, t
 # Chapter 03's job server against ThreadForge, driven by the original's own
 # load_test with PEERS (without it: ch03 alone, driven by loadgen jobs).
 bench-ch03: #M ch03 job server vs ThreadForge (PEERS=): 4 workloads x 10/50 clients, its load_test, into docs/bench-ch03 (about 3 min)
-	$(GO) run ./tools/bench jobs -out docs/bench-ch03 $(if $(PEERS),-peers $(PEERS))
+	$(GO) run ./tools/cmd/bench jobs -out docs/bench-ch03 $(if $(PEERS),-peers $(PEERS))
 
 # Chapter 04's stock servers on the experiment runner: -lock stock/tree, one P or
 # one per core, ch05's event loop; with PEERS, the originals (compiled from their
 # sources) and their own multiclient_benchmark as the client.
 bench-ch04: #M stock servers: ch04 (locks, GOMAXPROCS) vs ch05 (+ the originals with PEERS=), 16/64 clients, 2 stock files, into docs/bench-ch04 (about 4 min)
-	$(GO) run ./tools/bench stock -out docs/bench-ch04 $(if $(PEERS),-peers $(PEERS))
+	$(GO) run ./tools/cmd/bench stock -out docs/bench-ch04 $(if $(PEERS),-peers $(PEERS))
 
 bench-ch05: #M chapter 05's C10K experiment: ch02 vs ch05 chat servers, 2 to 10,000 clients (about 5 min)
-	$(GO) run ./tools/bench c10k -out docs/bench-ch05
+	$(GO) run ./tools/cmd/bench c10k -out docs/bench-ch05
 
-# The chat system's monitoring suite on the experiment runner (tools/bench):
+# The chat system's monitoring suite on the experiment runner (tools/cmd/bench):
 # with PEERS, the original threaded and select() servers run alternately too.
 bench-chat: #M chat servers ch02 vs ch05 (+ the originals with PEERS=): load and stress test, 5 plots in docs/bench-chat (about 3 min)
-	$(GO) run ./tools/bench chat -out docs/bench-chat $(if $(PEERS),-peers $(PEERS))
+	$(GO) run ./tools/cmd/bench chat -out docs/bench-chat $(if $(PEERS),-peers $(PEERS))
 
 # Chapter 06 on the experiment runner: static files (1 KiB, 100 KiB; FIFO and SFF) against the
 # package-net ceiling, the ceiling plus the file system, nginx (if installed) and, with PEERS, the
 # OSTEP original; then FIFO vs SFF completion order behind spin.cgi.
 bench-ch06: #M chapter 06: static files vs the net ceiling and nginx, FIFO vs SFF order; tables and plots in docs/bench-ch06 (about 4 min)
-	$(GO) run ./tools/bench web -out docs/bench-ch06 $(if $(PEERS),-peers $(PEERS))
+	$(GO) run ./tools/cmd/bench web -out docs/bench-ch06 $(if $(PEERS),-peers $(PEERS))
 
 # make interop: where the originals are built (see docs/interop.md); empty: only Debian's curl, wrk, httperf.
 PEERS ?=
 interop: #M two-way interop with the originals and a byte-level diff (PEERS=<folder>, docs/interop.md); without PEERS: curl, wrk, httperf on ch06
-	$(GO) run ./tools/interop/peers -diff $(if $(PEERS),-peers $(PEERS))
+	$(GO) run ./tools/maint/interop/peers -diff $(if $(PEERS),-peers $(PEERS))
 
 forgeries: #M every way to forge a grade in tests/forgeries must earn nothing; honest work must keep every point (CH=01)
-	$(GO) run ./tools/grade -q -budget 0 -forgeries $(if $(CH),-ch $(CH))
+	$(GO) run ./tools/cmd/grade -q -budget 0 -forgeries $(if $(CH),-ch $(CH))
 
 mutants: #M every plausible wrong solution in tests/mutants must lose its exercise (CH=03 for one chapter)
-	$(GO) run ./tools/grade -q -budget 0 -mutants -min 4 $(if $(CH),-ch $(CH))
+	$(GO) run ./tools/cmd/grade -q -budget 0 -mutants -min 4 $(if $(CH),-ch $(CH))
 
 ladder: #M with exercises 1..k solved, exactly those score, every other one "failed" (CH=03 for one chapter)
-	$(GO) run ./tools/grade -q -budget 0 -ladder $(if $(CH),-ch $(CH))
+	$(GO) run ./tools/cmd/grade -q -budget 0 -ladder $(if $(CH),-ch $(CH))
 
 # make stress: N whole grades of the solutions, J exercises at once beside J busy loops.
 N ?= 20
 J ?= 4
 stress: #M the solutions' grade N times, J exercises at once beside J busy loops (N=20 J=4)
-	$(GO) run ./tools/grade -q -budget 0 -target solutions -repeat $(N) -j $(J) -busy $(J)
+	$(GO) run ./tools/cmd/grade -q -budget 0 -target solutions -repeat $(N) -j $(J) -busy $(J)
 
 # make bench-chatcore: RUNS whole ladders of the original's load test, each on a fresh server and database.
 RUNS ?= 3
 bench-chatcore: #M chapter 07's experiment: the original's load test, 5 to 450 clients, against solutions/07 with its default hash (RUNS=3, about 4 min); table and plots in docs/chatcore-bench/
-	$(GO) run ./tools/bench chatcore -runs $(RUNS) -out docs/chatcore-bench
+	$(GO) run ./tools/cmd/bench chatcore -runs $(RUNS) -out docs/chatcore-bench
 
 crash: #M chapter 07: kill -9 the server after each acknowledged message, 100 times; nothing acknowledged may be lost
 	$(GO) test -tags crash -count=1 -run Kill9 ./tests/chatcoretest
@@ -207,7 +207,7 @@ crash: #M chapter 07: kill -9 the server after each acknowledged message, 100 ti
 # make soak: how long each server is under hostile load.
 SOAKTIME ?= 30s
 soak: #M every reference server under hostile load, each as its own process (about 4 min; Linux)
-	$(GO) run ./tools/soak -duration $(SOAKTIME) -md docs/soak.md
+	$(GO) run ./tools/maint/soak -duration $(SOAKTIME) -md docs/soak.md
 
 else
 test unit:

@@ -3,7 +3,7 @@ package discovery
 import (
 	"io"
 
-	"serverlab/tools/wire"
+	"serverlab/tools/given/wire"
 )
 
 // ReadFrame reads exactly one frame from r.

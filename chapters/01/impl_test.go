@@ -6,12 +6,12 @@ import (
 	discovery "serverlab/chapters/01"
 	"serverlab/tests/discoverytest"
 	"serverlab/tests/testkit"
-	"serverlab/tools/lab"
-	"serverlab/tools/users"
+	"serverlab/tools/given/lab"
+	"serverlab/tools/given/users"
 )
 
 // The chapter's Impl values: the code under test, in this process under
-// go test, in the subject under tools/grade (see tests/judge).
+// go test, in the subject under tools/cmd/grade (see tests/judge).
 
 // impl hands this chapter's package to the suite in tests/discoverytest.
 var impl = discoverytest.Impl{

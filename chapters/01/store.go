@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"sync"
 
-	"serverlab/tools/users"
+	"serverlab/tools/given/users"
 )
 
 // ErrTaken is returned by Register for a name that is already registered with

@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	chat "serverlab/chapters/02"
-	"serverlab/tools/users"
-	"serverlab/tools/wire"
+	"serverlab/tools/given/users"
+	"serverlab/tools/given/wire"
 )
 
 // These benchmarks measure two costs the lesson discusses; run them with

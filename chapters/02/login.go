@@ -4,7 +4,7 @@ import (
 	"errors"
 	"net"
 
-	"serverlab/tools/wire"
+	"serverlab/tools/given/wire"
 )
 
 // Replies to a login.

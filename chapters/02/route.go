@@ -1,7 +1,7 @@
 package chat
 
 import (
-	"serverlab/tools/wire"
+	"serverlab/tools/given/wire"
 )
 
 // Payloads of the server's own replies.

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"serverlab/tools/users"
-	"serverlab/tools/wire"
+	"serverlab/tools/given/users"
+	"serverlab/tools/given/wire"
 )
 
 // Config configures a Server.

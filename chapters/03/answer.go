@@ -3,7 +3,7 @@ package jobserver
 import (
 	"strconv"
 
-	"serverlab/tools/jobs"
+	"serverlab/tools/given/jobs"
 )
 
 // Execute appends the result of req (the text after "OK <id> ") to dst. s is

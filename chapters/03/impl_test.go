@@ -9,11 +9,11 @@ import (
 	jobserver "serverlab/chapters/03"
 	"serverlab/tests/jobtest"
 	"serverlab/tests/testkit"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // The chapter's Impl values: the code under test, in this process under
-// go test, in the subject under tools/grade (see tests/judge).
+// go test, in the subject under tools/cmd/grade (see tests/judge).
 
 // impl hands this chapter's package to the suite in tests/jobtest.
 var impl = jobtest.Impl{

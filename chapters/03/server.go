@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"serverlab/tools/jobs"
+	"serverlab/tools/given/jobs"
 )
 
 // Config configures a Server.

@@ -9,8 +9,8 @@ import (
 	"os"
 	"time"
 
-	"serverlab/tools/stockfile"
-	"serverlab/tools/stockproto"
+	"serverlab/tools/given/stockfile"
+	"serverlab/tools/given/stockproto"
 )
 
 // maxLine bounds a request line, as the original's MAXLINE did. A longer

@@ -7,11 +7,11 @@ import (
 
 	stock "serverlab/chapters/04"
 	"serverlab/tests/stocktest"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // The chapter's Impl values: the code under test, in this process under
-// go test, in the subject under tools/grade (see tests/judge).
+// go test, in the subject under tools/cmd/grade (see tests/judge).
 
 // impl hands this chapter's package to the suite in tests/stocktest.
 var impl = stocktest.Impl{

@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"serverlab/tools/lab"
-	"serverlab/tools/stockfile"
+	"serverlab/tools/given/lab"
+	"serverlab/tools/given/stockfile"
 )
 
 // Granularity says how trades use the tree's reader-writer lock.

@@ -1,6 +1,6 @@
 package stock
 
-import "serverlab/tools/lab"
+import "serverlab/tools/given/lab"
 
 // notImplemented is what a stub returns until its exercise is written: an
 // error that wraps lab.ErrNotImplemented and names the exercise, so that the

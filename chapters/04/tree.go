@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"serverlab/tools/stockfile"
+	"serverlab/tools/given/stockfile"
 )
 
 // Errors of the tree's operations. The server turns them into the protocol's

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"serverlab/tools/rawsys"
+	"serverlab/tools/given/rawsys"
 )
 
 // ErrSlowConsumer closes a connection whose unsent output passed

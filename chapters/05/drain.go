@@ -3,7 +3,7 @@ package evloop
 import (
 	"errors"
 
-	"serverlab/tools/wire"
+	"serverlab/tools/given/wire"
 )
 
 // DrainFrames is the original select() server's drain_buffer: it decodes

@@ -13,8 +13,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"serverlab/tools/lab"
-	"serverlab/tools/rawsys"
+	"serverlab/tools/given/lab"
+	"serverlab/tools/given/rawsys"
 )
 
 // Handler is the server logic on top of the loop: the chat server and the
@@ -256,7 +256,7 @@ func (l *Loop) run() error {
 
 // wait returns the next batch of events. It first takes what is ready without
 // sleeping (rawsys.PollNow): under load there nearly always is something, and
-// then the loop never tells the scheduler it might block (see tools/rawsys).
+// then the loop never tells the scheduler it might block (see tools/given/rawsys).
 // Only when nothing is ready does it sleep in the ordinary epoll_wait, until
 // an event or the handler's next timer.
 func (l *Loop) wait() (int, error) {

@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"time"
 
-	"serverlab/tools/stockfile"
-	"serverlab/tools/stockproto"
+	"serverlab/tools/given/stockfile"
+	"serverlab/tools/given/stockproto"
 )
 
 // StockConfig configures the stock server.

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // Config configures a Handler and a Server. The zero value of every field

@@ -8,11 +8,11 @@ import (
 	web "serverlab/chapters/06"
 	"serverlab/tests/testkit"
 	"serverlab/tests/webtest"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // The chapter's Impl values: the code under test, in this process under
-// go test, in the subject under tools/grade (see tests/judge).
+// go test, in the subject under tools/cmd/grade (see tests/judge).
 
 // impl hands this chapter's package to the suite in tests/webtest.
 var impl = webtest.Impl{

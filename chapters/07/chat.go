@@ -3,7 +3,7 @@ package chatcore
 import (
 	"errors"
 
-	"serverlab/tools/chatcore/proto"
+	"serverlab/tools/given/chatcore/proto"
 )
 
 // History limits: GetChats returns at most MaxHistory messages, and never a

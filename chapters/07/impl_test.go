@@ -5,11 +5,11 @@ package chatcore_test
 import (
 	chatcore "serverlab/chapters/07"
 	"serverlab/tests/chatcoretest"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // The chapter's Impl values: the code under test, in this process under
-// go test, in the subject under tools/grade (see tests/judge).
+// go test, in the subject under tools/cmd/grade (see tests/judge).
 
 // impl hands this chapter's package to the suite in tests/chatcoretest.
 var impl = chatcoretest.Impl{

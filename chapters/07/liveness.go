@@ -4,7 +4,7 @@ import (
 	"net"
 	"time"
 
-	"serverlab/tools/chatcore/proto"
+	"serverlab/tools/given/chatcore/proto"
 )
 
 // keepAlive turns on TCP keep-alive: after KeepAlive of silence the kernel

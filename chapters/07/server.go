@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"serverlab/tools/chatcore/proto"
+	"serverlab/tools/given/chatcore/proto"
 )
 
 // Config configures a Server. The zero value of every field but DBPath (or

@@ -3,7 +3,7 @@ package chatcore
 import (
 	"errors"
 
-	"serverlab/tools/chatcore/proto"
+	"serverlab/tools/given/chatcore/proto"
 )
 
 // Store is where the server keeps what must survive a restart: users,

@@ -1,7 +1,7 @@
 package chatcore
 
 import (
-	"serverlab/tools/chatcore/proto"
+	"serverlab/tools/given/chatcore/proto"
 )
 
 // createUser registers a user (109 → 110). Nobody needs a session for it, as

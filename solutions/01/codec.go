@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"serverlab/tools/wire"
+	"serverlab/tools/given/wire"
 )
 
 // ReadFrame reads exactly one frame from r.

@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"serverlab/tools/lab"
-	"serverlab/tools/users"
-	"serverlab/tools/wire"
+	"serverlab/tools/given/lab"
+	"serverlab/tools/given/users"
+	"serverlab/tools/given/wire"
 )
 
 // Config configures a Server.

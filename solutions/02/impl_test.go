@@ -5,11 +5,11 @@ package chat_test
 import (
 	chat "serverlab/solutions/02"
 	"serverlab/tests/chattest"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // The chapter's Impl values: the code under test, in this process under
-// go test, in the subject under tools/grade (see tests/judge).
+// go test, in the subject under tools/cmd/grade (see tests/judge).
 
 // impl hands this chapter's package to the suite in tests/chattest.
 var impl = chattest.Impl{

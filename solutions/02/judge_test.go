@@ -7,7 +7,7 @@ import (
 	"serverlab/tests/judge"
 )
 
-// Under tools/grade the checks run in the judge, a process without the
+// Under tools/cmd/grade the checks run in the judge, a process without the
 // student's code, and every call of an Impl function goes to the subject
 // that has it (see tests/judge).
 var (

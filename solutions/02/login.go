@@ -7,7 +7,7 @@ import (
 	"net"
 	"time"
 
-	"serverlab/tools/wire"
+	"serverlab/tools/given/wire"
 )
 
 // Replies to a login.

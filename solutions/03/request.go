@@ -7,7 +7,7 @@ import (
 	"math"
 	"strconv"
 
-	"serverlab/tools/jobs"
+	"serverlab/tools/given/jobs"
 )
 
 // Command is what a request asks for.

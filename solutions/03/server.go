@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"time"
 
-	"serverlab/tools/jobs"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/jobs"
+	"serverlab/tools/given/lab"
 )
 
 // Config configures a Server.

@@ -8,8 +8,8 @@ import (
 	"log/slog"
 	"time"
 
-	"serverlab/tools/users"
-	"serverlab/tools/wire"
+	"serverlab/tools/given/users"
+	"serverlab/tools/given/wire"
 )
 
 // ChatConfig configures the chat server.

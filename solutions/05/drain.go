@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"serverlab/tools/wire"
+	"serverlab/tools/given/wire"
 )
 
 // DrainFrames is the original select() server's drain_buffer: it decodes

@@ -8,11 +8,11 @@ import (
 	"serverlab/tests/epolltest"
 	"serverlab/tests/stocktest"
 	"serverlab/tests/testkit"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // The chapter's Impl values: the code under test, in this process under
-// go test, in the subject under tools/grade (see tests/judge).
+// go test, in the subject under tools/cmd/grade (see tests/judge).
 
 // loop sets the loop's limits from the suite's.
 func loop(l epolltest.Limits) evloop.Options {

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // Server is the OSTEP web server: one master goroutine (Serve) accepts

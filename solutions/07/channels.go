@@ -3,7 +3,7 @@ package chatcore
 import (
 	"slices"
 
-	"serverlab/tools/chatcore/proto"
+	"serverlab/tools/given/chatcore/proto"
 )
 
 // createChannel creates a channel (107 → 108, then 129 to every open

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"time"
 
-	"serverlab/tools/chatcore/proto"
+	"serverlab/tools/given/chatcore/proto"
 )
 
 // History limits: GetChats returns at most MaxHistory messages, and never a

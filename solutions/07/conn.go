@@ -10,8 +10,8 @@ import (
 	"net"
 	"time"
 
-	"serverlab/tools/chatcore/proto"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/chatcore/proto"
+	"serverlab/tools/given/lab"
 )
 
 // conn is one client connection.

@@ -13,8 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"serverlab/tools/chatcore/proto"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/chatcore/proto"
+	"serverlab/tools/given/lab"
 )
 
 // Config configures a Server. The zero value of every field but DBPath (or

@@ -3,7 +3,7 @@ package chatcore
 import (
 	"time"
 
-	"serverlab/tools/chatcore/proto"
+	"serverlab/tools/given/chatcore/proto"
 )
 
 // shutdown handles 102. Only an administrator (Config.Admins) may stop the

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"serverlab/tools/chatcore/proto"
+	"serverlab/tools/given/chatcore/proto"
 )
 
 // Why a password check was not done. Their texts are the protocol's, so

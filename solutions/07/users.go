@@ -6,7 +6,7 @@ import (
 	"errors"
 	"slices"
 
-	"serverlab/tools/chatcore/proto"
+	"serverlab/tools/given/chatcore/proto"
 )
 
 // createUser registers a user (109 → 110). Nobody needs a session for it, as

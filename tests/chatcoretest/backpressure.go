@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/chatcore/proto"
+	"serverlab/tools/given/chatcore/proto"
 )
 
 // BackPressure checks exercise 7.5: the bounded outbox and fairness. A

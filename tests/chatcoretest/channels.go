@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/chatcore/proto"
+	"serverlab/tools/given/chatcore/proto"
 )
 
 // Channels checks exercise 7.3: creating, listing and joining channels, and

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"serverlab/tools/chatcore/proto"
+	"serverlab/tools/given/chatcore/proto"
 )
 
 // TestKill9 is the real durability check, which the graded suite cannot make

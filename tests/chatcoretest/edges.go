@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/chatcore/proto"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/chatcore/proto"
+	"serverlab/tools/given/lab"
 )
 
 // checkChannelOrder: GetChannels lists every channel in ascending id order,

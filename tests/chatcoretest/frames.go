@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/chatcore/proto"
+	"serverlab/tools/given/chatcore/proto"
 )
 
 // Frames checks exercise 7.1: the read loop. Every request gets exactly one

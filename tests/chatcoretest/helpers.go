@@ -18,8 +18,8 @@ import (
 	_ "modernc.org/sqlite" // to look at what the server stored
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/chatcore/proto"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/chatcore/proto"
+	"serverlab/tools/given/lab"
 )
 
 // env is one server under test.

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/chatcore/proto"
+	"serverlab/tools/given/chatcore/proto"
 )
 
 // History checks exercise 7.4: chat messages, their history, and the group

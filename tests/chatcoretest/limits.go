@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/chatcore/proto"
+	"serverlab/tools/given/chatcore/proto"
 )
 
 // The defaults of the limits, as docs/chatcore.md ("Limits") gives them.

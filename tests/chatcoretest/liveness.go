@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/chatcore/proto"
+	"serverlab/tools/given/chatcore/proto"
 )
 
 // Liveness checks exercise 7.6: connections that stop talking are found

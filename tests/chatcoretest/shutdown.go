@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/chatcore/proto"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/chatcore/proto"
+	"serverlab/tools/given/lab"
 )
 
 // Shutdown checks exercise 7.7: who may stop the server, and how it stops.

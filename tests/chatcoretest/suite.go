@@ -23,7 +23,7 @@ import (
 	"log/slog"
 	"time"
 
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // Impl is what a chapter hands to the suite.

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/chatcore/proto"
+	"serverlab/tools/given/chatcore/proto"
 )
 
 // Users checks exercise 7.2: registering, logging in and out, looking users

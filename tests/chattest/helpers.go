@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/lab"
-	"serverlab/tools/users"
-	"serverlab/tools/wire"
+	"serverlab/tools/given/lab"
+	"serverlab/tools/given/users"
+	"serverlab/tools/given/wire"
 )
 
 // everyone is the target of every relayed BROADCAST.

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/wire"
+	"serverlab/tools/given/wire"
 )
 
 // Isolation checks exercise 2.5: clients cannot hurt each other. A client that

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/users"
-	"serverlab/tools/wire"
+	"serverlab/tools/given/users"
+	"serverlab/tools/given/wire"
 )
 
 // Login checks exercise 2.1: a goroutine per connection, and the login

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/wire"
+	"serverlab/tools/given/wire"
 )
 
 // userList is the QUERY_USER payload the suite expects: every registered user,

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/wire"
+	"serverlab/tools/given/wire"
 )
 
 func broadcastFrame(sender, target string, payload []byte) wire.Frame {

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/lab"
-	"serverlab/tools/users"
-	"serverlab/tools/wire"
+	"serverlab/tools/given/lab"
+	"serverlab/tools/given/users"
+	"serverlab/tools/given/wire"
 )
 
 // Shutdown checks exercise 2.6: Close, with many clients connected in every

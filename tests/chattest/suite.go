@@ -20,7 +20,7 @@
 //     sender or one without NUL is a malformed frame.
 //   - Users that the discovery server appends to the users file while the
 //     chat server runs can log in at once. A line that is not a valid user
-//     (tools/users: a name with a space, a reserved name such as "server")
+//     (tools/given/users: a name with a space, a reserved name such as "server")
 //     costs that line only.
 //   - Relayed frames carry the authenticated sender; the rest of the header
 //     is relayed as the client wrote it (a BROADCAST's target "all" stays
@@ -39,7 +39,7 @@ import (
 	"log/slog"
 	"time"
 
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // Impl is what a chapter hands to the suite.
@@ -55,7 +55,7 @@ type Impl struct {
 
 // Config is what the suite sets when it builds a server, in protocol terms.
 type Config struct {
-	// UsersPath is the users file (tools/users format). The suite writes it
+	// UsersPath is the users file (tools/given/users format). The suite writes it
 	// and may append to it, or empty it, while the server runs.
 	UsersPath string
 	// MaxPending is the most bytes of frames the server may hold for one

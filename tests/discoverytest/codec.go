@@ -11,8 +11,8 @@ import (
 	"testing/iotest"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/lab"
-	"serverlab/tools/wire"
+	"serverlab/tools/given/lab"
+	"serverlab/tools/given/wire"
 )
 
 // sampleFrames are valid frames that exercise every field's edge cases.
@@ -93,7 +93,7 @@ func randomFrame(rng *rand.Rand) wire.Frame {
 }
 
 // checkRandomFrames: frames drawn afresh on every run (they cannot be
-// memorised) come out of ReadFrame as tools/wire encoded them.
+// memorised) come out of ReadFrame as tools/given/wire encoded them.
 func checkRandomFrames(k *testkit.T, impl Impl) {
 	k.Helper()
 	rng := k.Rand()
@@ -101,7 +101,7 @@ func checkRandomFrames(k *testkit.T, impl Impl) {
 		want := randomFrame(rng)
 		got, err := impl.ReadFrame(iotest.HalfReader(bytes.NewReader(testkit.Encode(want))))
 		if err != nil || testkit.FrameDiff(want, got) != "" {
-			k.Fatalf("reading a frame encoded by tools/wire:\n  sent: % x\n  want: %v\n   got: %v (err %v)",
+			k.Fatalf("reading a frame encoded by tools/given/wire:\n  sent: % x\n  want: %v\n   got: %v (err %v)",
 				truncate(testkit.Encode(want), 80), brief(want), brief(got), err)
 		}
 	}
@@ -183,7 +183,7 @@ func checkNoHugeAllocation(k *testkit.T, impl Impl) {
 }
 
 // checkAgreesWithWire feeds the same damaged streams to the student's codec
-// and to tools/wire: both must return the same frame, or the same kind of error.
+// and to tools/given/wire: both must return the same frame, or the same kind of error.
 func checkAgreesWithWire(k *testkit.T, impl Impl) {
 	k.Helper()
 	rng := k.Rand()
@@ -203,7 +203,7 @@ func checkAgreesWithWire(k *testkit.T, impl Impl) {
 		want, wantErr := wire.ReadFrame(bytes.NewReader(b))
 		got, gotErr := impl.ReadFrame(bytes.NewReader(b))
 		if errKind(wantErr) != errKind(gotErr) || (wantErr == nil && testkit.FrameDiff(want, got) != "") {
-			k.Fatalf("your ReadFrame and tools/wire disagree on this input:\n  sent: % x\n  want: %v (err %v)\n   got: %v (err %v)",
+			k.Fatalf("your ReadFrame and tools/given/wire disagree on this input:\n  sent: % x\n  want: %v (err %v)\n   got: %v (err %v)",
 				truncate(b, 80), brief(want), wantErr, brief(got), gotErr)
 		}
 	}
@@ -265,7 +265,7 @@ func WriteFrame(t *testing.T, impl Impl) {
 		f := randomFrame(rng)
 		var w countingWriter
 		if err := impl.WriteFrame(&w, f); err != nil || !bytes.Equal(w.Bytes(), testkit.Encode(f)) {
-			k.Fatalf("writing %v (a frame drawn at random): want the bytes tools/wire writes\n  want: % x\n   got: % x (err %v)",
+			k.Fatalf("writing %v (a frame drawn at random): want the bytes tools/given/wire writes\n  want: % x\n   got: % x (err %v)",
 				brief(f), truncate(testkit.Encode(f), 80), truncate(w.Bytes(), 80), err)
 		}
 	}

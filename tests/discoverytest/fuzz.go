@@ -6,14 +6,14 @@ import (
 	"testing"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/lab"
-	"serverlab/tools/wire"
+	"serverlab/tools/given/lab"
+	"serverlab/tools/given/wire"
 )
 
 // FuzzReadFrame is the fuzz target of the chapter's codec: on any input,
-// ReadFrame agrees with tools/wire (the same frame, or the same kind of
+// ReadFrame agrees with tools/given/wire (the same frame, or the same kind of
 // error), and a frame it reads, written back with WriteFrame, is what
-// tools/wire encodes for it. A chapter wires it in with
+// tools/given/wire encodes for it. A chapter wires it in with
 //
 //	func FuzzReadFrame(f *testing.F) { discoverytest.FuzzReadFrame(f, impl) }
 func FuzzReadFrame(f *testing.F, impl Impl) {
@@ -31,7 +31,7 @@ func FuzzReadFrame(f *testing.F, impl Impl) {
 		}
 		want, wantErr := wire.ReadFrame(bytes.NewReader(in))
 		if errKind(wantErr) != errKind(gotErr) || (wantErr == nil && testkit.FrameDiff(want, got) != "") {
-			t.Fatalf("ReadFrame and tools/wire disagree:\n  input: % x\n  want: %v (err %v)\n   got: %v (err %v)",
+			t.Fatalf("ReadFrame and tools/given/wire disagree:\n  input: % x\n  want: %v (err %v)\n   got: %v (err %v)",
 				truncate(in, 80), brief(want), wantErr, brief(got), gotErr)
 		}
 		if gotErr != nil {
@@ -43,7 +43,7 @@ func FuzzReadFrame(f *testing.F, impl Impl) {
 			return
 		}
 		if err != nil || !bytes.Equal(out.Bytes(), testkit.Encode(want)) {
-			t.Fatalf("WriteFrame(ReadFrame(input)) is not what tools/wire encodes:\n  frame: %v\n  want: % x\n   got: % x (err %v)",
+			t.Fatalf("WriteFrame(ReadFrame(input)) is not what tools/given/wire encodes:\n  frame: %v\n  want: % x\n   got: % x (err %v)",
 				brief(got), truncate(testkit.Encode(want), 80), truncate(out.Bytes(), 80), err)
 		}
 	})

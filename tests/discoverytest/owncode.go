@@ -10,19 +10,19 @@ import (
 	"strings"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/wire"
+	"serverlab/tools/given/wire"
 )
 
 // The codec exercises (1.1, 1.2) are about writing the codec: one that hands
-// the work to tools/wire agrees with it on every input, and teaches nothing.
-// These checks catch it, at run time (tools/wire's codec on the stack while
+// the work to tools/given/wire agrees with it on every input, and teaches nothing.
+// These checks catch it, at run time (tools/given/wire's codec on the stack while
 // the student's function reads or writes) and, when the source file can be
 // read, in the function's body.
 
-// codecFuncs are the functions of tools/wire that do a codec exercise's work.
+// codecFuncs are the functions of tools/given/wire that do a codec exercise's work.
 var codecFuncs = []string{"ReadFrame", "WriteFrame", "Decode", "DecodeHeader", "Encode", "Append"}
 
-// stackReader is a reader that notes whether a tools/wire codec function
+// stackReader is a reader that notes whether a tools/given/wire codec function
 // is on the stack when it is read from.
 type stackReader struct {
 	r   io.Reader
@@ -48,13 +48,13 @@ func (s *stackWriter) Write(p []byte) (int, error) {
 	return s.w.Write(p)
 }
 
-// wireOnStack names the tools/wire codec function on the calling stack, if any.
+// wireOnStack names the tools/given/wire codec function on the calling stack, if any.
 func wireOnStack() string {
 	pcs := make([]uintptr, 64)
 	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
 	for {
 		f, more := frames.Next()
-		if name, ok := strings.CutPrefix(f.Function, "serverlab/tools/wire."); ok {
+		if name, ok := strings.CutPrefix(f.Function, "serverlab/tools/given/wire."); ok {
 			return "wire." + name
 		}
 		if !more {
@@ -64,7 +64,7 @@ func wireOnStack() string {
 }
 
 // checkOwnCode fails the check if fn, the student's codec function, calls a
-// codec function of tools/wire in its body.
+// codec function of tools/given/wire in its body.
 func checkOwnCode(k *testkit.T, fn any, what string) {
 	k.Helper()
 	pc := reflect.ValueOf(fn).Pointer()
@@ -90,7 +90,7 @@ func checkOwnCode(k *testkit.T, fn any, what string) {
 			}
 			if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "wire" && isCodecFunc(sel.Sel.Name) {
 				k.Errorf("%s calls wire.%s: exercise %s is to write the codec yourself (the constants, Frame "+
-					"and the errors of tools/wire are yours to use; its codec is the reference your code is "+
+					"and the errors of tools/given/wire are yours to use; its codec is the reference your code is "+
 					"checked against)", what, sel.Sel.Name, k.Exercise())
 			}
 			return true

@@ -2,7 +2,7 @@ package discoverytest
 
 import (
 	"serverlab/tests/judge"
-	"serverlab/tools/users"
+	"serverlab/tools/given/users"
 )
 
 // The proxy of exercise 1.3's store, for a judge whose subject runs the

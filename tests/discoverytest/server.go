@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/lab"
-	"serverlab/tools/wire"
+	"serverlab/tools/given/lab"
+	"serverlab/tools/given/wire"
 )
 
 // newServer builds a server with a fresh users file in a temporary folder.

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/users"
-	"serverlab/tools/wire"
+	"serverlab/tools/given/users"
+	"serverlab/tools/given/wire"
 )
 
 // UserStore checks exercise 1.3: the user store and its file.

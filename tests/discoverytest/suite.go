@@ -15,15 +15,15 @@ import (
 	"log/slog"
 	"time"
 
-	"serverlab/tools/lab"
-	"serverlab/tools/users"
-	"serverlab/tools/wire"
+	"serverlab/tools/given/lab"
+	"serverlab/tools/given/users"
+	"serverlab/tools/given/wire"
 )
 
 // Impl is what a chapter hands to the suite.
 type Impl struct {
 	// ReadFrame and WriteFrame are the student's codec (exercises 1.1, 1.2);
-	// the suite compares them with tools/wire.
+	// the suite compares them with tools/given/wire.
 	ReadFrame  func(io.Reader) (wire.Frame, error)
 	WriteFrame func(io.Writer, wire.Frame) error
 	// OpenStore opens the user store at path (exercise 1.3), opening the

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/lab"
-	"serverlab/tools/wire"
+	"serverlab/tools/given/lab"
+	"serverlab/tools/given/wire"
 )
 
 // notImplemented fails the check at once if err says the stub is untouched.

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/lab"
-	"serverlab/tools/wire"
+	"serverlab/tools/given/lab"
+	"serverlab/tools/given/wire"
 )
 
 // FuzzDrainFrames is the fuzz target of exercise 5.1: on any buffer,

@@ -183,7 +183,7 @@ func newFDs(before, after map[int]string) string {
 }
 
 // subjectCPU is the subject's processor time (utime and stime of its
-// /proc stat, in clock ticks of 10ms), under tools/grade.
+// /proc stat, in clock ticks of 10ms), under tools/cmd/grade.
 func subjectCPU() time.Duration {
 	b, err := os.ReadFile(testkit.ServerProc() + "/stat")
 	if err != nil {

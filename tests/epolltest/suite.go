@@ -19,8 +19,8 @@ package epolltest
 import (
 	"time"
 
-	"serverlab/tools/lab"
-	"serverlab/tools/wire"
+	"serverlab/tools/given/lab"
+	"serverlab/tools/given/wire"
 )
 
 // Impl is what a chapter hands to the suite.

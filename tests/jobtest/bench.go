@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // benchWorkloads are the load test's workloads with its default arguments:

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"serverlab/tools/jobs"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/jobs"
+	"serverlab/tools/given/lab"
 )
 
 // FuzzParse is the fuzz target of exercise 3.1's parser: on any line, Parse

@@ -13,8 +13,8 @@ import (
 	"testing/iotest"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/jobs"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/jobs"
+	"serverlab/tools/given/lab"
 )
 
 // The protocol's error messages (docs/protocols.md §2).

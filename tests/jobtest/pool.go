@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // gate holds the work of a pool under test: each call records its worker and

@@ -10,7 +10,7 @@ import (
 
 	"serverlab/tests/judge"
 	"serverlab/tests/testkit"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // bubble is a synctest bubble's *testing.T with the exercise's hint on
@@ -30,7 +30,7 @@ func (b bubble) Fatalf(format string, args ...any) {
 // WaitGroup), which is how the checks tell "blocked" from "not yet run"
 // without sleeping.
 //
-// Under tools/grade the queue is in another process, which no bubble can
+// Under tools/cmd/grade the queue is in another process, which no bubble can
 // hold: there the check runs as it is, and settle waits for both processes
 // to be blocked instead (judge.Settle).
 func inBubble(k *testkit.T, f func(b bubble)) {
@@ -42,7 +42,7 @@ func inBubble(k *testkit.T, f func(b bubble)) {
 	synctest.Test(k.T, func(t *testing.T) { f(bubble{T: t, k: k}) })
 }
 
-// settle is synctest.Wait, or judge.Settle under tools/grade.
+// settle is synctest.Wait, or judge.Settle under tools/cmd/grade.
 func settle() {
 	if judge.IsJudge() {
 		judge.Settle(testkit.IOTimeout)

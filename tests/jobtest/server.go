@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/jobs"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/jobs"
+	"serverlab/tools/given/lab"
 )
 
 // newServer checks that the exercises the server is built from work, builds
@@ -228,7 +228,7 @@ func expectAnyID(k *testkit.T, c *testkit.Conn, line string, e exchange) string 
 }
 
 // checkSeededRequests: requests drawn afresh each run (seeded, so a failure
-// can be replayed), answered as the given code in tools/jobs computes them.
+// can be replayed), answered as the given code in tools/given/jobs computes them.
 func checkSeededRequests(k *testkit.T, impl Impl) {
 	k.Helper()
 	_, srv := newServer(k, impl, Config{Workers: 2, QueueCap: 8})

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/jobs"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/jobs"
+	"serverlab/tools/given/lab"
 )
 
 // Shutdown checks exercise 3.6: Close in the original's order. With a job

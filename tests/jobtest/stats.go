@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // Statistics checks exercise 3.7: the counts are exact under concurrency, and

@@ -2,7 +2,7 @@
 // process, so that the verdict is computed where the student's code never
 // runs.
 //
-// tools/grade builds every chapter's tests twice. The subject is today's
+// tools/cmd/grade builds every chapter's tests twice. The subject is today's
 // test binary: the student's package, the course's wiring, built with -race.
 // The judge is the same wiring built with the build tag "judge" and without
 // any file of the student's: its Impl values come from Remote, and every call
@@ -26,6 +26,6 @@
 //     student's server accepts and reads real sockets.
 //
 // A subject that dies, hangs or lies can only lose points: a call to a dead
-// subject returns zero values and an error, and tools/grade states the cause
+// subject returns zero values and an error, and tools/cmd/grade states the cause
 // it saw (the subject's exit status), never text the subject printed.
 package judge

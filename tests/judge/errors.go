@@ -14,7 +14,7 @@ import (
 	"sync"
 	"syscall"
 
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // sentinels are the errors both processes know by name: errors.Is against

@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // Counter is an object the subject hands out.

@@ -11,7 +11,7 @@ import (
 	"go.uber.org/goleak"
 )
 
-// Where Unix sockets cannot carry descriptors (Windows), tools/grade runs
+// Where Unix sockets cannot carry descriptors (Windows), tools/cmd/grade runs
 // the tests in one process, as go test does, and says that such a grade is
 // not tamper-proof. These are the judge's calls for that case.
 

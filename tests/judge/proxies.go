@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // The proxies of the interfaces every suite passes: readers and writers,

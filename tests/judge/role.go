@@ -45,7 +45,7 @@ var judgeSide = sync.OnceValues(func() (*peer, error) {
 func connect(side string) (*peer, error) {
 	f := os.NewFile(SocketFD, "judge-socket")
 	if f == nil {
-		return nil, fmt.Errorf("judge: no descriptor %d (run by tools/grade?)", SocketFD)
+		return nil, fmt.Errorf("judge: no descriptor %d (run by tools/cmd/grade?)", SocketFD)
 	}
 	c, err := net.FileConn(f)
 	f.Close()

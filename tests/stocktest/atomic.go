@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/stockfile"
+	"serverlab/tools/given/stockfile"
 )
 
 // pauseLock is a stock's lock that can stop the next goroutine to unlock it

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"serverlab/tools/lab"
-	"serverlab/tools/stockproto"
+	"serverlab/tools/given/lab"
+	"serverlab/tools/given/stockproto"
 )
 
 // BenchmarkServer drives a server over loopback with the original's

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // pipelinedShows is how many shows Close checks send in one write: 13 MB of

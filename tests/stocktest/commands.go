@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/stockproto"
+	"serverlab/tools/given/stockproto"
 )
 
 // Commands checks exercise 4.2: every reply of the stock protocol, exactly,

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/stockfile"
-	"serverlab/tools/stockproto"
+	"serverlab/tools/given/stockfile"
+	"serverlab/tools/given/stockproto"
 )
 
 // Conservation checks exercise 4.4: many clients buying and selling at once

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/stockproto"
+	"serverlab/tools/given/stockproto"
 )
 
 // maxLine is the protocol's longest request line, '\n' included (the

@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/lab"
-	"serverlab/tools/stockfile"
-	"serverlab/tools/stockproto"
+	"serverlab/tools/given/lab"
+	"serverlab/tools/given/stockfile"
+	"serverlab/tools/given/stockproto"
 )
 
 // market is the stock file most checks start from. Its pre-order is

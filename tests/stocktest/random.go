@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/stockproto"
+	"serverlab/tools/given/stockproto"
 )
 
 // checkRandomRequests sends request lines drawn afresh on every run (k.Rand):

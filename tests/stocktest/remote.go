@@ -2,7 +2,7 @@ package stocktest
 
 import (
 	"serverlab/tests/judge"
-	"serverlab/tools/stockfile"
+	"serverlab/tools/given/stockfile"
 )
 
 // The proxies of chapter 04's tree and lock, for a judge whose subject runs

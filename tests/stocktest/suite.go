@@ -25,8 +25,8 @@ import (
 	"sync"
 	"time"
 
-	"serverlab/tools/lab"
-	"serverlab/tools/stockfile"
+	"serverlab/tools/given/lab"
+	"serverlab/tools/given/stockfile"
 )
 
 // Impl is what a chapter hands to the suite. Fields a chapter does not have

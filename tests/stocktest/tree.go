@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/lab"
-	"serverlab/tools/stockfile"
+	"serverlab/tools/given/lab"
+	"serverlab/tools/given/stockfile"
 )
 
 // Tree checks exercise 4.1: the stock tree. Insert builds an unbalanced binary

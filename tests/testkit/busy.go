@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// TimeScaleEnv names the factor tools/grade multiplies the waits by on a
+// TimeScaleEnv names the factor tools/cmd/grade multiplies the waits by on a
 // busy machine (and when it runs a timed-out exercise again alone).
 const TimeScaleEnv = "SERVERLAB_TIME_SCALE"
 
@@ -21,7 +21,7 @@ func init() {
 }
 
 // schedTimes is what the scheduler says of the processes that run a check
-// (this one and, under tools/grade, the subject): the time their threads
+// (this one and, under tools/cmd/grade, the subject): the time their threads
 // ran, and the time they waited, runnable, for a processor.
 type schedTimes struct{ ran, waited time.Duration }
 

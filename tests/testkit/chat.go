@@ -3,14 +3,14 @@ package testkit
 import (
 	"encoding/binary"
 
-	"serverlab/tools/wire"
+	"serverlab/tools/given/wire"
 )
 
 // Chat protocol v1 builders shared by the discovery, chat and epoll suites:
 // the one copy of each.
 
 // RawHeader builds a 72-byte header field by field, for frames that
-// tools/wire refuses to encode (a negative or oversized length, a name
+// tools/given/wire refuses to encode (a negative or oversized length, a name
 // without its NUL).
 func RawHeader(typ, length int32, sender, target []byte) []byte {
 	b := make([]byte, wire.HeaderSize)
@@ -21,7 +21,7 @@ func RawHeader(typ, length int32, sender, target []byte) []byte {
 	return b
 }
 
-// Encode encodes f with tools/wire. It panics on a frame tools/wire refuses:
+// Encode encodes f with tools/given/wire. It panics on a frame tools/given/wire refuses:
 // the suites call it only with frames they build, so that is a test bug.
 func Encode(f wire.Frame) []byte {
 	b, err := wire.Encode(f)

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"serverlab/tests/judge"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // Contract describes a server to CheckContract: how to build a fresh one, and
@@ -483,7 +483,7 @@ func trimArgs(fn string) string {
 }
 
 // allStacks is every goroutine's stack, as runtime.Stack prints them, of the
-// process that runs the code under test: the subject's under tools/grade
+// process that runs the code under test: the subject's under tools/cmd/grade
 // (less the goroutines that serve the judge), this one's under go test.
 func allStacks() string {
 	if judge.IsJudge() {

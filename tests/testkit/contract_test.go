@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // echo is a small server that keeps the contract, with switches that break it

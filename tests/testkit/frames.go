@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"fmt"
 
-	"serverlab/tools/wire"
+	"serverlab/tools/given/wire"
 )
 
-// Chat protocol v1 helpers (tools/wire), shared by the discovery and chat
+// Chat protocol v1 helpers (tools/given/wire), shared by the discovery and chat
 // suites.
 
-// SendFrame encodes f with tools/wire and writes it in one write.
+// SendFrame encodes f with tools/given/wire and writes it in one write.
 func (c *Conn) SendFrame(f wire.Frame) {
 	c.k.Helper()
 	b, err := wire.Encode(f)
@@ -20,7 +20,7 @@ func (c *Conn) SendFrame(f wire.Frame) {
 	c.Write(b, "frame "+f.String())
 }
 
-// TryReadFrame reads one frame with tools/wire, with a deadline per read.
+// TryReadFrame reads one frame with tools/given/wire, with a deadline per read.
 func (c *Conn) TryReadFrame() (wire.Frame, error) {
 	return wire.ReadFrame(c.Reader())
 }

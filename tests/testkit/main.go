@@ -19,7 +19,7 @@ import (
 // binary if any goroutine outlives them all, a second line of defence
 // behind the per-check leak check of New.
 //
-// Under tools/grade the same wiring is built twice (see tests/judge): in the
+// Under tools/cmd/grade the same wiring is built twice (see tests/judge): in the
 // subject, built from the student's code, Main serves impls to the judge and
 // runs no test; in the judge, built without the student's code, the checks
 // run against the subject, and the subject's last leak report decides the
@@ -43,7 +43,7 @@ func Main(m *testing.M, impls ...any) {
 }
 
 // ReadMemStats is runtime.ReadMemStats of the process that runs the code
-// under test: the subject's under tools/grade, this one's under go test.
+// under test: the subject's under tools/cmd/grade, this one's under go test.
 func ReadMemStats(m *runtime.MemStats) {
 	if judge.IsJudge() {
 		*m = judge.MemStats()

@@ -8,7 +8,7 @@ import (
 )
 
 // ServerPID is the process id of the process that runs the code under test:
-// the subject's under tools/grade (tests/judge), this one's under go test.
+// the subject's under tools/cmd/grade (tests/judge), this one's under go test.
 func ServerPID() int {
 	if judge.IsJudge() {
 		return judge.SubjectPID()

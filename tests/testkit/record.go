@@ -10,7 +10,7 @@ import (
 	"sync"
 )
 
-// Completion records: how a check proves to tools/grade that it passed.
+// Completion records: how a check proves to tools/cmd/grade that it passed.
 //
 // The grader does not take a test's "--- PASS" line, or the binary's exit
 // status, as a pass: anything in the process can print the one or call
@@ -101,7 +101,7 @@ func writeRecords(exitCode int) {
 	_ = record.out.Close()
 }
 
-// recordMAC is the MAC of a pass of test under secret. tools/grade computes
+// recordMAC is the MAC of a pass of test under secret. tools/cmd/grade computes
 // the same to check a record.
 func recordMAC(secret []byte, test string) string {
 	m := hmac.New(sha256.New, secret)

@@ -2,7 +2,7 @@ package testkit
 
 import "testing"
 
-// The record's MAC is fixed by this vector; tools/grade checks the same one,
+// The record's MAC is fixed by this vector; tools/cmd/grade checks the same one,
 // so the harness and the grader cannot drift apart.
 func TestRecordMAC(t *testing.T) {
 	const want = "0f084f1a2b43dac98889b0a24b798109c3549e7b98ba9c43c84540edc9d932ab"

@@ -7,10 +7,10 @@ import (
 	"os"
 
 	"serverlab/tests/judge"
-	"serverlab/tools/chatcore/proto"
-	"serverlab/tools/stockfile"
-	"serverlab/tools/users"
-	"serverlab/tools/wire"
+	"serverlab/tools/given/chatcore/proto"
+	"serverlab/tools/given/stockfile"
+	"serverlab/tools/given/users"
+	"serverlab/tools/given/wire"
 )
 
 // The given code's errors, known by name in the judge and the subject, so

@@ -5,7 +5,7 @@ import (
 	"net"
 	"time"
 
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // Server is a server under test, running on a fresh 127.0.0.1 port.

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 
-	"serverlab/tools/stockproto"
+	"serverlab/tools/given/stockproto"
 )
 
-// Stock protocol helpers (tools/stockproto), shared by the stock suites of
+// Stock protocol helpers (tools/given/stockproto), shared by the stock suites of
 // chapters 04 and 05: one reader of reply records, which always checks the
 // NUL padding.
 

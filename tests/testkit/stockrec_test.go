@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"serverlab/tools/stockproto"
+	"serverlab/tools/given/stockproto"
 )
 
 func TestRecordText(t *testing.T) {

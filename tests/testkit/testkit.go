@@ -24,10 +24,10 @@ import (
 	"go.uber.org/goleak"
 
 	"serverlab/tests/judge"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
-// Markers at the start of the failures this package reports (tools/grade
+// Markers at the start of the failures this package reports (tools/cmd/grade
 // reads them to state the cause of a lost point).
 const (
 	LeakMarker     = lab.LeakMarker
@@ -141,7 +141,7 @@ func (k *T) fire() {
 	// Report while holding mu: the check cannot finish (stopWatchdog takes mu)
 	// until the report is made, so Errorf is never called on a finished test.
 	// A check that waited for a processor most of the time was starved, not
-	// blocked: say so (tools/grade runs it again alone before charging it).
+	// blocked: say so (tools/cmd/grade runs it again alone before charging it).
 	if busy := starved(k.sched, time.Since(k.started)); busy != "" {
 		k.T.Errorf("%s exercise %s did not finish within %v: %s.\nClosing its servers and connections.\n%s",
 			WatchdogMarker, k.exercise, WatchdogTimeout, busy, k.Where())
@@ -166,7 +166,7 @@ func (k *T) stopWatchdog() {
 
 // leakCheck marks the goroutines running now and returns the check, to run
 // at cleanup, that fails the check if goroutines started since are still
-// running: in this process under go test, in the subject under tools/grade.
+// running: in this process under go test, in the subject under tools/cmd/grade.
 // goleak retries for a while, so goroutines that are merely on their way
 // out are not reported.
 func (k *T) leakCheck() func() {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // The checks below run a test of this package in a child process, because

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"serverlab/tests/judge"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // FuzzResolve is the fuzz target of exercise 6.2: whatever the URI, Resolve

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // handlerServer runs a Handler behind a minimal accept loop of the suite's

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // countingReader counts the bytes a parser pulled from it.

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // Paths checks exercise 6.2: a URI maps to a file under the document root

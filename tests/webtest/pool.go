@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // held is a server whose workers can be held at gates, with a record of

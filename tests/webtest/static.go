@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // needResolve fails a check that serves files while exercises 6.1 and 6.2

@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"serverlab/tests/webtest/cgiprog"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 // A test binary that imports this suite doubles as the suite's CGI programs:

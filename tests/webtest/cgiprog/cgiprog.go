@@ -271,7 +271,7 @@ func copyFile(src, dst string) error {
 }
 
 // parentPID is the parent's process id as /proc numbers it: where the server
-// runs in a PID namespace of its own (tools/grade's sandbox), Getppid's
+// runs in a PID namespace of its own (tools/cmd/grade's sandbox), Getppid's
 // number is the namespace's, not the one the suite knows the server by.
 func parentPID() int {
 	b, err := os.ReadFile("/proc/self/stat")

@@ -2,7 +2,7 @@
 //
 //	go run ./chapters/01/cmd/discovery -addr :5000 -users users.txt
 //
-// Register a user with the course's chat client (tools/chat) or by hand, and
+// Register a user with the course's chat client (tools/cmd/chat) or by hand, and
 // stop the server with Ctrl-C.
 package main
 
@@ -13,7 +13,7 @@ import (
 	"os"
 
 	discovery "serverlab/chapters/01"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 func main() {

@@ -6,7 +6,7 @@
 // As the original: the port, then optionally the number of workers (default
 // 4). Like the original it listens on every interface; -addr 127.0.0.1 keeps
 // it on this machine. Talk to it with `nc localhost <port>` (type show, buy 1
-// 2, sell 1 2, exit), or load it with `go run ./tools/loadgen stock …`; stop
+// 2, sell 1 2, exit), or load it with `go run ./tools/cmd/loadgen stock …`; stop
 // it with Ctrl-C, which writes the stocks back before exiting.
 package main
 
@@ -23,7 +23,7 @@ import (
 	"time"
 
 	stock "serverlab/chapters/04"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 func main() {

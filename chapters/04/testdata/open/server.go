@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"serverlab/tools/stockfile"
+	"serverlab/tools/given/stockfile"
 )
 
 // Granularity says how trades use the tree's reader-writer lock.

@@ -7,7 +7,7 @@
 //
 // It takes the same arguments as chapter 02's chatserver, so every tool and
 // experiment can run either. Users register with the discovery server of
-// chapter 01; talk to the server with the course's client, tools/chat. Stop it
+// chapter 01; talk to the server with the course's client, tools/cmd/chat. Stop it
 // with Ctrl-C.
 package main
 
@@ -20,7 +20,7 @@ import (
 	"time"
 
 	evloop "serverlab/chapters/05"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 func main() {

@@ -24,7 +24,7 @@ import (
 	"time"
 
 	evloop "serverlab/chapters/05"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 func main() {

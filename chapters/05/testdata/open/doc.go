@@ -3,7 +3,7 @@
 // server (§3) on top of it, in a design of your own.
 //
 // What is given: the drains (exercises 5.1 and 5.2; the suite checks their
-// API directly), the system calls (serverlab/tools/rawsys,
+// API directly), the system calls (serverlab/tools/given/rawsys,
 // golang.org/x/sys/unix), the protocols' codecs and the configurations,
 // which the tests and the programs fill in. What the servers must do is the
 // lesson's and its "design it yourself" section's; the suites in

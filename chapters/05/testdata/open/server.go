@@ -7,7 +7,7 @@ import (
 	"net"
 	"time"
 
-	"serverlab/tools/stockfile"
+	"serverlab/tools/given/stockfile"
 )
 
 // Options tune the loop. The zero value is usable.
@@ -86,7 +86,7 @@ type StockConfig struct {
 
 // Loop is the event loop, and the server of every protocol on it: its design
 // is yours, within the chapter's one rule, that one goroutine serves every
-// client with epoll (serverlab/tools/rawsys and golang.org/x/sys/unix give
+// client with epoll (serverlab/tools/given/rawsys and golang.org/x/sys/unix give
 // the system calls). The suite reaches it only through the constructors
 // below, Serve and Close (evloop_test.go) and over the network; the programs
 // in cmd/ fill in the configurations. The drains (exercises 5.1 and 5.2,

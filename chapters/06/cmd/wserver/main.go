@@ -21,7 +21,7 @@ import (
 	"time"
 
 	web "serverlab/chapters/06"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 func main() {

@@ -3,7 +3,7 @@
 //
 //	go run ./chapters/07/cmd/chatcore-server --ip 127.0.0.1 --port 1338 --db sqlite.db --log info
 //
-// Talk to it with the course's client, go run ./tools/chatcore-client, or
+// Talk to it with the course's client, go run ./tools/cmd/chatcore-client, or
 // with the original's client and load tester. Stop it with Ctrl-C (or
 // SIGTERM): it commits what it holds, tells every client, and exits. With
 // -tls-cert and -tls-key it speaks TLS only.
@@ -23,7 +23,7 @@ import (
 	"strings"
 
 	chatcore "serverlab/chapters/07"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 func main() {

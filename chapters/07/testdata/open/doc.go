@@ -3,8 +3,8 @@
 // the original's limitations removed, in a design of your own.
 //
 // What is given: the store (Store, SQLiteStore), the codec
-// (serverlab/tools/chatcore/proto), the accept loop's helpers
-// (serverlab/tools/lab), and Config, which the tests and the program fill in.
+// (serverlab/tools/given/chatcore/proto), the accept loop's helpers
+// (serverlab/tools/given/lab), and Config, which the tests and the program fill in.
 // What the server must do is the lesson's protocol and its "design it
 // yourself" section; the suite in tests/chatcoretest checks it, over the
 // network and in the database file.

@@ -3,7 +3,7 @@
 //	go run ./solutions/02/cmd/chatserver -addr :6000 -users users.txt
 //
 // Users register with the discovery server of chapter 01, which writes the
-// same users file; talk to the server with the course's client, tools/chat.
+// same users file; talk to the server with the course's client, tools/cmd/chat.
 // Stop it with Ctrl-C.
 package main
 
@@ -14,7 +14,7 @@ import (
 	"os"
 
 	chat "serverlab/solutions/02"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 func main() {

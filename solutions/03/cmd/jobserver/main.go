@@ -5,7 +5,7 @@
 //	go run ./solutions/03/cmd/jobserver -addr :9000 -workers 4 -queue 1024
 //
 // Try it with printf 'PRIME 10000019\nHASH hello world\n' | nc 127.0.0.1 9000,
-// drive it with go run ./tools/loadgen jobs, and stop it with Ctrl-C: it
+// drive it with go run ./tools/cmd/loadgen jobs, and stop it with Ctrl-C: it
 // finishes and answers the queued jobs, then prints its statistics.
 package main
 
@@ -21,7 +21,7 @@ import (
 	"strconv"
 
 	jobserver "serverlab/solutions/03"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 func main() {

@@ -24,7 +24,7 @@ import (
 	"time"
 
 	evloop "serverlab/solutions/05"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 func main() {

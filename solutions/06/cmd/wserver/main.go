@@ -21,7 +21,7 @@ import (
 	"time"
 
 	web "serverlab/solutions/06"
-	"serverlab/tools/lab"
+	"serverlab/tools/given/lab"
 )
 
 func main() {
