@@ -141,7 +141,7 @@ release-check: #M build the student release, unpack it elsewhere, run its vet, t
 	echo "== go test ./tools/... ./tests/..." && $(GO) test -count=1 ./tools/... ./tests/... && \
 	echo "== make grade" && $(MAKE) --no-print-directory grade > grade.txt && tail -3 grade.txt && \
 	if grep -E '^ *course files: .*(not available here|not verified|is not one of the course)' grade.txt; then \
-		echo "release-check: make grade in the release reports course files it should have (above; tools/cmd/grade/course.sum must list the release's own files)"; exit 1; fi && \
+		echo "release-check: make grade in the release reports course files it should have (above; tools/internal/grade/course.sum must list the release's own files)"; exit 1; fi && \
 	grep -E "^ *course files: all [0-9]+ match the course's copies" grade.txt && \
 	export SERVERLAB_CACHE_DIR="$$tmp/cache" && \
 	echo "== make status, next, hint, reset" && $(MAKE) --no-print-directory status && \
@@ -194,7 +194,7 @@ ladder: #M with exercises 1..k solved, exactly those score, every other one "fai
 N ?= 20
 J ?= 4
 stress: #M the solutions' grade N times, J exercises at once beside J busy loops (N=20 J=4)
-	$(GO) run ./tools/cmd/grade -q -budget 0 -target solutions -repeat $(N) -j $(J) -busy $(J)
+	$(GO) run ./tools/maint/coursecheck -q -budget 0 -target solutions -repeat $(N) -j $(J) -busy $(J)
 
 # make bench-chatcore: RUNS whole ladders of the original's load test, each on a fresh server and database.
 RUNS ?= 3

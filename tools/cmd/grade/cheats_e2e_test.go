@@ -7,28 +7,27 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"serverlab/tools/internal/coursesum"
+	"serverlab/tools/internal/grade"
 )
 
 // gradeJSON runs the grader in process with -format json and returns the
 // report.
-func gradeJSON(t *testing.T, args ...string) *Report {
+func gradeJSON(t *testing.T, args ...string) *grade.Report {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "report.json")
 	var stderr bytes.Buffer
 	args = append([]string{"-q", "-format", "json", "-o", out}, args...)
-	if code := run(t.Context(), args, io.Discard, &stderr); code == exitError {
+	if code := run(t.Context(), args, io.Discard, &stderr); code == grade.ExitError {
 		t.Fatalf("grade %q: exit status %d; stderr:\n%s", args, code, stderr.String())
 	}
 	raw, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatalf("the -o report: %v", err)
 	}
-	var rep Report
+	var rep grade.Report
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatalf("the json report does not parse: %v\n%s", err, raw)
 	}
@@ -36,15 +35,15 @@ func gradeJSON(t *testing.T, args ...string) *Report {
 }
 
 type wantResult struct {
-	cause   Cause
+	cause   grade.Cause
 	message string // a substring of the message
 }
 
 // checkResults compares every exercise of rep with want (by exercise id).
-func checkResults(t *testing.T, rep *Report, want map[string]wantResult) {
+func checkResults(t *testing.T, rep *grade.Report, want map[string]wantResult) {
 	t.Helper()
 	seen := 0
-	rep.Exercises(func(ch ChapterResult, ex ExerciseResult) {
+	rep.Exercises(func(ch grade.ChapterResult, ex grade.ExerciseResult) {
 		w, ok := want[ex.ID]
 		if !ok {
 			return
@@ -74,12 +73,12 @@ func checkResults(t *testing.T, rep *Report, want map[string]wantResult) {
 func TestGradeCheats(t *testing.T) {
 	rep := gradeJSON(t, "-root", fixtureRoot, "-target", fixtureTarget, "-rubric", "testdata/rubric-cheats.json", "-ch", "04,05,06,07")
 	checkResults(t, rep, map[string]wantResult{
-		"4.1": {CauseIntegrity, "func init at tools/cmd/grade/testdata/chapters/04/fake.go:11"},
-		"5.1": {CauseIntegrity, "os.Exit at tools/cmd/grade/testdata/chapters/05/exits.go:9"},
-		"5.2": {CauseIntegrity, "os.Exit at tools/cmd/grade/testdata/chapters/05/exits.go:9"},
-		"5.3": {CauseIntegrity, "os.Exit at"}, // exiting ends every exercise's test: the whole chapter
-		"6.1": {CauseIntegrity, "//go:linkname at tools/cmd/grade/testdata/chapters/06/linkname.go:11"},
-		"7.1": {CauseIntegrity, "wire.ReadFrame: exercise 7.1 is writing this codec yourself at tools/cmd/grade/testdata/chapters/07/codec.go:12"},
+		"4.1": {grade.CauseIntegrity, "func init at tools/cmd/grade/testdata/chapters/04/fake.go:11"},
+		"5.1": {grade.CauseIntegrity, "os.Exit at tools/cmd/grade/testdata/chapters/05/exits.go:9"},
+		"5.2": {grade.CauseIntegrity, "os.Exit at tools/cmd/grade/testdata/chapters/05/exits.go:9"},
+		"5.3": {grade.CauseIntegrity, "os.Exit at"}, // exiting ends every exercise's test: the whole chapter
+		"6.1": {grade.CauseIntegrity, "//go:linkname at tools/cmd/grade/testdata/chapters/06/linkname.go:11"},
+		"7.1": {grade.CauseIntegrity, "wire.ReadFrame: exercise 7.1 is writing this codec yourself at tools/cmd/grade/testdata/chapters/07/codec.go:12"},
 		"7.2": {"", ""},
 	})
 }
@@ -92,12 +91,12 @@ func TestGradeCheatsPastScreening(t *testing.T) {
 	rep := gradeJSON(t, "-root", fixtureRoot, "-target", fixtureTarget, "-rubric", "testdata/rubric-cheats.json",
 		"-ch", "04,05", "-allow", "init,exit")
 	checkResults(t, rep, map[string]wantResult{
-		"4.1": {CauseIntegrity, "did not confirm it with this run's completion record"},
-		"5.1": {CauseExited, "os.Exit(0) while TestEx5_1_ExitZero was running"},
-		"5.2": {CauseExited, "exited with status 3 while TestEx5_2_ExitThree was running"},
+		"4.1": {grade.CauseIntegrity, "did not confirm it with this run's completion record"},
+		"5.1": {grade.CauseExited, "os.Exit(0) while TestEx5_1_ExitZero was running"},
+		"5.2": {grade.CauseExited, "exited with status 3 while TestEx5_2_ExitThree was running"},
 		"5.3": {"", ""},
 	})
-	rep.Exercises(func(_ ChapterResult, ex ExerciseResult) {
+	rep.Exercises(func(_ grade.ChapterResult, ex grade.ExerciseResult) {
 		if ex.ID == "5.1" && !strings.Contains(ex.Message, "tools/cmd/grade/testdata/chapters/05/exits.go:9") {
 			t.Errorf("exercise 5.1's message does not show the student's frame exits.go:9:\n%s", ex.Message)
 		}
@@ -181,8 +180,8 @@ func TestGradeTamperedCourseFiles(t *testing.T) {
 	rep := gradeJSON(t, "-root", root, "-course", course, "-target", fixtureTarget,
 		"-rubric", "testdata/rubric-cheats.json", "-ch", "08")
 	checkResults(t, rep, map[string]wantResult{
-		"8.1": {CauseFailed, "Answer() = 0, ex 8.1: Answer: not implemented; want 42"},
-		"8.2": {CauseNotRun, "TestEx8_2_Added is not in the chapter's test binary"},
+		"8.1": {grade.CauseFailed, "Answer() = 0, ex 8.1: Answer: not implemented; want 42"},
+		"8.2": {grade.CauseNotRun, "TestEx8_2_Added is not in the chapter's test binary"},
 	})
 	notes := strings.Join(rep.Notes, "\n")
 	for _, want := range []string{
@@ -200,8 +199,8 @@ func TestGradeTamperedCourseFiles(t *testing.T) {
 	// no git history), nothing is graded, and the report says what to do.
 	rep = gradeJSON(t, "-root", root, "-target", fixtureTarget, "-rubric", "testdata/rubric-cheats.json", "-ch", "08")
 	checkResults(t, rep, map[string]wantResult{
-		"8.1": {CauseIntegrity, "the course's copy is not available here"},
-		"8.2": {CauseIntegrity, "the course's copy is not available here"},
+		"8.1": {grade.CauseIntegrity, "the course's copy is not available here"},
+		"8.2": {grade.CauseIntegrity, "the course's copy is not available here"},
 	})
 }
 
@@ -210,9 +209,9 @@ func TestGradeTamperedCourseFiles(t *testing.T) {
 func TestGradeTimeoutShowsStudentFrames(t *testing.T) {
 	rep := gradeJSON(t, "-root", fixtureRoot, "-target", fixtureTarget, "-rubric", "testdata/rubric-cheats.json", "-ch", "10")
 	checkResults(t, rep, map[string]wantResult{
-		"10.1": {CauseTimeout, "Where your code is blocked:"},
+		"10.1": {grade.CauseTimeout, "Where your code is blocked:"},
 	})
-	rep.Exercises(func(_ ChapterResult, ex ExerciseResult) {
+	rep.Exercises(func(_ grade.ChapterResult, ex grade.ExerciseResult) {
 		if !strings.Contains(ex.Message, "tools/cmd/grade/testdata/chapters/10/stuck.go:9") ||
 			strings.Contains(ex.Message, "testing.tRunner") || strings.Contains(ex.Message, "stuck_test.go") {
 			t.Errorf("exercise 10.1's message should show stuck.go:9 and no suite frames:\n%s", ex.Message)
@@ -226,26 +225,10 @@ func TestGradeTimeoutShowsStudentFrames(t *testing.T) {
 func TestGradeBudgetExhausted(t *testing.T) {
 	rep := gradeJSON(t, "-root", fixtureRoot, "-target", fixtureTarget, "-rubric", "testdata/rubric-pass.json", "-budget", "1ns")
 	checkResults(t, rep, map[string]wantResult{
-		"1.1": {CauseNotRun, "the grading budget (-budget 1ns) ran out before the chapter was built"},
+		"1.1": {grade.CauseNotRun, "the grading budget (-budget 1ns) ran out before the chapter was built"},
 	})
 	if rep.Max != 10 {
 		t.Errorf("max %d, want 10: the report must be complete", rep.Max)
-	}
-}
-
-// An exercise whose time limit no longer fits in what is left of the budget
-// is not started; one that fits in part runs with a shorter limit.
-func TestRunJobBudget(t *testing.T) {
-	var done sync.WaitGroup
-	res := &ExerciseResult{ID: "1.4"}
-	done.Add(1)
-	runJob(t.Context(), nil, job{
-		exercise: exercise{test: "TestEx1_4_Hang", timeout: 40 * time.Second},
-		result:   res, done: &done, deadline: time.Now().Add(3 * time.Second), budget: 9 * time.Minute,
-	})
-	done.Wait()
-	if res.Cause != CauseNotRun || !strings.Contains(res.Message, "ran out before this exercise could run") {
-		t.Errorf("cause %q, message %q; want not run for lack of budget", res.Cause, res.Message)
 	}
 }
 
@@ -272,8 +255,8 @@ func cleanCopy(t *testing.T) string {
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if isCourseFile(f) {
-			listed[f] = blobID(b) // the copy as it is, committed or not
+		if coursesum.IsCourseFile(f) {
+			listed[f] = coursesum.BlobID(b) // the copy as it is, committed or not
 		}
 	}
 	sum := filepath.Join(root, filepath.FromSlash(coursesum.Path))
@@ -292,7 +275,7 @@ func theCourse(t *testing.T) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, from := courseList(root, false)
+	files, from := grade.CourseList(root, false)
 	if len(files) < 10 {
 		t.Fatalf("the grader finds %d course files in %s (from %q): neither %s nor a git HEAD", len(files), root, from, coursesum.Path)
 	}
@@ -316,7 +299,7 @@ func TestGradeUnrestorableCourseFile(t *testing.T) {
 	args := []string{"-root", root, "-target", fixtureTarget, "-rubric", "testdata/rubric-cheats.json", "-ch", "08"}
 	rep := gradeJSON(t, args...)
 	checkResults(t, rep, map[string]wantResult{
-		"8.1": {CauseFailed, "Answer() = 0, ex 8.1: Answer: not implemented; want 42"},
+		"8.1": {grade.CauseFailed, "Answer() = 0, ex 8.1: Answer: not implemented; want 42"},
 	})
 	if notes := strings.Join(rep.Notes, "\n"); !strings.Contains(notes, "tools/cmd/loadgen/main.go differs from the course's copy, which is not available here; tools/cmd/grade/testdata/chapters/08's tests do not use it") {
 		t.Errorf("the notes do not mention the edited tool:\n%s", notes)
@@ -325,7 +308,7 @@ func TestGradeUnrestorableCourseFile(t *testing.T) {
 	appendTo("tests/testkit/testkit.go") // one they do use
 	rep = gradeJSON(t, args...)
 	checkResults(t, rep, map[string]wantResult{
-		"8.1": {CauseIntegrity, "tests/testkit/testkit.go differs from the course's copy, and the course's copy is not available here"},
+		"8.1": {grade.CauseIntegrity, "tests/testkit/testkit.go differs from the course's copy, and the course's copy is not available here"},
 	})
 }
 

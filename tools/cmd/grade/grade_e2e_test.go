@@ -1,6 +1,8 @@
 package main
 
 import (
+	"serverlab/tools/internal/grade"
+
 	"bytes"
 	"encoding/json"
 	"io"
@@ -37,8 +39,8 @@ func TestGradeFixtures(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "report.json")
 	code, stderr := gradeFixture(t, io.Discard,
 		"-rubric", "testdata/rubric.json", "-format", "json", "-o", out, "-require", "none")
-	if code != exitRequirement {
-		t.Fatalf("exit status %d, want %d (-require none must fail: some exercises pass or crash); stderr:\n%s", code, exitRequirement, stderr)
+	if code != grade.ExitRequirement {
+		t.Fatalf("exit status %d, want %d (-require none must fail: some exercises pass or crash); stderr:\n%s", code, grade.ExitRequirement, stderr)
 	}
 	for _, want := range []string{"-require none", "1.1 (passed)", "1.3 (panic)", "1.4 (timeout)", "2.1 (build error)"} {
 		if !strings.Contains(stderr, want) {
@@ -50,32 +52,32 @@ func TestGradeFixtures(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the -o report: %v", err)
 	}
-	var rep Report
+	var rep grade.Report
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatalf("the json report does not parse: %v\n%s", err, raw)
 	}
 
 	want := map[string]struct {
-		cause   Cause
+		cause   grade.Cause
 		message string // a substring of the message
 	}{
 		"1.1":  {"", ""},
-		"1.2":  {CauseFailed, `Whisper("HI"): ex 1.2: Whisper: not implemented`},
-		"1.3":  {CausePanic, "panic: server goroutine: nil map"},
-		"1.4":  {CauseTimeout, "the test did not finish within its 2s time limit"},
-		"1.5":  {CauseLeak, "serverlab: leak: found unexpected goroutines"},
-		"1.6":  {CauseLeak, "goleak: Errors on successful test run: found unexpected goroutines"},
-		"1.7":  {CauseRace, "WARNING: DATA RACE"},
-		"1.8":  {CausePanic, "panic: assignment to entry in nil map"},
-		"1.9":  {CauseTimeout, "serverlab: watchdog: check 1.9"},
-		"1.10": {CauseNotRun, "needs a network this machine does not have"},
-		"1.11": {CauseNotRun, "TestEx1_11_Missing is not in the chapter's test binary"},
-		"2.1":  {CauseBuildError, `cannot use "forty-two"`},
-		"2.2":  {CauseBuildError, `cannot use "forty-two"`},
-		"3.1":  {CauseBuildError, "tools/cmd/grade/testdata/chapters/03 does not exist"},
+		"1.2":  {grade.CauseFailed, `Whisper("HI"): ex 1.2: Whisper: not implemented`},
+		"1.3":  {grade.CausePanic, "panic: server goroutine: nil map"},
+		"1.4":  {grade.CauseTimeout, "the test did not finish within its 2s time limit"},
+		"1.5":  {grade.CauseLeak, "serverlab: leak: found unexpected goroutines"},
+		"1.6":  {grade.CauseLeak, "goleak: Errors on successful test run: found unexpected goroutines"},
+		"1.7":  {grade.CauseRace, "WARNING: DATA RACE"},
+		"1.8":  {grade.CausePanic, "panic: assignment to entry in nil map"},
+		"1.9":  {grade.CauseTimeout, "serverlab: watchdog: check 1.9"},
+		"1.10": {grade.CauseNotRun, "needs a network this machine does not have"},
+		"1.11": {grade.CauseNotRun, "TestEx1_11_Missing is not in the chapter's test binary"},
+		"2.1":  {grade.CauseBuildError, `cannot use "forty-two"`},
+		"2.2":  {grade.CauseBuildError, `cannot use "forty-two"`},
+		"3.1":  {grade.CauseBuildError, "tools/cmd/grade/testdata/chapters/03 does not exist"},
 	}
 	seen := 0
-	rep.Exercises(func(ch ChapterResult, ex ExerciseResult) {
+	rep.Exercises(func(ch grade.ChapterResult, ex grade.ExerciseResult) {
 		seen++
 		w, ok := want[ex.ID]
 		if !ok {
@@ -120,9 +122,9 @@ func TestGradeRequireOnFixtures(t *testing.T) {
 		code                  int
 		stderr                string
 	}{
-		{"all passed", "testdata/rubric-pass.json", "all", exitOK, ""},
-		{"none passed", "testdata/rubric-stubs.json", "none", exitOK, ""},
-		{"all required but a stub fails", "testdata/rubric-stubs.json", "all", exitRequirement, "-require all: 1 exercise(s) did not pass: 1.2 (failed)"},
+		{"all passed", "testdata/rubric-pass.json", "all", grade.ExitOK, ""},
+		{"none passed", "testdata/rubric-stubs.json", "none", grade.ExitOK, ""},
+		{"all required but a stub fails", "testdata/rubric-stubs.json", "all", grade.ExitRequirement, "-require all: 1 exercise(s) did not pass: 1.2 (failed)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -60,7 +60,7 @@ func placeholder(p string) bool {
 // cites the maintainers' notes, a file or folder of the repository that is
 // not there, a Markdown link or anchor that leads nowhere, or a chapter that
 // does not exist. References into solutions/ are only checked where
-// solutions/ exists (the student release has none); tools/cmd/grade/course.sum
+// solutions/ exists (the student release has none); tools/internal/grade/course.sum
 // is the release's (make student-release writes it), never the maintainers'.
 func TestNoDanglingReferences(t *testing.T) {
 	root, err := filepath.Abs(courseRoot)

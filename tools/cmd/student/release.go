@@ -23,7 +23,7 @@ import (
 // the reference solutions, CI, the mutants (patches against solutions/) and
 // every Go file that builds only with the "solutions" tag. It adds a pristine
 // copy of chapters/ in .starter/, from which make reset restores stubs, and
-// tools/cmd/grade/course.sum, the list of the course files it ships by git blob
+// tools/internal/grade/course.sum, the list of the course files it ships by git blob
 // id: the release has no git history, and the grader builds with these
 // copies whatever the student's checkout holds (tools/cmd/grade/pristine.go).
 // A Markdown section headed "For maintainers" stays in the maintainers' tree
@@ -240,7 +240,7 @@ func satisfiable(expr constraint.Expr, tag string) bool {
 }
 
 // writeArchive writes the files under serverlab/, starter again under
-// serverlab/.starter/, and sum as serverlab/tools/cmd/grade/course.sum.
+// serverlab/.starter/, and sum as serverlab/tools/internal/grade/course.sum.
 func (c *course) writeArchive(w io.Writer, files, starter []string, sum string) error {
 	gz := gzip.NewWriter(w)
 	tw := tar.NewWriter(gz)

@@ -422,7 +422,7 @@ func TestRelease(t *testing.T) {
 		"tools/x/race_off.go":          "//go:build !race\n\npackage x\n",
 		"users.txt":                    "alice pw 127.0.0.1 1\n",
 		"x.test":                       "binary",
-		"tools/cmd/grade/course.sum":   "0000000000000000000000000000000000000000 tools/old.go\n", // a release's, made anew
+		"tools/internal/grade/course.sum":   "0000000000000000000000000000000000000000 tools/old.go\n", // a release's, made anew
 	}
 	for name, content := range files {
 		if err := writeFile(filepath.Join(root, filepath.FromSlash(name)), []byte(content)); err != nil {
@@ -436,7 +436,7 @@ func TestRelease(t *testing.T) {
 	mustContain(t, "release", out, "wrote dist/s.tar.gz", "the folder (no git)")
 	got := tarNames(t, filepath.Join(root, "dist/s.tar.gz"))
 	slices.Sort(got)
-	want := []string{".gitignore", ".starter/chapters/01/ex.go", "Makefile", "chapters/01/ex.go", "go.mod", "tools/cmd/grade/course.sum", "tools/x/race_off.go", "tools/x/x.go", "tools/x/y_test.go"}
+	want := []string{".gitignore", ".starter/chapters/01/ex.go", "Makefile", "chapters/01/ex.go", "go.mod", "tools/internal/grade/course.sum", "tools/x/race_off.go", "tools/x/x.go", "tools/x/y_test.go"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("the release holds\n  %v\nwant\n  %v", got, want)
 	}

@@ -16,21 +16,24 @@ import (
 
 // Path is where the release carries the list, relative to the module root.
 // The maintainers' tree never holds it: there the course is git's HEAD.
-const Path = "tools/cmd/grade/course.sum"
+const Path = "tools/internal/grade/course.sum"
 
 // IsCourseFile reports whether a path (slash-separated, relative to the
 // module root) is the course's rather than the student's: the test wiring
 // of the chapters (and solutions), the suites and testkit (tests/**), the
 // given code and tools (tools/**), go.mod and go.sum.
 //
-// The grader's own code (tools/cmd/grade) is left out: it is never linked into a
-// test binary, and it is whatever binary is grading.
+// The grader's own code (tools/cmd/grade, its engine tools/internal/grade)
+// and the maintainers' machinery (tools/maint) are left out: they are never
+// linked into a test binary, and the grader is whatever binary is grading.
 func IsCourseFile(p string) bool {
-	if rest, ok := strings.CutPrefix(p, "tools/cmd/grade/"); ok {
-		// Its fixture chapters are courses in miniature: their wiring is the
-		// course's, their other files play the student's.
-		parts := strings.Split(rest, "/")
-		return len(parts) == 4 && parts[0] == "testdata" && parts[1] == "chapters" && strings.HasSuffix(parts[3], "_test.go")
+	for _, own := range []string{"tools/cmd/grade/", "tools/internal/grade/", "tools/maint/"} {
+		if rest, ok := strings.CutPrefix(p, own); ok {
+			// The grader's fixture chapters are courses in miniature: their
+			// wiring is the course's, their other files play the student's.
+			parts := strings.Split(rest, "/")
+			return len(parts) == 4 && parts[0] == "testdata" && parts[1] == "chapters" && strings.HasSuffix(parts[3], "_test.go")
+		}
 	}
 	if p == "go.mod" || p == "go.sum" || strings.HasPrefix(p, "tests/") || strings.HasPrefix(p, "tools/") {
 		return true

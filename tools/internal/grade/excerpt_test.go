@@ -1,0 +1,43 @@
+package grade
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestExcerptBoundsAndTidiesMessages(t *testing.T) {
+	var lines []string
+	lines = append(lines, "", "    first.go:1: first")
+	for i := range 40 {
+		lines = append(lines, fmt.Sprintf("        detail %d", i))
+	}
+	got := excerpt(lines)
+	gotLines := strings.Split(got, "\n")
+	if len(gotLines) != maxMessageLines+1 {
+		t.Errorf("excerpt of 41 lines has %d lines, want %d and a note", len(gotLines), maxMessageLines)
+	}
+	if gotLines[0] != "first.go:1: first" || gotLines[1] != "    detail 0" {
+		t.Errorf("excerpt did not drop the leading blank line and the common indentation:\n%s", got)
+	}
+	if last := gotLines[len(gotLines)-1]; last != "… (16 more lines)" {
+		t.Errorf("excerpt's last line = %q, want the count of lines left out", last)
+	}
+
+	long := excerpt([]string{strings.Repeat("é", 2000)})
+	if len(long) > maxLineBytes+len("…") || !strings.HasSuffix(long, "…") {
+		t.Errorf("a 4000-byte line became %d bytes; want it cut to %d, on a rune boundary, marked …", len(long), maxLineBytes)
+	}
+
+	var many []string
+	for range 20 {
+		many = append(many, strings.Repeat("x", 400))
+	}
+	if got := excerpt(many); len(got) > maxMessageBytes+40 {
+		t.Errorf("excerpt of 8000 bytes is %d bytes, want at most about %d", len(got), maxMessageBytes)
+	}
+
+	if got := excerpt([]string{"fn()", "\tfile.go:3 +0x1", "  \tnested.go:4"}); got != "fn()\n    file.go:3 +0x1\n      nested.go:4" {
+		t.Errorf("tabs in the indentation were not expanded: %q", got)
+	}
+}

@@ -1,0 +1,442 @@
+package grade
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"serverlab/tests/judge"
+	"serverlab/tests/testkit"
+)
+
+// runner runs one exercise's test alone and turns its output into
+// test2json events.
+type runner struct {
+	test2json string // the tool's path, or "" for go tool test2json
+	env       []string
+	user      *Credential // run test binaries as this user; nil: as the grader
+	tmp       string      // the grader's scratch directory (records on the env fallback)
+	root      string      // the module root: what a sandboxed subject may read of the checkout
+}
+
+// newRunner finds test2json once: `go tool -n` prints the path of the built
+// tool, and running it directly saves starting the go command for every
+// exercise.
+func newRunner(ctx context.Context, root, tmp string, user *Credential) *runner {
+	rn := &runner{env: raceEnv(os.Environ()), user: user, tmp: tmp, root: root}
+	if user != nil {
+		// The user's own temporary directory (and home): the tests' files
+		// go there, the grader's stay out of reach.
+		home := filepath.Join(tmp, "home")
+		if err := os.Mkdir(home, 0o700); err == nil && user.own(home) == nil {
+			rn.env = append(rn.env, "TMPDIR="+home, "HOME="+home)
+		}
+	}
+	cmd := exec.CommandContext(ctx, "go", "tool", "-n", "test2json")
+	cmd.Dir = root
+	if out, err := outputTracked(cmd, false); err == nil {
+		if path := strings.TrimSpace(string(out)); path != "" {
+			if _, err := os.Stat(path); err == nil {
+				rn.test2json = path
+			}
+		}
+	}
+	return rn
+}
+
+func (rn *runner) test2jsonCmd(pkg string) *exec.Cmd {
+	if rn.test2json != "" {
+		return exec.Command(rn.test2json, "-t", "-p", pkg)
+	}
+	return exec.Command("go", "tool", "test2json", "-t", "-p", pkg)
+}
+
+// raceEnv turns off the race runtime's one-second sleep at exit, which would
+// otherwise add a second to every passing exercise. A GORACE the caller set
+// still applies: later options win. Whatever the grader's caller set for the
+// harness (SERVERLAB_GRADE…) is dropped: the grader sets it per run.
+func raceEnv(env []string) []string {
+	out := make([]string, 0, len(env)+1)
+	gorace := "atexit_sleep_ms=0"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GORACE="); ok {
+			gorace += " " + v
+			continue
+		}
+		if strings.HasPrefix(kv, "SERVERLAB_GRADE") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "GORACE="+gorace)
+}
+
+// killGrace is how long past its own -test.timeout a test binary may take to
+// print its goroutine dump and exit before the grader kills it.
+func killGrace(timeout time.Duration) time.Duration {
+	return 5*time.Second + timeout/10
+}
+
+// exercise is one test to run: where its binary is and how long it may take.
+type exercise struct {
+	binary  string  // the chapter's compiled test binary (the subject, when judge is set)
+	judge   string  // the judge's binary: the wiring without the student's code ("": run binary alone)
+	scale   float64 // the factor the checks' waits are multiplied by (busy machine, a run again alone)
+	pkgDir  string  // the package directory: the test's working directory, as under go test
+	pkg     string  // import path, for test2json's events
+	test    string
+	timeout time.Duration
+	student string // the graded package's directory, slash-separated: whose frames messages show
+}
+
+// run runs the exercise's test alone and returns what the classifier needs,
+// and how long it took. An error means the grader could not run it at all
+// (or was interrupted), not that the test failed.
+//
+// With a judge (ex.judge set), the judge binary runs the test, its output
+// piped into test2json, and the subject serves it over a socket pair (fd 3
+// of both; fd 4 of the judge tells it the subject's pid): the judge's events
+// are the verdict, the subject's end only names a cause. Without one
+// (Windows), the test binary runs alone; it gets a fresh secret on fd 3 and
+// writes its completion records to fd 4 (see tests/testkit/record.go), and
+// only a record carrying a MAC made with this run's secret counts.
+func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, error) {
+	testBinary := ex.binary
+	if ex.judge != "" {
+		testBinary = ex.judge
+	}
+	cmd := exec.Command(testBinary,
+		"-test.v=test2json",
+		"-test.run", "^"+ex.test+"$",
+		"-test.count=1",
+		"-test.timeout="+ex.timeout.String(),
+		"-test.paniconexit0",
+		"-test.fullpath")
+	cmd.Dir = ex.pkgDir
+	var (
+		ch   *channel
+		subj *subjectProc
+		err  error
+	)
+	if ex.judge != "" {
+		// Both run as the -user, if one was given, so that the files a check
+		// makes are the server's to use. The judge makes itself undumpable
+		// (tests/judge) before the subject starts, so that the subject can
+		// neither trace it nor reach its memory or descriptors; it can only
+		// end or stop it, which loses the point.
+		if subj, err = rn.newSubject(ex); err != nil {
+			return Run{}, 0, err
+		}
+		defer func() {
+			if subj != nil {
+				subj.finish(0)
+			}
+		}()
+		cmd.Env = append(rn.env[:len(rn.env):len(rn.env)], judge.RoleEnv+"="+judge.Judge)
+		if ex.scale > 1 {
+			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%.2f", testkit.TimeScaleEnv, ex.scale))
+		}
+		if subj.scratch != "" {
+			cmd.Env = append(cmd.Env, "TMPDIR="+subj.scratch)
+		}
+		// fd 3: the socket; fd 4: where the grader writes the subject's pid.
+		pidR, pidW, err := os.Pipe()
+		if err != nil {
+			return Run{}, 0, err
+		}
+		defer pidW.Close()
+		cmd.ExtraFiles = []*os.File{subj.judgeEnd, pidR}
+		subj.tellPID = pidW
+		defer pidR.Close()
+		if err := rn.asStudent(cmd); err != nil {
+			return Run{}, 0, err
+		}
+	} else {
+		secret, err := newSecret()
+		if err != nil {
+			return Run{}, 0, err
+		}
+		if ch, err = rn.handOver(cmd, secret); err != nil {
+			return Run{}, 0, err
+		}
+		defer ch.close()
+		if err := rn.asStudent(cmd); err != nil {
+			return Run{}, 0, err
+		}
+	}
+
+	// The binary's stdout and stderr are one pipe, as under go test, read by
+	// test2json.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return Run{}, 0, err
+	}
+	cmd.Stdout, cmd.Stderr = outW, outW
+	conv := rn.test2jsonCmd(ex.pkg)
+	conv.Stdin = outR
+	// Not conv.StdoutPipe: Wait closes that one, and the reader below must
+	// see everything test2json wrote.
+	convOut, convW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return Run{}, 0, err
+	}
+	defer convOut.Close()
+	conv.Stdout = convW
+	var convErr limitedBuffer
+	conv.Stderr = &convErr
+	err = startTracked(conv)
+	convW.Close()
+	outR.Close()
+	if err != nil {
+		outW.Close()
+		return Run{}, 0, err
+	}
+
+	var (
+		events  []Event
+		readErr error
+		reading sync.WaitGroup
+	)
+	reading.Go(func() {
+		events, readErr = readEvents(convOut)
+		_, _ = io.Copy(io.Discard, convOut) // never block the writer, even after a read error
+	})
+
+	endRun := beginRun()
+	start := time.Now()
+	if err := startTracked(cmd); err != nil {
+		endRun()
+		outW.Close()
+		_ = waitTracked(conv)
+		reading.Wait()
+		return Run{}, 0, err
+	}
+	outW.Close()
+	if subj != nil {
+		subj.judgeEnd.Close()
+		awaitProtected(cmd.Process.Pid)
+		if err := subj.start(); err != nil {
+			_ = killGroup(cmd)
+			endRun()
+			_ = waitTracked(cmd)
+			return Run{}, 0, err
+		}
+		fmt.Fprintf(subj.tellPID, "%d\n", subj.cmd.Process.Pid)
+		subj.tellPID.Close()
+	} else {
+		ch.started()
+	}
+	exitCode, killed, waitErr := waitLimited(ctx, cmd, ex.timeout+killGrace(ex.timeout))
+	wall := time.Since(start)
+	_ = killGroup(cmd) // sweep up anything the test left running
+	var subject *SubjectRun
+	if subj != nil {
+		// The judge has gone, and with it its end of the socket: a subject
+		// that is still there is given a moment to see it.
+		r := subj.finish(2 * time.Second)
+		subject, subj = &r, nil
+	}
+	endRun()
+	// Output that something escaped keeps writing must not hold the grader
+	// up: test2json gets two seconds to see the end of its input.
+	convDone := make(chan struct{})
+	go func() { _ = waitTracked(conv); close(convDone) }()
+	select {
+	case <-convDone:
+	case <-time.After(2 * time.Second):
+		_ = conv.Process.Kill()
+		<-convDone
+	}
+	reading.Wait()
+
+	if ctx.Err() != nil {
+		return Run{}, wall, ctx.Err()
+	}
+	if waitErr != nil {
+		return Run{}, wall, waitErr
+	}
+	if readErr != nil && !killed {
+		return Run{}, wall, readErr
+	}
+	if s := convErr.String(); s != "" {
+		events = append(events, Event{Action: "output", Output: s})
+	}
+	run := Run{
+		Test: ex.test, Events: events, Timeout: ex.timeout, Killed: killed,
+		ExitCode: exitCode, Student: ex.student, Subject: subject,
+	}
+	if ch != nil {
+		run.Recorded, run.Channel = ch.recorded(ex.test), ch.kind
+	}
+	if st := cmd.ProcessState; st != nil {
+		run.CPU = st.UserTime() + st.SystemTime()
+	}
+	run.Wall = wall
+	return run, wall, nil
+}
+
+// waitLimited waits for cmd, killing its process group when limit passes or
+// ctx is done. It returns the exit code (-1 if a signal ended it) and
+// whether the grader killed it for its time.
+func waitLimited(ctx context.Context, cmd *exec.Cmd, limit time.Duration) (code int, killed bool, err error) {
+	done := make(chan error, 1)
+	go func() { done <- waitTracked(cmd) }()
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	select {
+	case err = <-done:
+	case <-timer.C:
+		killed = true
+		_ = killGroup(cmd)
+		err = <-done
+	case <-ctx.Done():
+		_ = killGroup(cmd)
+		err = <-done
+	}
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, killed, nil
+	case errors.As(err, &exitErr):
+		return exitErr.ExitCode(), killed, nil
+	}
+	return -1, killed, err
+}
+
+func newSecret() ([]byte, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return nil, err
+	}
+	return []byte(hex.EncodeToString(b)), nil
+}
+
+// recordMAC must agree with tests/testkit/record.go.
+func recordMAC(secret []byte, test string) string {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("pass\x00" + test))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// Channel kinds: how the secret reached the harness.
+const (
+	channelFD  = "fd"  // inherited descriptors: out of band
+	channelEnv = "env" // the environment (no descriptors to inherit): not tamper-proof
+)
+
+// channel is one run's secret and the file its records land in.
+type channel struct {
+	kind    string
+	secret  []byte
+	path    string   // the record file
+	closers []func() // what to close once the run is over
+	opened  []*os.File
+}
+
+// handOver gives cmd the secret and somewhere to write records: inherited
+// descriptors where the platform has them, else the environment.
+func (rn *runner) handOver(cmd *exec.Cmd, secret []byte) (*channel, error) {
+	f, err := os.CreateTemp(rn.tmp, "record-")
+	if err != nil {
+		return nil, err
+	}
+	ch := &channel{secret: secret, path: f.Name()}
+	ch.closers = append(ch.closers, func() { os.Remove(ch.path) })
+	if rn.user != nil {
+		_ = rn.user.own(ch.path)
+	}
+	cmd.Env = append(rn.env[:len(rn.env):len(rn.env)], "")
+	if runtime.GOOS == "windows" {
+		f.Close()
+		ch.kind = channelEnv
+		cmd.Env[len(cmd.Env)-1] = "SERVERLAB_GRADE=env"
+		cmd.Env = append(cmd.Env, "SERVERLAB_GRADE_SECRET="+string(secret), "SERVERLAB_GRADE_RECORD="+ch.path)
+		return ch, nil
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		f.Close()
+		ch.close()
+		return nil, err
+	}
+	// The secret fits in the pipe's buffer: written before the binary starts,
+	// it is all there when the harness reads it at initialisation.
+	_, _ = w.Write(secret)
+	w.Close()
+	ch.kind = channelFD
+	cmd.Env[len(cmd.Env)-1] = "SERVERLAB_GRADE=fd"
+	cmd.ExtraFiles = []*os.File{r, f} // fd 3, fd 4
+	ch.opened = []*os.File{r, f}
+	return ch, nil
+}
+
+// started closes the grader's copies of the descriptors the binary inherited.
+func (ch *channel) started() {
+	for _, f := range ch.opened {
+		f.Close()
+	}
+	ch.opened = nil
+}
+
+func (ch *channel) close() {
+	ch.started()
+	for _, c := range ch.closers {
+		c()
+	}
+}
+
+// recorded reports whether the record file holds a valid pass of test.
+func (ch *channel) recorded(test string) bool {
+	f, err := os.Open(ch.path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 64<<10)) // the harness writes a line per test; junk is not read whole
+	want := "pass " + test + " " + recordMAC(ch.secret, test)
+	for _, l := range strings.Split(string(b), "\n") {
+		if hmac.Equal([]byte(strings.TrimSpace(l)), []byte(want)) {
+			return true
+		}
+	}
+	return false
+}
+
+// limitedBuffer keeps the first 64 KiB written to it: test2json's own
+// complaints, which are short.
+type limitedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	max int // 0: 64 KiB
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if room := cmp.Or(b.max, 64<<10) - b.buf.Len(); room > 0 {
+		b.buf.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func (b *limitedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,118 @@
+package grade
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// Lines of a lost exercise's message shown under it in the table; the rest is
+// one go test away, and the footer says how.
+const textMessageLines = 4
+
+// writeText writes the table people read: per chapter, one row per exercise
+// (id, title, points, cause or "passed", time) with the start of each lost
+// exercise's message under it, the chapter's subtotal, then the total.
+func writeText(w io.Writer, rep *Report) error {
+	var b strings.Builder
+	for i, ch := range rep.Chapters {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		writeTextChapter(&b, ch)
+	}
+	fmt.Fprintf(&b, "\nTotal: %d/%d points (%s, %s)\n", rep.Points, rep.Max, rep.Target, rep.Duration)
+	for _, n := range rep.Notes {
+		b.WriteString("  " + n + "\n")
+	}
+	writeTextFooter(&b, rep)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeTextChapter(b *strings.Builder, ch ChapterResult) {
+	fmt.Fprintf(b, "Chapter %s · %s (%s%s)\n", ch.ID, ch.Title, ch.Dir, trackNote(ch.Track))
+	if ch.BuildError != "" {
+		b.WriteString("  does not build, so no exercise can pass:\n")
+		writeIndented(b, ch.BuildError, "    ", maxBuildLines+1)
+	}
+	if len(ch.Integrity) > 1 {
+		b.WriteString("  screening found:\n")
+		for _, h := range ch.Integrity {
+			b.WriteString("    " + h + "\n")
+		}
+	}
+	var idW, titleW, pointsW, statusW int
+	for _, ex := range ch.Exercises {
+		idW = max(idW, width(ex.ID))
+		titleW = max(titleW, width(ex.Title))
+		pointsW = max(pointsW, width(points(ex.Points, ex.Max)))
+		statusW = max(statusW, width(ex.Status()))
+	}
+	for _, ex := range ch.Exercises {
+		took := ex.Duration.String()
+		if ex.Cause == CauseBuildError {
+			took = "" // it never ran
+		}
+		row := fmt.Sprintf("  %s  %s  %s  %s  %s",
+			pad(ex.ID, idW), pad(ex.Title, titleW), padLeft(points(ex.Points, ex.Max), pointsW),
+			pad(ex.Status(), statusW), took)
+		b.WriteString(strings.TrimRight(row, " ") + "\n")
+		if !ex.Passed && ch.BuildError == "" && ex.Message != "" {
+			writeIndented(b, ex.Message, strings.Repeat(" ", 2+idW+2), textMessageLines)
+		}
+	}
+	fmt.Fprintf(b, "  %s  %s  %s\n", pad("", idW), pad("subtotal", titleW), padLeft(points(ch.Points, ch.Max), pointsW))
+}
+
+// writeTextFooter tells the reader what to do next: how to see a lost
+// exercise in full, or, for an untouched checkout, how to begin.
+func writeTextFooter(b *strings.Builder, rep *Report) {
+	var firstLost *ExerciseResult
+	var firstLostCh ChapterResult
+	allFailed := true
+	rep.Exercises(func(ch ChapterResult, ex ExerciseResult) {
+		if ex.Passed {
+			allFailed = false
+			return
+		}
+		if ex.Cause != CauseFailed {
+			allFailed = false
+		}
+		if firstLost == nil && ex.Cause != CauseBuildError {
+			firstLost, firstLostCh = &ex, ch
+		}
+	})
+	if rep.Points == 0 && allFailed && len(rep.Chapters) > 0 && len(rep.Chapters[0].Exercises) > 0 {
+		ch := rep.Chapters[0]
+		ex := ch.Exercises[0]
+		fmt.Fprintf(b, "\nNothing passes yet, and nothing crashes: a clean start. To begin, read %s/README.md,\n", ch.Dir)
+		fmt.Fprintf(b, "fill in the TODO(ex %s) stub, and run:\n    go test ./%s/... -run %s\n", ex.ID, ch.Dir, ex.Pattern)
+		return
+	}
+	if firstLost != nil {
+		fmt.Fprintf(b, "\nTo see an exercise's full output, run it alone, e.g.:\n    %s -v\n", firstLost.RunCommand(firstLostCh))
+	}
+}
+
+// writeIndented writes the first n lines of msg, each after indent, and says
+// how many it left out.
+func writeIndented(b *strings.Builder, msg, indent string, n int) {
+	lines := strings.Split(strings.TrimRight(msg, "\n"), "\n")
+	for i, l := range lines {
+		if i == n {
+			b.WriteString(indent + moreLines(len(lines)-n) + "\n")
+			break
+		}
+		b.WriteString(indent + l + "\n")
+	}
+}
+
+func points(got, max int) string { return fmt.Sprintf("%d/%d", got, max) }
+
+func width(s string) int { return utf8.RuneCountInString(s) }
+
+func pad(s string, w int) string { return s + strings.Repeat(" ", max(w-width(s), 0)) }
+
+func padLeft(s string, w int) string { return strings.Repeat(" ", max(w-width(s), 0)) + s }

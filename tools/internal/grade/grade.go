@@ -1,0 +1,505 @@
+package grade
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"serverlab/tools/internal/rubric"
+)
+
+// Options configure one grading run.
+type Options struct {
+	Root     string           // the module root
+	Target   string           // the tree to grade, relative to Root: "chapters" or "solutions"
+	Chapters []rubric.Chapter // what to grade, in order
+	Timeout  time.Duration    // per exercise, unless the rubric says otherwise
+	Jobs     int              // exercises run at once
+	Progress io.Writer        // one line per graded chapter; nil for none
+	Budget   time.Duration    // the whole run's time; 0 for no limit
+	Course   string           // where the course's own files come from: "" (course.sum or git HEAD), "checkout" or a directory
+	Allow    []string         // screening rules switched off for every chapter (-allow)
+	User     *Credential      // run test binaries as this user; nil: as the grader
+	Overlay  string           // a go build -overlay JSON file merged into every build; "" for none
+}
+
+// job is one exercise to run and the result it fills in.
+type job struct {
+	exercise
+	root     string // the module root, absolute
+	result   *ExerciseResult
+	done     *sync.WaitGroup // the chapter's outstanding exercises
+	deadline time.Time       // the budget's end; zero for none
+	budget   time.Duration
+}
+
+// Grade grades the chosen chapters. Chapters compile one after the other (the
+// build cache is shared, and the compiler already uses every core), while
+// Jobs workers run the exercises of the chapters already built. The only
+// error is the grader's own failure (e.g. an interrupt): everything a
+// submission can get wrong is a cause in the report.
+func Grade(ctx context.Context, opt Options) (*Report, error) {
+	start := time.Now()
+	root, err := filepath.Abs(opt.Root)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := modulePath(root, ""); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "serverlab-grade-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	pr := newPristine(opt.Course, root, tmp)
+	// The module path is the course's go.mod's, not the checkout's: screening
+	// must know which imports are the course's.
+	module, err := modulePath(root, pr.modfile())
+	if err != nil {
+		return nil, err
+	}
+
+	_ = becomeSubreaper() // best effort: the sweeps still kill each run's process group
+	defer sweepOrphans()
+	var deadline time.Time
+	if opt.Budget > 0 {
+		deadline = start.Add(opt.Budget)
+	}
+
+	target := path.Clean(filepath.ToSlash(opt.Target))
+	rep := newReport(target, module, opt.Chapters)
+	rep.setTracks(root)
+	rep.Started = start
+	user, userNote := studentUser(opt.User)
+	if opt.User == nil && user != nil && !othersMayEnter(root) {
+		// The default user could not even enter the checkout: run as the
+		// grader, without capabilities, in the sandbox if there is one.
+		user, userNote = nil, "the checkout is not open to other users (a folder on its path lacks o+x): "+
+			"the students' code runs as the grader's user; make it readable, or pass -user"
+	}
+	if userNote != "" {
+		rep.Notes = append(rep.Notes, userNote)
+	}
+	rn := newRunner(ctx, root, tmp, user)
+	if rn.user != nil {
+		// The binaries, written here, must be the user's to run.
+		_ = os.Chmod(tmp, 0o755)
+	}
+	if problem := checkCgo(ctx, root); problem != "" {
+		rep.Notes = append(rep.Notes, problem)
+		for i := range rep.Chapters {
+			for j := range rep.Chapters[i].Exercises {
+				ex := &rep.Chapters[i].Exercises[j]
+				ex.Cause, ex.Message = CauseNotRun, problem
+			}
+		}
+		rep.Duration = Seconds(time.Since(start))
+		return rep, nil
+	}
+	extra, err := ReadOverlay(opt.Overlay)
+	if err != nil {
+		return nil, err
+	}
+	b := builder{root: root, tmp: tmp, module: module, pristine: pr, allow: opt.Allow, deadline: deadline, budget: opt.Budget, extra: extra}
+	b.scale = busyScale()
+	if b.scale > 1 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the machine is busy (load %.1f on %d cores): the checks' waits are %.1f times as long",
+			loadAverage(), runtime.NumCPU(), b.scale))
+	}
+	jobs := make(chan job)
+	var workers, chapters sync.WaitGroup
+	var retryMu sync.Mutex
+	var retries []job
+	for range max(opt.Jobs, 1) {
+		workers.Go(func() {
+			for j := range jobs {
+				if retry := runJob(ctx, rn, j); retry && opt.Jobs > 1 {
+					retryMu.Lock()
+					retries = append(retries, j)
+					retryMu.Unlock()
+				}
+			}
+		})
+	}
+
+	var buildErr error
+	for i, spec := range opt.Chapters {
+		ch := &rep.Chapters[i]
+		chStart := time.Now()
+		pending, err := b.buildAndQueue(ctx, spec, ch, opt.Timeout, jobs)
+		if err != nil {
+			buildErr = err
+			break
+		}
+		chapters.Go(func() {
+			pending.Wait()
+			ch.Duration = Seconds(time.Since(chStart))
+			reportProgress(opt.Progress, ch)
+		})
+	}
+	close(jobs)
+	workers.Wait()
+	chapters.Wait()
+	if buildErr != nil {
+		return nil, buildErr
+	}
+	rep.Notes = append(rep.Notes, rerunAlone(ctx, rn, retries)...)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	sweepOrphans() // nothing the students' code started outlives grading
+	rep.Notes = append(pr.describe(), rep.Notes...)
+	if runtime.GOOS == "windows" {
+		rep.Notes = append(rep.Notes, "on Windows the student's code runs in the same process as the checks "+
+			"(no judge apart), so passes here are not tamper-proof; grade on Linux or macOS for a grade that counts")
+	}
+	rep.total()
+	rep.Duration = Seconds(time.Since(start))
+	return rep, nil
+}
+
+// newReport lays out the report before anything runs, every exercise at zero
+// out of its rubric points: the maximum is known even for a chapter that
+// never compiles.
+func newReport(target, module string, chapters []rubric.Chapter) *Report {
+	rep := &Report{Target: target}
+	for _, ch := range chapters {
+		dir := path.Join(target, ch.ID)
+		cr := ChapterResult{ID: ch.ID, Title: ch.Title, Dir: dir, Package: module + "/" + dir}
+		for _, ex := range ch.Exercises {
+			cr.Exercises = append(cr.Exercises, ExerciseResult{
+				ID: ex.ID, Title: ex.Title, Test: ex.Test, Pattern: ex.RunPattern(),
+				Max: ex.Points, Cause: CauseNotRun,
+			})
+		}
+		rep.Chapters = append(rep.Chapters, cr)
+	}
+	rep.total()
+	return rep
+}
+
+// builder builds chapters: screening, the course's files, the compiler.
+type builder struct {
+	root, tmp, module string
+	pristine          *pristine
+	allow             []string
+	deadline          time.Time
+	budget            time.Duration
+	extra             map[string]string // Options.Overlay's replacements: the maintainers' ladder and mutants
+	scale             float64           // the checks' waits, multiplied on a busy machine
+}
+
+// buildAndQueue screens and compiles one chapter and queues its exercises;
+// if it cannot be built, every exercise gets the reason instead. The
+// returned group is done when all of the chapter's exercises are.
+func (b builder) buildAndQueue(ctx context.Context, spec rubric.Chapter, ch *ChapterResult, timeout time.Duration, jobs chan<- job) (*sync.WaitGroup, error) {
+	pending := &sync.WaitGroup{}
+	if !b.deadline.IsZero() && time.Until(b.deadline) < time.Second {
+		notRunBudget(ch, b.budget, "before the chapter was built")
+		return pending, nil
+	}
+	ov, fatal := b.pristine.forChapter(ch.Dir)
+	for k, v := range b.extra {
+		ov.Replace[k] = v
+	}
+	if fatal != "" {
+		for i := range ch.Exercises {
+			ch.Exercises[i].Cause, ch.Exercises[i].Message = CauseIntegrity, fatal
+		}
+		return pending, nil
+	}
+	allowed := map[string]bool{}
+	for _, r := range slices.Concat(b.allow, spec.Screen.Allow) {
+		allowed[r] = true
+	}
+	hits, err := screenChapter(b.root, b.module, ch.Dir, spec, allowed, ov.Replace)
+	if err != nil {
+		return nil, err
+	}
+	isJudged := judged && hasJudgeWiring(b.root, ch.Dir, ov)
+	screenCost(hits, ch, isJudged)
+	for _, h := range hits {
+		if isJudged && teachOnly[h.Rule] {
+			ch.Integrity = append(ch.Integrity, "note (costs nothing: it runs in the process the judge drives): "+h.String())
+			continue
+		}
+		ch.Integrity = append(ch.Integrity, h.String())
+	}
+	if !slices.ContainsFunc(ch.Exercises, func(e ExerciseResult) bool { return e.Cause != CauseIntegrity }) {
+		return pending, nil // nothing left to earn: do not even compile it
+	}
+	flags, err := ov.flags(b.tmp, ch.ID)
+	if err != nil {
+		return nil, err
+	}
+	binary := filepath.Join(b.tmp, ch.ID+".test")
+	buildCtx, cancel := ctx, context.CancelFunc(func() {})
+	if !b.deadline.IsZero() {
+		buildCtx, cancel = context.WithDeadline(ctx, b.deadline)
+	}
+	failure, err := buildChapter(buildCtx, b.root, ch.Dir, binary, flags)
+	cancel()
+	if err != nil && ctx.Err() == nil && buildCtx.Err() != nil {
+		notRunBudget(ch, b.budget, "while the chapter was being built")
+		return pending, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if failure != "" {
+		ch.BuildError = failure
+		for i := range ch.Exercises {
+			if ch.Exercises[i].Cause != CauseIntegrity {
+				ch.Exercises[i].Cause, ch.Exercises[i].Message = CauseBuildError, failure
+			}
+		}
+		return pending, nil
+	}
+	judgeBinary := ""
+	if isJudged {
+		judgeBinary = filepath.Join(b.tmp, ch.ID+".judge")
+		failure, err := b.buildJudge(ctx, ch.Dir, judgeBinary, ov)
+		if err != nil {
+			return nil, err
+		}
+		if failure != "" {
+			return nil, fmt.Errorf("the course's judge for %s does not build (a fault of the course, not of the student's code):\n%s", ch.Dir, failure)
+		}
+	}
+	positions := findTests(b.root, ch.Dir, ov)
+	for i := range ch.Exercises {
+		ex := &ch.Exercises[i]
+		if pos, ok := positions[ex.Test]; ok {
+			ex.File, ex.Line = pos.file, pos.line
+		}
+		if ex.Cause == CauseIntegrity {
+			continue
+		}
+		pending.Add(1)
+		j := job{
+			exercise: exercise{
+				binary:  binary,
+				judge:   judgeBinary,
+				scale:   b.scale,
+				pkgDir:  filepath.Join(b.root, filepath.FromSlash(ch.Dir)),
+				pkg:     ch.Package,
+				test:    ex.Test,
+				timeout: spec.Exercises[i].TimeLimit(timeout),
+				student: ch.Dir,
+			},
+			root:     b.root,
+			result:   ex,
+			done:     pending,
+			deadline: b.deadline,
+			budget:   b.budget,
+		}
+		select {
+		case jobs <- j:
+		case <-ctx.Done():
+			pending.Done()
+			return pending, ctx.Err()
+		}
+	}
+	return pending, nil
+}
+
+// hasJudgeWiring reports whether the chapter's wiring (as the build will see
+// it) has the judge's side, a test file built with the tag "judge": every
+// chapter of the course does; the grader's own fixtures may not.
+func hasJudgeWiring(root, dir string, ov overlay) bool {
+	abs := filepath.Join(root, filepath.FromSlash(dir))
+	files, _ := filepath.Glob(filepath.Join(abs, "*_test.go"))
+	for _, f := range files {
+		src := f
+		if r, ok := ov.Replace[f]; ok {
+			if r == "" {
+				continue
+			}
+			src = r
+		}
+		b, err := os.ReadFile(src)
+		if err == nil && regexp.MustCompile(`(?m)^//go:build (linux && )?judge$`).Match(b) {
+			return true
+		}
+	}
+	return false
+}
+
+// buildJudge builds the judge of the chapter in dir: the overlay ov, less
+// every file of the package that is not a test file.
+func (b builder) buildJudge(ctx context.Context, dir, binary string, ov overlay) (string, error) {
+	jov := overlay{Replace: maps.Clone(ov.Replace), modfile: ov.modfile}
+	abs := filepath.Join(b.root, filepath.FromSlash(dir))
+	entries, err := os.ReadDir(abs)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".go") && !strings.HasSuffix(e.Name(), "_test.go") {
+			jov.Replace[filepath.Join(abs, e.Name())] = ""
+		}
+	}
+	for f := range ov.Replace {
+		if filepath.Dir(f) == abs && strings.HasSuffix(f, ".go") && !strings.HasSuffix(f, "_test.go") {
+			jov.Replace[f] = ""
+		}
+	}
+	flags, err := jov.flags(b.tmp, strings.ReplaceAll(dir, "/", "_")+"-judge")
+	if err != nil {
+		return "", err
+	}
+	return buildJudge(ctx, b.root, dir, binary, flags)
+}
+
+// notRunBudget marks what is left of a chapter as not run for lack of time.
+func notRunBudget(ch *ChapterResult, budget time.Duration, when string) {
+	for i := range ch.Exercises {
+		ex := &ch.Exercises[i]
+		if ex.Cause == CauseNotRun && ex.Message == "" {
+			ex.Message = budgetMessage(budget, when)
+		}
+	}
+}
+
+func budgetMessage(budget time.Duration, when string) string {
+	return fmt.Sprintf("the grading budget (-budget %s) ran out %s; the exercises graded before it keep their points", budget, when)
+}
+
+// rerunAlone runs each exercise that timed out beside others once more, now
+// alone on the machine and with twice the time, before its timeout is
+// charged: a correct solution must not lose a point to a busy machine. It
+// returns the report's notes on what it did.
+func rerunAlone(ctx context.Context, rn *runner, timedOut []job) []string {
+	var notes []string
+	for _, j := range timedOut {
+		if ctx.Err() != nil {
+			break
+		}
+		first := j.result.Message
+		j.timeout *= 2
+		j.scale = max(j.scale, 1) * 2
+		var done sync.WaitGroup
+		done.Add(1)
+		j.done = &done
+		runJob(ctx, rn, j)
+		if j.result.Passed {
+			notes = append(notes, fmt.Sprintf("%s timed out beside other exercises and passed when run again alone, with twice the time", j.result.ID))
+			continue
+		}
+		if j.result.Cause == CauseTimeout {
+			j.result.Message = first + "\n(it also timed out when run again alone, with twice the time)"
+		} else {
+			j.result.Message += "\n(run again alone after a first run that timed out: " + FirstLines([]byte(first), 1) + ")"
+		}
+	}
+	return notes
+}
+
+// othersMayEnter reports whether every folder from / to dir lets other
+// users through (o+x), and dir lets them list it.
+func othersMayEnter(dir string) bool {
+	for d := dir; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil || fi.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		if d == filepath.Dir(d) {
+			return true
+		}
+	}
+}
+
+// busyScale is how much longer the checks should wait on this machine: its
+// load average per core, when that is above one and a half (at most 4).
+func busyScale() float64 {
+	per := loadAverage() / float64(runtime.NumCPU())
+	if per <= 1.5 {
+		return 1
+	}
+	return min(per, 4)
+}
+
+// loadAverage is the one-minute load average (Linux; 0 elsewhere).
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
+}
+
+// runJob runs one exercise and records its grade. It reports whether the
+// exercise timed out with its full time limit (one the budget did not cut),
+// which deserves a run alone before it is charged.
+func runJob(ctx context.Context, rn *runner, j job) (retry bool) {
+	defer j.done.Done()
+	res := j.result
+	shortened := false
+	if !j.deadline.IsZero() {
+		// What is left of the budget must cover the time limit and the
+		// grace the grader gives a binary to report it.
+		left := time.Until(j.deadline)
+		if fit := time.Duration(float64(left-5*time.Second) / 1.1); fit < j.timeout {
+			if fit < time.Second {
+				res.Cause, res.Message = CauseNotRun, budgetMessage(j.budget, "before this exercise could run")
+				return
+			}
+			j.timeout, shortened = fit, true
+		}
+	}
+	run, wall, err := rn.run(ctx, j.exercise)
+	if err != nil {
+		if ctx.Err() == nil {
+			res.Cause, res.Message = CauseNotRun, "the grader could not run the test: "+err.Error()
+		}
+		return
+	}
+	out := Classify(run)
+	// Paths in stack traces, relative to the module root, read as the
+	// student's own: chapters/01/server.go:42.
+	res.Cause, res.Message = out.Cause, strings.ReplaceAll(out.Message, j.root+string(filepath.Separator), "")
+	if shortened && out.Cause == CauseTimeout {
+		res.Message += fmt.Sprintf("\n(its time limit was cut to %s to fit the grading budget, -budget %s)", j.timeout.Round(time.Second), j.budget)
+	}
+	res.Duration = Seconds(wall)
+	if out.Elapsed > 0 {
+		res.Duration = Seconds(out.Elapsed)
+	}
+	if out.Cause == "" {
+		res.Passed, res.Points = true, res.Max
+	}
+	return out.Cause == CauseTimeout && !shortened
+}
+
+func reportProgress(w io.Writer, ch *ChapterResult) {
+	if w == nil {
+		return
+	}
+	points, max := 0, 0
+	for _, ex := range ch.Exercises {
+		points += ex.Points
+		max += ex.Max
+	}
+	status := ""
+	if ch.BuildError != "" {
+		status = " (build error)"
+	}
+	fmt.Fprintf(w, "grade: %s %s: %d/%d%s in %s\n", ch.ID, ch.Title, points, max, status, ch.Duration)
+}

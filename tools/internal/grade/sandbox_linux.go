@@ -1,0 +1,224 @@
+package grade
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The sandbox a subject runs in: new mount and PID namespaces (and, for a
+// grader that is not root, a new user namespace), in which
+//
+//   - the places where other people's files live (/home, /root, /tmp,
+//     /var/tmp, and the top folder of each path the subject needs) are
+//     covered by empty file systems, and only the paths the subject needs
+//     (the course's checkout, the grader's binaries) are put back: another
+//     student's checkout, or the instructor's files, are not there to read;
+//   - every file system is read-only but the exercise's scratch folder: the
+//     student's code can write none of the user's files (the Go build cache
+//     that later builds come from, the grader's binaries, the course);
+//   - it is the first process of its own PID namespace: it sees and signals
+//     no process outside.
+//
+// The grader starts itself with sandboxFlag as the namespaces' first
+// process, which makes the mounts, gives up its privileges (as root: it
+// becomes the -user; otherwise: every capability) and becomes the subject.
+const sandboxFlag = "-sandbox-exec"
+
+// sandboxSpec is what the namespaces' first process is told.
+type sandboxSpec struct {
+	Visible  []string // read-only paths the subject needs
+	Writable string   // its scratch folder
+	Dir      string   // its working directory
+	UID, GID int      // the user to become (-1: stay, in a user namespace)
+}
+
+// sandboxAvailable reports, once, whether this system lets the grader make
+// the namespaces (some distributions forbid unprivileged user namespaces).
+var sandboxAvailable = sync.OnceValue(func() bool {
+	dir, err := os.MkdirTemp("", "serverlab-sandbox-")
+	if err != nil {
+		return false
+	}
+	defer os.RemoveAll(dir)
+	cmd := exec.Command("/bin/true")
+	if err := sandboxed(cmd, sandboxSpec{Writable: dir, Dir: dir, UID: -1, GID: -1}); err != nil {
+		return false
+	}
+	return cmd.Run() == nil
+})
+
+// sandboxed rewrites cmd to run its program in the sandbox.
+func sandboxed(cmd *exec.Cmd, spec sandboxSpec) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return err
+	}
+	cmd.Args = append([]string{self, sandboxFlag, string(b), "--", cmd.Path}, cmd.Args[1:]...)
+	cmd.Path = self
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
+	if os.Geteuid() != 0 {
+		// The user is root in its own user namespace, so that the first
+		// process may mount; it gives up every capability before it
+		// becomes the subject.
+		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER
+		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
+		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
+		cmd.SysProcAttr.GidMappingsEnableSetgroups = false
+	}
+	return nil
+}
+
+// runSandboxExec is the namespaces' first process: args are the spec, "--"
+// and the program with its arguments, which it becomes.
+func runSandboxExec(args []string) {
+	fail := func(err error) {
+		fmt.Fprintln(os.Stderr, "grade: sandbox:", err)
+		os.Exit(3)
+	}
+	if len(args) < 3 || args[1] != "--" {
+		fail(fmt.Errorf("usage: %s SPEC -- PROGRAM [ARGS]", sandboxFlag))
+	}
+	var spec sandboxSpec
+	if err := json.Unmarshal([]byte(args[0]), &spec); err != nil {
+		fail(err)
+	}
+	runtime.LockOSThread() // credentials are a thread's: set them and exec on one
+	if err := lockDown(spec); err != nil {
+		fail(err)
+	}
+	if err := os.Chdir(spec.Dir); err != nil {
+		fail(err)
+	}
+	if err := dropPrivileges(spec); err != nil {
+		fail(err)
+	}
+	fail(fmt.Errorf("exec %s: %w", args[2], syscall.Exec(args[2], args[2:], os.Environ())))
+}
+
+// covered are the folders where other people's files live.
+var covered = []string{"/home", "/root", "/tmp", "/var/tmp"}
+
+// system are the top folders that are the system's, never covered.
+var system = []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/proc",
+	"/run", "/sbin", "/sys", "/usr", "/var"}
+
+// lockDown makes the mounts: copies of the paths the subject needs, then
+// empty file systems over the places they and others' files are, the copies
+// put back, and everything read-only but the scratch folder.
+func lockDown(spec sandboxSpec) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make the mounts private: %w", err)
+	}
+	keep := slices.Concat(spec.Visible, []string{spec.Writable})
+	trees := make([]int, len(keep))
+	hide := slices.Clone(covered)
+	for i, p := range keep {
+		fd, err := unix.OpenTree(unix.AT_FDCWD, p, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if err != nil {
+			return fmt.Errorf("copy %s: %w", p, err)
+		}
+		trees[i] = fd
+		if top := topFolder(p); top != "" && !slices.Contains(system, top) && !slices.Contains(hide, top) {
+			hide = append(hide, top)
+		}
+	}
+	for _, d := range hide {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			continue
+		}
+		if err := unix.Mount("tmpfs", d, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
+			return fmt.Errorf("cover %s: %w", d, err)
+		}
+	}
+	for i, p := range keep {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return fmt.Errorf("put back %s: %w", p, err)
+		}
+		if err := unix.MoveMount(trees[i], "", unix.AT_FDCWD, p, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+			return fmt.Errorf("put back %s: %w", p, err)
+		}
+		unix.Close(trees[i])
+	}
+	ro := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(-1, "/", unix.AT_RECURSIVE, ro); err != nil {
+		return fmt.Errorf("read-only /: %w", err)
+	}
+	rw := &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(-1, spec.Writable, unix.AT_RECURSIVE, rw); err != nil {
+		return fmt.Errorf("writable %s: %w", spec.Writable, err)
+	}
+	return nil
+}
+
+// topFolder is "/work" for "/work/main/chapters".
+func topFolder(p string) string {
+	p = filepath.Clean(p)
+	if !filepath.IsAbs(p) || p == "/" {
+		return ""
+	}
+	first, _, _ := strings.Cut(p[1:], "/")
+	return "/" + first
+}
+
+// dropPrivileges becomes spec's user (a grader that is root), or leaves the
+// user namespace's root no power over files: no capability now, none
+// regained at exec (securebits), so that the user's own permission bits
+// apply.
+func dropPrivileges(spec sandboxSpec) error {
+	if spec.UID >= 0 {
+		if err := syscall.Setgroups(nil); err != nil {
+			return err
+		}
+		if err := syscall.Setgid(spec.GID); err != nil {
+			return err
+		}
+		return syscall.Setuid(spec.UID)
+	}
+	// linux/securebits.h: NOROOT and NO_SETUID_FIXUP, each locked, and
+	// KEEP_CAPS locked off.
+	const (
+		noRoot              = 1 << 0
+		noRootLocked        = 1 << 1
+		noSetuidFixup       = 1 << 2
+		noSetuidFixupLocked = 1 << 3
+		keepCapsLocked      = 1 << 5
+	)
+	bits := noRoot | noRootLocked | noSetuidFixup | noSetuidFixupLocked | keepCapsLocked
+	if err := unix.Prctl(unix.PR_SET_SECUREBITS, uintptr(bits), 0, 0, 0); err != nil {
+		return fmt.Errorf("securebits: %w", err)
+	}
+	for c := 0; c <= 63; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
+			return fmt.Errorf("drop capability %d: %w", c, err)
+		}
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var none [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &none[0]); err != nil {
+		return fmt.Errorf("capset: %w", err)
+	}
+	return nil
+}
+
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == sandboxFlag {
+		runSandboxExec(os.Args[2:])
+	}
+}
