@@ -260,6 +260,9 @@ func cleanCopy(t *testing.T) string {
 		}
 	}
 	sum := filepath.Join(root, filepath.FromSlash(coursesum.Path))
+	if err := os.MkdirAll(filepath.Dir(sum), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(sum, []byte(coursesum.Format(listed)), 0o644); err != nil {
 		t.Fatal(err)
 	}

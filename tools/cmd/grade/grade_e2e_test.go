@@ -1,8 +1,6 @@
 package main
 
 import (
-	"serverlab/tools/internal/grade"
-
 	"bytes"
 	"encoding/json"
 	"io"
@@ -10,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"serverlab/tools/internal/grade"
 )
 
 // The fixture course: testdata/chapters, graded from the module root. Its

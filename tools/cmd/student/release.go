@@ -25,7 +25,7 @@ import (
 // copy of chapters/ in .starter/, from which make reset restores stubs, and
 // tools/internal/grade/course.sum, the list of the course files it ships by git blob
 // id: the release has no git history, and the grader builds with these
-// copies whatever the student's checkout holds (tools/cmd/grade/pristine.go).
+// copies whatever the student's checkout holds (tools/internal/grade/pristine.go).
 // A Markdown section headed "For maintainers" stays in the maintainers' tree
 // too (shippedMarkdown).
 var (

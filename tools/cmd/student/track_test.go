@@ -95,13 +95,13 @@ func TestResetModeMistakes(t *testing.T) {
 
 // The grader reads the marker this tool writes: the two names must agree.
 func TestTrackFileIsTheGraders(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join(courseRoot, "tools", "cmd", "grade", "track.go"))
+	src, err := os.ReadFile(filepath.Join(courseRoot, "tools", "internal", "grade", "track.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`TrackFile = "` + trackFile + `"`, `TrackOpen   = "` + trackOpen + `"`} {
 		if !strings.Contains(string(src), want) {
-			t.Errorf("tools/cmd/grade/track.go lacks %s: the grader would not see the track reset writes", want)
+			t.Errorf("tools/internal/grade/track.go lacks %s: the grader would not see the track reset writes", want)
 		}
 	}
 }

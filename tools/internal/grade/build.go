@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -179,4 +180,52 @@ func modulePath(root, modfile string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s has no module line", modfile)
+}
+
+// hasJudgeWiring reports whether the chapter's wiring (as the build will see
+// it) has the judge's side, a test file built with the tag "judge": every
+// chapter of the course does; the grader's own fixtures may not.
+func hasJudgeWiring(root, dir string, ov overlay) bool {
+	abs := filepath.Join(root, filepath.FromSlash(dir))
+	files, _ := filepath.Glob(filepath.Join(abs, "*_test.go"))
+	for _, f := range files {
+		src := f
+		if r, ok := ov.Replace[f]; ok {
+			if r == "" {
+				continue
+			}
+			src = r
+		}
+		b, err := os.ReadFile(src)
+		if err == nil && regexp.MustCompile(`(?m)^//go:build (linux && )?judge$`).Match(b) {
+			return true
+		}
+	}
+	return false
+}
+
+// buildJudge builds the judge of the chapter in dir: the overlay ov, less
+// every file of the package that is not a test file.
+func (b builder) buildJudge(ctx context.Context, dir, binary string, ov overlay) (string, error) {
+	jov := overlay{Replace: maps.Clone(ov.Replace), modfile: ov.modfile}
+	abs := filepath.Join(b.root, filepath.FromSlash(dir))
+	entries, err := os.ReadDir(abs)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".go") && !strings.HasSuffix(e.Name(), "_test.go") {
+			jov.Replace[filepath.Join(abs, e.Name())] = ""
+		}
+	}
+	for f := range ov.Replace {
+		if filepath.Dir(f) == abs && strings.HasSuffix(f, ".go") && !strings.HasSuffix(f, "_test.go") {
+			jov.Replace[f] = ""
+		}
+	}
+	flags, err := jov.flags(b.tmp, strings.ReplaceAll(dir, "/", "_")+"-judge")
+	if err != nil {
+		return "", err
+	}
+	return buildJudge(ctx, b.root, dir, binary, flags)
 }

@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -315,98 +312,6 @@ func (b builder) buildAndQueue(ctx context.Context, spec rubric.Chapter, ch *Cha
 	return pending, nil
 }
 
-// hasJudgeWiring reports whether the chapter's wiring (as the build will see
-// it) has the judge's side, a test file built with the tag "judge": every
-// chapter of the course does; the grader's own fixtures may not.
-func hasJudgeWiring(root, dir string, ov overlay) bool {
-	abs := filepath.Join(root, filepath.FromSlash(dir))
-	files, _ := filepath.Glob(filepath.Join(abs, "*_test.go"))
-	for _, f := range files {
-		src := f
-		if r, ok := ov.Replace[f]; ok {
-			if r == "" {
-				continue
-			}
-			src = r
-		}
-		b, err := os.ReadFile(src)
-		if err == nil && regexp.MustCompile(`(?m)^//go:build (linux && )?judge$`).Match(b) {
-			return true
-		}
-	}
-	return false
-}
-
-// buildJudge builds the judge of the chapter in dir: the overlay ov, less
-// every file of the package that is not a test file.
-func (b builder) buildJudge(ctx context.Context, dir, binary string, ov overlay) (string, error) {
-	jov := overlay{Replace: maps.Clone(ov.Replace), modfile: ov.modfile}
-	abs := filepath.Join(b.root, filepath.FromSlash(dir))
-	entries, err := os.ReadDir(abs)
-	if err != nil {
-		return "", err
-	}
-	for _, e := range entries {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), ".go") && !strings.HasSuffix(e.Name(), "_test.go") {
-			jov.Replace[filepath.Join(abs, e.Name())] = ""
-		}
-	}
-	for f := range ov.Replace {
-		if filepath.Dir(f) == abs && strings.HasSuffix(f, ".go") && !strings.HasSuffix(f, "_test.go") {
-			jov.Replace[f] = ""
-		}
-	}
-	flags, err := jov.flags(b.tmp, strings.ReplaceAll(dir, "/", "_")+"-judge")
-	if err != nil {
-		return "", err
-	}
-	return buildJudge(ctx, b.root, dir, binary, flags)
-}
-
-// notRunBudget marks what is left of a chapter as not run for lack of time.
-func notRunBudget(ch *ChapterResult, budget time.Duration, when string) {
-	for i := range ch.Exercises {
-		ex := &ch.Exercises[i]
-		if ex.Cause == CauseNotRun && ex.Message == "" {
-			ex.Message = budgetMessage(budget, when)
-		}
-	}
-}
-
-func budgetMessage(budget time.Duration, when string) string {
-	return fmt.Sprintf("the grading budget (-budget %s) ran out %s; the exercises graded before it keep their points", budget, when)
-}
-
-// rerunAlone runs each exercise that timed out beside others once more, now
-// alone on the machine and with twice the time, before its timeout is
-// charged: a correct solution must not lose a point to a busy machine. It
-// returns the report's notes on what it did.
-func rerunAlone(ctx context.Context, rn *runner, timedOut []job) []string {
-	var notes []string
-	for _, j := range timedOut {
-		if ctx.Err() != nil {
-			break
-		}
-		first := j.result.Message
-		j.timeout *= 2
-		j.scale = max(j.scale, 1) * 2
-		var done sync.WaitGroup
-		done.Add(1)
-		j.done = &done
-		runJob(ctx, rn, j)
-		if j.result.Passed {
-			notes = append(notes, fmt.Sprintf("%s timed out beside other exercises and passed when run again alone, with twice the time", j.result.ID))
-			continue
-		}
-		if j.result.Cause == CauseTimeout {
-			j.result.Message = first + "\n(it also timed out when run again alone, with twice the time)"
-		} else {
-			j.result.Message += "\n(run again alone after a first run that timed out: " + FirstLines([]byte(first), 1) + ")"
-		}
-	}
-	return notes
-}
-
 // othersMayEnter reports whether every folder from / to dir lets other
 // users through (o+x), and dir lets them list it.
 func othersMayEnter(dir string) bool {
@@ -419,30 +324,6 @@ func othersMayEnter(dir string) bool {
 			return true
 		}
 	}
-}
-
-// busyScale is how much longer the checks should wait on this machine: its
-// load average per core, when that is above one and a half (at most 4).
-func busyScale() float64 {
-	per := loadAverage() / float64(runtime.NumCPU())
-	if per <= 1.5 {
-		return 1
-	}
-	return min(per, 4)
-}
-
-// loadAverage is the one-minute load average (Linux; 0 elsewhere).
-func loadAverage() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 0
-	}
-	v, _ := strconv.ParseFloat(f[0], 64)
-	return v
 }
 
 // runJob runs one exercise and records its grade. It reports whether the

@@ -10,11 +10,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"serverlab/tools/internal/grade"
 	"slices"
 	"strings"
 	"time"
 
+	"serverlab/tools/internal/grade"
 	"serverlab/tools/internal/rubric"
 )
 

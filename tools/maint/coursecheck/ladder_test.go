@@ -7,11 +7,11 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
-	"serverlab/tools/internal/grade"
 	"slices"
 	"strings"
 	"testing"
 
+	"serverlab/tools/internal/grade"
 	"serverlab/tools/internal/rubric"
 )
 

@@ -10,9 +10,9 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"serverlab/tools/internal/grade"
 	"time"
 
+	"serverlab/tools/internal/grade"
 	"serverlab/tools/internal/rubric"
 )
 

@@ -3,12 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
-	"serverlab/tools/internal/grade"
 	"strings"
 	"testing"
+	"time"
+
+	"serverlab/tools/internal/grade"
 )
 
 func TestSelectExercises(t *testing.T) {
@@ -37,7 +38,7 @@ func TestSelectExercises(t *testing.T) {
 	}
 }
 
-// TestGradeWithExAndOverlay grades the ladder fixture's starter with the
+// TestGradeWithExAndOverlay grades, as the checks do, the ladder fixture's starter with the
 // solution's lib.go overlaid (and its shout.go added), and only two exercises of it: both pass.
 func TestGradeWithExAndOverlay(t *testing.T) {
 	t.Parallel()
@@ -50,16 +51,16 @@ func TestGradeWithExAndOverlay(t *testing.T) {
 	if err := os.WriteFile(ov, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(t.TempDir(), "report.json")
-	var stderr bytes.Buffer
-	code := run(t.Context(), []string{"-root", fixtureRoot, "-q", "-rubric", ladderRubric, "-target", ladderChapters,
-		"-ex", "1.2,1.4", "-overlay", ov, "-format", "json", "-o", out, "-require", "all"}, io.Discard, &stderr)
-	if code != grade.ExitOK {
-		t.Fatalf("exit status %d, want %d; stderr:\n%s", code, grade.ExitOK, stderr.String())
+	chapters, err := grade.SelectChapters(ladderRubric, "")
+	if err == nil {
+		chapters, err = grade.SelectExercises(chapters, "1.2,1.4")
 	}
-	var rep grade.Report
-	raw, _ = os.ReadFile(out)
-	if err := json.Unmarshal(raw, &rep); err != nil {
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := grade.Grade(t.Context(), grade.Options{Root: fixtureRoot, Target: ladderChapters, Chapters: chapters,
+		Timeout: 40 * time.Second, Jobs: 2, Overlay: ov})
+	if err != nil {
 		t.Fatal(err)
 	}
 	var ids []string

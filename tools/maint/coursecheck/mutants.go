@@ -12,13 +12,13 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
-	"serverlab/tools/internal/grade"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"serverlab/tools/internal/grade"
 	"serverlab/tools/internal/rubric"
 )
 

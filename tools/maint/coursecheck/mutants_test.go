@@ -6,10 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"serverlab/tools/internal/grade"
 	"strings"
 	"testing"
 	"time"
+
+	"serverlab/tools/internal/grade"
 )
 
 // The fixture catalogue, testdata/ladder/mutants/01, against

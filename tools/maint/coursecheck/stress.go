@@ -6,10 +6,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"serverlab/tools/internal/grade"
 	"strings"
 	"time"
 
+	"serverlab/tools/internal/grade"
 	"serverlab/tools/internal/rubric"
 )
 
