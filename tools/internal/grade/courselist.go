@@ -1,0 +1,107 @@
+// Which files are the course's, and where their true copies come from: the
+// release's course.sum, or git's HEAD (pristine.go restores them).
+
+package grade
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"serverlab/tools/internal/coursesum"
+)
+
+// isCourseFile reports whether a path (slash-separated, relative to the
+// module root) is the course's rather than the student's.
+func isCourseFile(p string) bool { return coursesum.IsCourseFile(p) }
+
+// blobID is git's object id of a file's content (CRLF read as LF).
+func blobID(content []byte) string { return coursesum.BlobID(content) }
+
+// courseList finds the course's files (path → blob id) in the tree src, and
+// says where the list came from: src's tools/internal/grade/course.sum (a student
+// release, or a repository made from one), else the git tree of src's HEAD
+// (the maintainers' tree, where no course.sum is ever committed). A clean
+// copy of the course that has neither (-course DIR, an exported tree) is the
+// course as its files stand. nil: no list (the checkout is not verified).
+func CourseList(src string, clean bool) (map[string]string, string) {
+	if b, err := os.ReadFile(filepath.Join(src, filepath.FromSlash(coursesum.Path))); err == nil {
+		return coursesum.Parse(string(b)), coursesum.Path
+	}
+	if files, commit, err := headList(src); err == nil {
+		return files, "git HEAD " + commit[:min(12, len(commit))]
+	}
+	if !clean {
+		return nil, ""
+	}
+	files := map[string]string{}
+	_ = filepath.WalkDir(src, func(abs string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if strings.HasPrefix(d.Name(), ".") && abs != src {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		rel, _ := filepath.Rel(src, abs)
+		rel = filepath.ToSlash(rel)
+		if !d.Type().IsRegular() || !isCourseFile(rel) {
+			return nil
+		}
+		if b, err := os.ReadFile(abs); err == nil {
+			files[rel] = blobID(b)
+		}
+		return nil
+	})
+	return files, "the files of " + src
+}
+
+// headList lists the course files of the commit checked out at src (which
+// must be the top of its git work tree) by blob id, and names the commit.
+func headList(src string) (map[string]string, string, error) {
+	top, err := gitOutput(src, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, "", err
+	}
+	abs, err := filepath.Abs(src) // -course . names the current directory
+	if err != nil {
+		return nil, "", err
+	}
+	a, errA := filepath.EvalSymlinks(strings.TrimSpace(string(top)))
+	b, errB := filepath.EvalSymlinks(abs)
+	if errA != nil || errB != nil || filepath.Clean(a) != filepath.Clean(b) {
+		return nil, "", fmt.Errorf("%s is not the top of its git work tree", src)
+	}
+	commit, err := gitOutput(src, "rev-parse", "--verify", "HEAD^{commit}")
+	if err != nil {
+		return nil, "", err
+	}
+	out, err := gitOutput(src, "ls-tree", "-r", "-z", "--full-tree", "HEAD")
+	if err != nil {
+		return nil, "", err
+	}
+	files := map[string]string{}
+	for _, entry := range strings.Split(string(out), "\x00") {
+		// "<mode> <type> <id>\t<path>"
+		meta, p, ok := strings.Cut(entry, "\t")
+		fields := strings.Fields(meta)
+		if ok && len(fields) == 3 && fields[1] == "blob" && fields[0] != "120000" && isCourseFile(p) {
+			files[p] = fields[2]
+		}
+	}
+	return files, strings.TrimSpace(string(commit)), nil
+}
+
+// gitOutput runs git in dir. It is the course's tool, not the student's
+// code: its output is not capped, so that a long listing or a large blob
+// comes back whole.
+func gitOutput(dir string, args ...string) ([]byte, error) {
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
+	return cmd.Output()
+}
