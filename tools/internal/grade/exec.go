@@ -314,12 +314,6 @@ func waitLimited(ctx context.Context, cmd *exec.Cmd, limit time.Duration) (code 
 	return -1, killed, err
 }
 
-// Channel kinds: how the secret reached the harness.
-const (
-	channelFD  = "fd"  // inherited descriptors: out of band
-	channelEnv = "env" // the environment (no descriptors to inherit): not tamper-proof
-)
-
 // limitedBuffer keeps the first 64 KiB written to it: test2json's own
 // complaints, which are short.
 type limitedBuffer struct {

@@ -108,3 +108,9 @@ func (ch *channel) recorded(test string) bool {
 	}
 	return false
 }
+
+// Channel kinds: how the secret reached the harness.
+const (
+	channelFD  = "fd"  // inherited descriptors: out of band
+	channelEnv = "env" // the environment (no descriptors to inherit): not tamper-proof
+)
