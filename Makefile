@@ -101,7 +101,7 @@ student-release: ## dist/serverlab-student.tar.gz: the course without solutions/
 ifneq ($(HAVE_SOLUTIONS),)
 ## ---- maintainers (only where solutions/ exists) ---------------------------
 
-.PHONY: test unit release-check forgeries bench-ch03 bench-ch04 bench-ch05 bench-ch06 bench-chat bench-chatcore interop soak mutants ladder stress crash
+.PHONY: test unit chapters release-check forgeries bench-ch03 bench-ch04 bench-ch05 bench-ch06 bench-chat bench-chatcore interop soak mutants ladder stress crash
 
 # The ladder and the mutants are sampled here (one chapter's ladder, two of its
 # rungs and six mutants, all drawn from SEED), so that every part of the course
@@ -117,9 +117,9 @@ test: vet vet-portable unit #M prove the course: vet, every suite on the solutio
 	@echo "make test: seed $(SEED) (the ladder's and the mutants' samples; re-run them with make test SEED=$(SEED))"
 	$(GO) run ./tools/cmd/grade -q -budget 0 -target solutions -require all
 	$(GO) run ./tools/cmd/grade -q -budget 0 -target chapters -require none
-	$(GO) run ./tools/cmd/grade -q -budget 0 -ladder -rotate -rungs 2 -seed $(SEED)
-	$(GO) run ./tools/cmd/grade -q -budget 0 -mutants -sample 6 -seed $(SEED)
-	$(GO) run ./tools/cmd/grade -q -budget 0 -forgeries -sample 3 -seed $(SEED)
+	$(GO) run ./tools/maint/coursecheck -q -budget 0 -ladder -rotate -rungs 2 -seed $(SEED)
+	$(GO) run ./tools/maint/coursecheck -q -budget 0 -mutants -sample 6 -seed $(SEED)
+	$(GO) run ./tools/maint/coursecheck -q -budget 0 -forgeries -sample 3 -seed $(SEED)
 	@$(MAKE) --no-print-directory release-check
 	@echo "make test: passed with seed $(SEED)"
 
@@ -182,13 +182,19 @@ interop: #M two-way interop with the originals and a byte-level diff (PEERS=<fol
 	$(GO) run ./tools/maint/interop/peers -diff $(if $(PEERS),-peers $(PEERS))
 
 forgeries: #M every way to forge a grade in tests/forgeries must earn nothing; honest work must keep every point (CH=01)
-	$(GO) run ./tools/cmd/grade -q -budget 0 -forgeries $(if $(CH),-ch $(CH))
+	$(GO) run ./tools/maint/coursecheck -q -budget 0 -forgeries $(if $(CH),-ch $(CH))
 
 mutants: #M every plausible wrong solution in tests/mutants must lose its exercise (CH=03 for one chapter)
-	$(GO) run ./tools/cmd/grade -q -budget 0 -mutants -min 4 $(if $(CH),-ch $(CH))
+	$(GO) run ./tools/maint/coursecheck -q -budget 0 -mutants -min 4 $(if $(CH),-ch $(CH))
+
+# Given code lives in solutions/; a chapter holds only its stubs and its own
+# files (tools/maint/coursecheck/mirror.go). Edit solutions/, then run this;
+# tools/maint/coursecheck's test fails while a chapter is not what it makes.
+chapters: #M write the chapters' given code and stub-free files from solutions/ (CH=07)
+	$(GO) run ./tools/maint/coursecheck -mirror $(if $(CH),-ch $(CH))
 
 ladder: #M with exercises 1..k solved, exactly those score, every other one "failed" (CH=03 for one chapter)
-	$(GO) run ./tools/cmd/grade -q -budget 0 -ladder $(if $(CH),-ch $(CH))
+	$(GO) run ./tools/maint/coursecheck -q -budget 0 -ladder $(if $(CH),-ch $(CH))
 
 # make stress: N whole grades of the solutions, J exercises at once beside J busy loops.
 N ?= 20

@@ -40,6 +40,8 @@ func NewRWLock(onWait func(writer bool)) *RWLock {
 	return &RWLock{onWait: onWait}
 }
 
+// init points the condition variables at mu; call it with mu held at the
+// start of RLock and Lock, so that the zero value works.
 func (l *RWLock) init() {
 	if l.readOK.L == nil {
 		l.readOK.L = &l.mu
@@ -47,6 +49,8 @@ func (l *RWLock) init() {
 	}
 }
 
+// waiting calls the test hook; call it once, with mu held, just before a
+// goroutine first waits.
 func (l *RWLock) waiting(writer bool) {
 	if l.onWait != nil {
 		l.onWait(writer)

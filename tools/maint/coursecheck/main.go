@@ -13,6 +13,8 @@
 //	-forgeries      grade every forgery of tests/forgeries on the starters (each must earn nothing)
 //	                and every honest change on the solutions (each must keep every point)
 //	-repeat n       grade the solutions n times beside -busy n busy loops: every run must pass
+//	-mirror         write chapters/ from solutions/ (make chapters: given code lives in the solution;
+//	                a chapter holds only its stubs and its own files); -check only compares
 //
 // The grader's flags (-root, -ch, -ex, -timeout, -j, -budget, -course,
 // -user, -q, -overlay, …) mean what they mean to tools/cmd/grade.
@@ -61,7 +63,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
 	if !c.maint.enabled() {
-		return c, errors.New("name a check: -ladder, -mutants, -forgeries or -repeat n")
+		return c, errors.New("name a check: -ladder, -mutants, -forgeries, -mirror or -repeat n")
 	}
 	return c, c.Check()
 }

@@ -35,6 +35,7 @@ type maintainerConfig struct {
 	min             int    // -mutants: warn about exercises with fewer mutants
 	repeat, busy    int    // stress: runs, and busy loops beside them
 	spin            bool   // stress: this process is one of the busy loops
+	mirror, check   bool   // -mirror: write chapters/ from solutions/ (-check: only compare)
 }
 
 func (m *maintainerConfig) register(fs *flag.FlagSet) {
@@ -52,6 +53,8 @@ func (m *maintainerConfig) register(fs *flag.FlagSet) {
 	fs.IntVar(&m.repeat, "repeat", 0, "maintainers: grade -solutions this many times (with -busy busy loops); every run must pass")
 	fs.IntVar(&m.busy, "busy", 0, "-repeat: busy loops (child processes) spinning beside the runs")
 	fs.BoolVar(&m.spin, spinFlag[1:], false, "-repeat: internal: be a busy loop")
+	fs.BoolVar(&m.mirror, "mirror", false, "maintainers: write each chapter's given code and stub-free files from -solutions (make chapters)")
+	fs.BoolVar(&m.check, "check", false, "-mirror: write nothing; exit 1 if a chapter is not what its solution makes of it")
 }
 
 // sampleSeed is the seed of the maintainers' samples (-rotate, -rungs,
@@ -64,14 +67,14 @@ func (m *maintainerConfig) sampleSeed() uint64 {
 }
 
 func (m *maintainerConfig) enabled() bool {
-	return m.ladder || m.mutants || m.forgeries || m.repeat > 0
+	return m.ladder || m.mutants || m.forgeries || m.mirror || m.repeat > 0
 }
 
 // runMaintainer runs the one maintainers' mode the flags ask for.
 func runMaintainer(ctx context.Context, c config, chapters []rubric.Chapter, stdout, stderr io.Writer) int {
 	m := c.maint
 	modes := 0
-	for _, on := range []bool{m.ladder, m.mutants, m.forgeries, m.repeat > 0} {
+	for _, on := range []bool{m.ladder, m.mutants, m.forgeries, m.mirror, m.repeat > 0} {
 		if on {
 			modes++
 		}
@@ -79,13 +82,15 @@ func runMaintainer(ctx context.Context, c config, chapters []rubric.Chapter, std
 	var err error
 	switch {
 	case modes > 1:
-		err = errors.New("-ladder, -mutants, -forgeries and -repeat are separate runs: pick one")
+		err = errors.New("-ladder, -mutants, -forgeries, -mirror and -repeat are separate runs: pick one")
 	case m.sample < 0 || m.min < 0 || m.busy < 0 || m.rungs < 0:
 		err = errors.New("-sample, -min, -busy and -rungs must not be negative")
 	case m.ladder:
 		return runLadder(ctx, c, chapters, stdout, stderr)
 	case m.mutants:
 		return runMutants(ctx, c, chapters, stdout, stderr)
+	case m.mirror:
+		return runMirror(c, chapters, m.check, stdout, stderr)
 	case m.forgeries:
 		return runForgeries(ctx, c, chapters, stdout, stderr)
 	default:
