@@ -138,7 +138,7 @@ release-check: #M build the student release, unpack it elsewhere, run its vet, t
 	tar -xzf "$$tmp/release.tar.gz" -C "$$tmp" && cd "$$tmp/serverlab" && \
 	if [ -d solutions ]; then echo "release-check: the release ships solutions/"; exit 1; fi && \
 	echo "== go vet ./..." && $(GO) vet ./... && \
-	echo "== go test ./tools/... ./tests/..." && $(GO) test -count=1 ./tools/... ./tests/... && \
+	echo "== go test -short ./tools/... ./tests/..." && $(GO) test -short -count=1 ./tools/... ./tests/... && \
 	echo "== make grade" && $(MAKE) --no-print-directory grade > grade.txt && tail -3 grade.txt && \
 	if grep -E '^ *course files: .*(not available here|not verified|is not one of the course)' grade.txt; then \
 		echo "release-check: make grade in the release reports course files it should have (above; tools/internal/grade/course.sum must list the release's own files)"; exit 1; fi && \

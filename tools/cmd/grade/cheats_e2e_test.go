@@ -17,6 +17,7 @@ import (
 // report.
 func gradeJSON(t *testing.T, args ...string) *grade.Report {
 	t.Helper()
+	skipIfShort(t)
 	out := filepath.Join(t.TempDir(), "report.json")
 	var stderr bytes.Buffer
 	args = append([]string{"-q", "-format", "json", "-o", out}, args...)

@@ -59,8 +59,9 @@ func placeholder(p string) bool {
 // TestNoDanglingReferences fails on any lesson, document or Go comment that
 // cites the maintainers' notes, a file or folder of the repository that is
 // not there, a Markdown link or anchor that leads nowhere, or a chapter that
-// does not exist. References into solutions/ are only checked where
-// solutions/ exists (the student release has none); tools/internal/grade/course.sum
+// does not exist. References into the maintainers' rooms (solutions/,
+// tools/maint/, …) are only checked where solutions/ exists (the student
+// release has none of them); tools/internal/grade/course.sum
 // is the release's (make student-release writes it), never the maintainers'.
 func TestNoDanglingReferences(t *testing.T) {
 	root, err := filepath.Abs(courseRoot)
@@ -121,7 +122,7 @@ func TestNoDanglingReferences(t *testing.T) {
 			}
 			for _, m := range repoPath.FindAllStringSubmatch(line, -1) {
 				ref := strings.TrimRight(m[1], "./")
-				if placeholder(ref) || pending(ref) || ref == coursesum.Path || (!haveSolutions && (strings.HasPrefix(ref, "solutions/") || strings.HasPrefix(ref, "tests/mutants"))) {
+				if placeholder(ref) || pending(ref) || ref == coursesum.Path || (!haveSolutions && leftOutOfRelease(ref)) {
 					continue
 				}
 				if !fileExists(filepath.Join(root, filepath.FromSlash(ref))) {
@@ -252,4 +253,15 @@ func itoa(n int) string {
 		return digits[n : n+1]
 	}
 	return itoa(n/10) + digits[n%10:n%10+1]
+}
+
+// leftOutOfRelease says whether a path is in one of the rooms the student
+// release leaves out (maintainerOnly).
+func leftOutOfRelease(ref string) bool {
+	for _, dir := range maintainerOnly {
+		if ref == dir || strings.HasPrefix(ref, dir+"/") {
+			return true
+		}
+	}
+	return false
 }
