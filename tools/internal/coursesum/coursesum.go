@@ -26,7 +26,13 @@ const Path = "tools/internal/grade/course.sum"
 // The grader's own code (tools/cmd/grade, its engine tools/internal/grade)
 // and the maintainers' machinery (tools/maint) are left out: they are never
 // linked into a test binary, and the grader is whatever binary is grading.
+//
+// Markdown is no course file anywhere: it builds nothing, and the release
+// ships it without its "For maintainers" sections.
 func IsCourseFile(p string) bool {
+	if strings.HasSuffix(p, ".md") {
+		return false
+	}
 	for _, own := range []string{"tools/cmd/grade/", "tools/internal/grade/", "tools/maint/"} {
 		if rest, ok := strings.CutPrefix(p, own); ok {
 			// The grader's fixture chapters are courses in miniature: their
