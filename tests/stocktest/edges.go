@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"serverlab/tests/judge"
 	"serverlab/tests/testkit"
 	"serverlab/tools/stockproto"
 )
@@ -198,6 +199,9 @@ func checkQueuedAtClose(k *testkit.T, impl Impl) {
 	held.awaitInside(k, "with 1 worker, a client sent buy 5 1")
 	queued := k.Dial(srv)
 	queued.WriteLine("show")
+	// Until every goroutine is blocked: the show has reached the server, and
+	// the connection waits for a worker with it, not for it.
+	judge.Settle(testkit.IOTimeout)
 	for range 2 {
 		select {
 		case <-ln.accepted:
