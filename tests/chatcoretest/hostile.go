@@ -88,8 +88,11 @@ func checkStorageFailure(k *testkit.T, impl Impl, method string) {
 	}
 	e := start(k, impl, Config{FailStore: fail})
 	c := e.login("store-" + strings.ToLower(method))
-	ch := c.createChannel("store-channel")
-	c.join(ch.ID)
+	var ch proto.Channel
+	if method == "History" { // the other two need nothing of later exercises
+		ch = c.createChannel("store-channel")
+		c.join(ch.ID)
+	}
 	c.settle()
 	request := func(id uint64) proto.Requester {
 		switch method {
@@ -204,9 +207,12 @@ func checkPresenceStorm(k *testkit.T, impl Impl, joins bool) {
 	const rounds = 150
 	e := start(k, impl, Config{})
 	observer := e.login("presence-observer")
-	room := observer.createChannel("presence-room")
-	hall := observer.createChannel("presence-hall")
-	observer.join(room.ID)
+	var room, hall proto.Channel
+	if joins { // the login storm needs nothing of later exercises
+		room = observer.createChannel("presence-room")
+		hall = observer.createChannel("presence-hall")
+		observer.join(room.ID)
+	}
 	storm := e.dial("presence-stormer")
 	stormer := storm.register("presence-stormer")
 	what := "login and logout"
