@@ -21,9 +21,10 @@ const maxLine = stockproto.RecordSize
 // pipelines thousands of requests cannot make the server hold megabytes.
 const maxBatch = 8 * stockproto.RecordSize
 
-// session is the per-connection state of a worker: buffers reused for every
-// request of the connection.
+// session is the state of one connection, which it keeps while it waits
+// and while a worker serves it: buffers reused for every request.
 type session struct {
+	conn   net.Conn
 	r      *bufio.Reader
 	out    []byte            // replies not yet written
 	stocks []stockfile.Stock // scratch for show
@@ -32,29 +33,25 @@ type session struct {
 	readBy, writeBy time.Time
 }
 
-// serveConn answers requests on conn until the client says exit, closes the
-// connection, stays silent for IdleTimeout, or the server closes. The caller
-// closes conn.
+// serveBatch runs, in order, every request whose whole line is buffered, and
+// writes their replies. It reports whether the connection goes on: false
+// after exit, once the server is closing, or when a write fails. It never
+// waits for the client to send (only for it to take replies, bounded by
+// WriteTimeout): the waiting room does that (awaitRequest).
 //
 // Replies to pipelined requests (several lines in one write) are gathered and
 // written together once no further request is complete in the buffer (or
 // maxBatch is reached): one write per batch instead of one per request.
-//
-// A last line that ends at end of stream without '\n' is not a request: it
-// may be one cut short by a client that died while writing it ("buy 1 100"
-// cut to "buy 1 10"), and the protocol ends every request with '\n'. It gets
-// no reply and changes nothing (chapter 05's event loop does the same).
-func (s *Server) serveConn(conn net.Conn) {
-	// TODO(ex 4.2): Done when: the session reads request lines of at most
-	// maxLine bytes, runs them in order and answers each with one record,
-	// batching the replies of pipelined lines: the batch is flushed before any
-	// read that would wait for the client, and whenever it reaches maxBatch; a
-	// connection ends, after a last flush, at exit or when the server closes,
-	// and on any read error (a line too long, the end of the stream, an idle
-	// client, Close; a last line without a newline is not run), which
-	// readFailed reports. Connecting and closing are logged at Debug. Checked
-	// by TestEx4_2_Commands.
-	s.log.Error("serveConn is not implemented yet (ex 4.2)", "remote", conn.RemoteAddr())
+func (s *Server) serveBatch(ss *session) (more bool) {
+	// TODO(ex 4.2): Done when: every request line buffered in ss.r (whole
+	// lines only: lineBuffered) is run in order and answered with one record,
+	// the replies of pipelined lines batched: the batch is written when no
+	// whole line is left, and whenever it reaches maxBatch; after exit, or once
+	// the server is closing, the batch is written and the connection ends
+	// (false), as it does when a write fails. Nothing here waits for the
+	// client to send. Checked by TestEx4_2_Commands.
+	s.log.Error("serveBatch is not implemented yet (ex 4.2)", "remote", ss.conn.RemoteAddr())
+	return false
 }
 
 // lineBuffered reports whether a whole request line is waiting in r, so that
@@ -65,28 +62,55 @@ func lineBuffered(r *bufio.Reader) bool {
 }
 
 // readFailed logs why a connection's requests ended, when it is worth saying.
-func (s *Server) readFailed(conn net.Conn, line []byte, err error) {
+func (s *Server) readFailed(ss *session, err error) {
+	remote := ss.conn.RemoteAddr()
 	switch {
 	case errors.Is(err, bufio.ErrBufferFull):
-		s.log.Warn("request line too long; closing", "remote", conn.RemoteAddr())
+		s.log.Warn("request line too long; closing", "remote", remote)
 	case errors.Is(err, os.ErrDeadlineExceeded) && !s.closing():
-		s.log.Info("client idle too long; closing", "remote", conn.RemoteAddr(), "idle", s.cfg.IdleTimeout)
-	case errors.Is(err, io.EOF) && len(line) > 0:
-		s.log.Info("last line has no newline; ignored", "remote", conn.RemoteAddr(), "bytes", len(line))
+		s.log.Info("client idle too long; closing", "remote", remote, "idle", s.cfg.IdleTimeout)
+	case errors.Is(err, io.EOF) && ss.r.Buffered() > 0:
+		s.log.Info("last line has no newline; ignored", "remote", remote, "bytes", ss.r.Buffered())
 	}
 }
 
-// awaitRequest gives the client IdleTimeout to send its next request. It
-// reports false if the server is closing: Close's read deadline (in the past)
-// must not be replaced by a later one. (If Close set its deadline before this
-// one, closing() sees it: Close marks the server closed first.)
-func (s *Server) awaitRequest(conn net.Conn, ss *session) bool {
+// awaitRequest waits, in the waiting room, until the client has sent a whole
+// request line, reading into the session's buffer without running anything.
+// It reports false when the connection ends instead (readFailed says why): a
+// line longer than maxLine, which is no request of this protocol; the end of
+// the stream (a last line without '\n' may be a request cut short by a client
+// that died while writing it, "buy 1 100" cut to "buy 1 10": it is not run,
+// as chapter 05's event loop does); a client that took IdleTimeout; Close.
+//
+// The client gets IdleTimeout for the whole line, not for each of its bytes:
+// one that trickles a byte at a time is cut off too. The check for Close
+// comes after the deadline is set: Close's read deadline (in the past) must
+// not be replaced by a later one, and if Close set it before this one,
+// closing() sees it, because Close marks the server closed first.
+func (s *Server) awaitRequest(ss *session) bool {
+	if lineBuffered(ss.r) {
+		return true
+	}
 	// TODO(ex 4.5): Done when: a client that sends nothing cannot hold its
-	// worker for ever: before the read waits, the read deadline is at least
+	// connection for ever: before the wait, the read deadline is at least
 	// IdleTimeout away, and it is moved (one system call) only when rearm says
 	// the old one is too near, ss.readBy remembering it. Checked by
 	// TestEx4_5_WorkerPool.
-	return !s.closing()
+	if s.closing() {
+		return false
+	}
+	for !lineBuffered(ss.r) {
+		n := ss.r.Buffered()
+		if n == maxLine {
+			s.readFailed(ss, bufio.ErrBufferFull)
+			return false
+		}
+		if _, err := ss.r.Peek(n + 1); err != nil {
+			s.readFailed(ss, err)
+			return false
+		}
+	}
+	return true
 }
 
 // rearm returns the deadline to use for a wait that may last up to d: the
@@ -107,7 +131,7 @@ func rearm(current time.Time, d time.Duration) (at time.Time, moved bool) {
 // them (CloseGrace once the server is closing), so a client that never reads
 // holds a worker for a bounded time only. It reports whether the write
 // succeeded.
-func (s *Server) flush(conn net.Conn, ss *session) bool {
+func (s *Server) flush(ss *session) bool {
 	if len(ss.out) == 0 {
 		return true
 	}
@@ -116,10 +140,10 @@ func (s *Server) flush(conn net.Conn, ss *session) bool {
 	// when rearm says so, as for reads, ss.writeBy remembering it), and once
 	// the server is closing it is CloseGrace from now instead, because Close's
 	// deadline must win. Checked by TestEx4_5_WorkerPool.
-	_, err := conn.Write(ss.out)
+	_, err := ss.conn.Write(ss.out)
 	ss.out = ss.out[:0]
 	if err != nil {
-		s.log.Debug("writing replies failed", "remote", conn.RemoteAddr(), "err", err)
+		s.log.Debug("writing replies failed", "remote", ss.conn.RemoteAddr(), "err", err)
 		return false
 	}
 	return true

@@ -32,7 +32,8 @@ func (s *Server) authenticate(c *conn, m proto.AuthenticateRequest) error {
 	// it is), and that check runs without s.mu; a user with a session on another
 	// connection is refused with 100 "<name> is already logged in." and that
 	// session goes on; otherwise the session is recorded (s.sessions, c.user),
-	// c gets 116 and every open connection 126. The test for another session
+	// c gets 116 and every open connection 126 (through broadcastPresenceLocked:
+	// a connection whose presence budget is spent misses it, c never does). The test for another session
 	// and the recording are one critical section under s.mu, so that two
 	// simultaneous logins of one user cannot both succeed, and 116 and 126 are
 	// queued in that same section, so that nobody sees them the other way
@@ -57,7 +58,8 @@ func (s *Server) logout(c *conn, m proto.LogoutRequest) error {
 func (s *Server) endSession(c *conn) {
 	// TODO(ex 7.2): Done when: c is in no channel (not in any s.members set,
 	// c.channel zero), and if it had a user, that user has no session, c has
-	// none, and every open connection was sent 125. Leaving the channel this
+	// none, and every open connection was sent 125 (through
+	// broadcastPresenceLocked, c always included). Leaving the channel this
 	// way sends no 127. The caller holds s.mu: queue, never wait. Checked by
 	// TestEx7_2_Users.
 }

@@ -21,9 +21,10 @@ const maxLine = stockproto.RecordSize
 // pipelines thousands of requests cannot make the server hold megabytes.
 const maxBatch = 8 * stockproto.RecordSize
 
-// session is the per-connection state of a worker: buffers reused for every
-// request of the connection.
+// session is the state of one connection, which it keeps while it waits
+// and while a worker serves it: buffers reused for every request.
 type session struct {
+	conn   net.Conn
 	r      *bufio.Reader
 	out    []byte            // replies not yet written
 	stocks []stockfile.Stock // scratch for show
@@ -32,43 +33,28 @@ type session struct {
 	readBy, writeBy time.Time
 }
 
-// serveConn answers requests on conn until the client says exit, closes the
-// connection, stays silent for IdleTimeout, or the server closes. The caller
-// closes conn.
+// serveBatch runs, in order, every request whose whole line is buffered, and
+// writes their replies. It reports whether the connection goes on: false
+// after exit, once the server is closing, or when a write fails. It never
+// waits for the client to send (only for it to take replies, bounded by
+// WriteTimeout): the waiting room does that (awaitRequest).
 //
 // Replies to pipelined requests (several lines in one write) are gathered and
 // written together once no further request is complete in the buffer (or
 // maxBatch is reached): one write per batch instead of one per request.
-//
-// A last line that ends at end of stream without '\n' is not a request: it
-// may be one cut short by a client that died while writing it ("buy 1 100"
-// cut to "buy 1 10"), and the protocol ends every request with '\n'. It gets
-// no reply and changes nothing (chapter 05's event loop does the same).
-func (s *Server) serveConn(conn net.Conn) {
-	s.log.Debug("connected", "remote", conn.RemoteAddr())
-	defer s.log.Debug("connection closed", "remote", conn.RemoteAddr())
-	ss := &session{r: bufio.NewReaderSize(conn, maxLine)}
-	for {
-		if !lineBuffered(ss.r) {
-			// About to wait for the client: first send what is gathered.
-			if !s.flush(conn, ss) || !s.awaitRequest(conn, ss) {
-				return
-			}
-		}
-		line, err := ss.r.ReadSlice('\n')
-		if err != nil {
-			s.readFailed(conn, line, err)
-			return
-		}
+func (s *Server) serveBatch(ss *session) (more bool) {
+	for lineBuffered(ss.r) {
+		line, _ := ss.r.ReadSlice('\n') // buffered: it neither waits nor fails
 		exit := s.execute(ss, trimNewline(line))
 		if exit || s.closing() {
-			s.flush(conn, ss)
-			return
+			s.flush(ss)
+			return false
 		}
-		if len(ss.out) >= maxBatch && !s.flush(conn, ss) {
-			return
+		if len(ss.out) >= maxBatch && !s.flush(ss) {
+			return false
 		}
 	}
+	return s.flush(ss)
 }
 
 // lineBuffered reports whether a whole request line is waiting in r, so that
@@ -79,27 +65,54 @@ func lineBuffered(r *bufio.Reader) bool {
 }
 
 // readFailed logs why a connection's requests ended, when it is worth saying.
-func (s *Server) readFailed(conn net.Conn, line []byte, err error) {
+func (s *Server) readFailed(ss *session, err error) {
+	remote := ss.conn.RemoteAddr()
 	switch {
 	case errors.Is(err, bufio.ErrBufferFull):
-		s.log.Warn("request line too long; closing", "remote", conn.RemoteAddr())
+		s.log.Warn("request line too long; closing", "remote", remote)
 	case errors.Is(err, os.ErrDeadlineExceeded) && !s.closing():
-		s.log.Info("client idle too long; closing", "remote", conn.RemoteAddr(), "idle", s.cfg.IdleTimeout)
-	case errors.Is(err, io.EOF) && len(line) > 0:
-		s.log.Info("last line has no newline; ignored", "remote", conn.RemoteAddr(), "bytes", len(line))
+		s.log.Info("client idle too long; closing", "remote", remote, "idle", s.cfg.IdleTimeout)
+	case errors.Is(err, io.EOF) && ss.r.Buffered() > 0:
+		s.log.Info("last line has no newline; ignored", "remote", remote, "bytes", ss.r.Buffered())
 	}
 }
 
-// awaitRequest gives the client IdleTimeout to send its next request. It
-// reports false if the server is closing: Close's read deadline (in the past)
-// must not be replaced by a later one. (If Close set its deadline before this
-// one, closing() sees it: Close marks the server closed first.)
-func (s *Server) awaitRequest(conn net.Conn, ss *session) bool {
+// awaitRequest waits, in the waiting room, until the client has sent a whole
+// request line, reading into the session's buffer without running anything.
+// It reports false when the connection ends instead (readFailed says why): a
+// line longer than maxLine, which is no request of this protocol; the end of
+// the stream (a last line without '\n' may be a request cut short by a client
+// that died while writing it, "buy 1 100" cut to "buy 1 10": it is not run,
+// as chapter 05's event loop does); a client that took IdleTimeout; Close.
+//
+// The client gets IdleTimeout for the whole line, not for each of its bytes:
+// one that trickles a byte at a time is cut off too. The check for Close
+// comes after the deadline is set: Close's read deadline (in the past) must
+// not be replaced by a later one, and if Close set it before this one,
+// closing() sees it, because Close marks the server closed first.
+func (s *Server) awaitRequest(ss *session) bool {
+	if lineBuffered(ss.r) {
+		return true
+	}
 	if at, moved := rearm(ss.readBy, s.cfg.IdleTimeout); moved {
 		ss.readBy = at
-		conn.SetReadDeadline(at)
+		ss.conn.SetReadDeadline(at)
 	}
-	return !s.closing()
+	if s.closing() {
+		return false
+	}
+	for !lineBuffered(ss.r) {
+		n := ss.r.Buffered()
+		if n == maxLine {
+			s.readFailed(ss, bufio.ErrBufferFull)
+			return false
+		}
+		if _, err := ss.r.Peek(n + 1); err != nil {
+			s.readFailed(ss, err)
+			return false
+		}
+	}
+	return true
 }
 
 // rearm returns the deadline to use for a wait that may last up to d: the
@@ -120,22 +133,22 @@ func rearm(current time.Time, d time.Duration) (at time.Time, moved bool) {
 // them (CloseGrace once the server is closing), so a client that never reads
 // holds a worker for a bounded time only. It reports whether the write
 // succeeded.
-func (s *Server) flush(conn net.Conn, ss *session) bool {
+func (s *Server) flush(ss *session) bool {
 	if len(ss.out) == 0 {
 		return true
 	}
 	if at, moved := rearm(ss.writeBy, s.cfg.WriteTimeout); moved {
 		ss.writeBy = at
-		conn.SetWriteDeadline(at)
+		ss.conn.SetWriteDeadline(at)
 	}
 	if s.closing() {
 		ss.writeBy = time.Now().Add(s.cfg.CloseGrace)
-		conn.SetWriteDeadline(ss.writeBy)
+		ss.conn.SetWriteDeadline(ss.writeBy)
 	}
-	_, err := conn.Write(ss.out)
+	_, err := ss.conn.Write(ss.out)
 	ss.out = ss.out[:0]
 	if err != nil {
-		s.log.Debug("writing replies failed", "remote", conn.RemoteAddr(), "err", err)
+		s.log.Debug("writing replies failed", "remote", ss.conn.RemoteAddr(), "err", err)
 		return false
 	}
 	return true

@@ -1,6 +1,7 @@
 package stock
 
 import (
+	"bufio"
 	"errors"
 	"io"
 	"log/slog"
@@ -35,12 +36,16 @@ const (
 type Config struct {
 	// StockPath is the stock file (default "stock.txt").
 	StockPath string
-	// Workers is the number of worker goroutines, each serving one connection
-	// at a time (default 4).
+	// Workers is the number of worker goroutines (default 4): at most this
+	// many requests run at once. A worker serves the requests a client has
+	// sent, then hands the connection back to the waiting room; it never
+	// waits for a client to send.
 	Workers int
-	// Pending bounds the buffer of accepted connections waiting for a worker
-	// (default 4096, as the original's PENDING_CONNECTION_N). When it is full
-	// the master stops accepting and the kernel's backlog holds new clients.
+	// Pending bounds the connections the server holds beyond one per worker
+	// (default 4096, as the original's PENDING_CONNECTION_N): waiting for
+	// their client's next request or for a worker. With Workers + Pending
+	// connections open the master stops accepting, and the kernel's backlog
+	// holds new clients.
 	Pending int
 	// SyncInterval is how often the tree is written back while clients are
 	// connected (default 16s).
@@ -55,10 +60,11 @@ type Config struct {
 	// CloseGrace bounds how long Close lets a reply in flight finish writing
 	// to a client that does not read (default 1s).
 	CloseGrace time.Duration
-	// IdleTimeout bounds how long a worker waits for a client's next request
-	// (default 30s). A worker serves one client to the end, so without it as
-	// many idle clients as workers would stop the server: each of them holds
-	// a worker forever. A client silent for longer is disconnected.
+	// IdleTimeout bounds how long a client may take to send its next whole
+	// request (default 30s); a client silent for longer is disconnected. A
+	// silent client holds no worker, only one of the Pending places and a
+	// file descriptor: without the timeout, enough of them would fill the
+	// places for good.
 	IdleTimeout time.Duration
 	// WriteTimeout bounds how long a worker waits for a client to take its
 	// replies (default 10s): a client that pipelines requests and never reads
@@ -86,16 +92,19 @@ type Server struct {
 	dirty  atomic.Bool // the tree changed since the last write-back
 	saveMu sync.Mutex  // one write-back at a time
 
+	ready  chan *session // unbuffered: the waiting room hands a client with a whole request to a free worker
+	places chan struct{} // one token per open connection, Workers + Pending of them
+
 	// mu guards the fields below it.
 	mu      sync.Mutex
 	closed  bool
 	ln      net.Listener
-	conns   map[net.Conn]struct{} // connections a worker is serving
+	conns   map[net.Conn]struct{} // every open connection: waiting or being served
 	started bool                  // Serve has started the workers
 
 	quit    chan struct{}  // closed when Close starts
 	stopped chan struct{}  // closed when the first Close call has finished
-	wg      sync.WaitGroup // Serve, the workers and the syncer
+	wg      sync.WaitGroup // Serve, the workers, the waiting connections and the syncer
 }
 
 // New loads the stock file and returns a server ready to Serve.
@@ -138,6 +147,8 @@ func New(cfg Config) (*Server, error) {
 		log:     cfg.Logger,
 		tree:    tree,
 		lock:    NewRWLock(cfg.OnLockWait),
+		ready:   make(chan *session),
+		places:  make(chan struct{}, cfg.Workers+cfg.Pending),
 		conns:   make(map[net.Conn]struct{}),
 		quit:    make(chan struct{}),
 		stopped: make(chan struct{}),
@@ -147,10 +158,11 @@ func New(cfg Config) (*Server, error) {
 // Serve accepts connections on ln until Close. It always returns a non-nil
 // error: lab.ErrServerClosed after Close.
 //
-// Serve is the master: it only accepts and hands each connection to the
-// workers through a bounded buffer (a buffered channel: the buffer, its lock
-// and its two semaphores of the original's sbuf_t in one value). The workers
-// are started here, not in New, so a server that never serves starts nothing.
+// Serve is the master: it only accepts. A new connection goes to the waiting
+// room (park), where it waits for its client's first request without a
+// worker; the workers take clients that have a whole request to run. The
+// workers are started here, not in New, so a server that never serves starts
+// nothing.
 func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
 	if s.closed {
@@ -166,57 +178,115 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.wg.Add(1) // Serve itself; the goroutines it starts join with wg.Go
 	s.mu.Unlock()
 	defer s.wg.Done()
+	s.wg.Go(s.syncEvery)
 
 	s.log.Info("serving", "addr", ln.Addr(), "workers", s.cfg.Workers, "pending", s.cfg.Pending)
-	pending := make(chan net.Conn, s.cfg.Pending)
 	for range s.cfg.Workers {
-		s.wg.Go(func() { s.worker(pending) })
+		s.wg.Go(s.worker)
 	}
-	s.wg.Go(s.syncEvery)
-	defer close(pending) // the workers drain it and exit
-
 	for {
+		// A place first: with Workers + Pending connections open, new
+		// clients wait in the kernel's backlog.
+		if !s.reserve() {
+			return lab.ErrServerClosed
+		}
 		// lab.Accept waits and retries when the process is out of file
 		// descriptors (EMFILE): a flood of idle clients must not end Serve.
 		conn, err := lab.Accept(ln, s.quit, s.log)
 		if err != nil {
+			s.release()
 			if s.isClosed() {
 				return lab.ErrServerClosed
 			}
 			return err
 		}
-		select {
-		case pending <- conn:
-		case <-s.quit:
-			conn.Close()
+		ss := s.open(conn)
+		if ss == nil {
 			return lab.ErrServerClosed
+		}
+		s.park(ss)
+	}
+}
+
+// worker runs requests and never waits for one: it takes a client that has
+// a whole request buffered, runs every request buffered (serveBatch), and
+// puts the connection back in the waiting room, or ends it. A client that
+// says nothing therefore holds no worker: however many clients are silent,
+// the next request waits only for the requests ahead of it. Once the server
+// is closing, a client taken from the waiting room is closed unserved.
+func (s *Server) worker() {
+	for {
+		select {
+		case ss := <-s.ready:
+			if !s.closing() && s.serveBatch(ss) {
+				s.park(ss)
+			} else {
+				s.finish(ss)
+			}
+		case <-s.quit:
+			return
 		}
 	}
 }
 
-// worker serves whole connections, one at a time, until the buffer is closed.
-// Connections still waiting when the server closes are closed unserved.
-func (s *Server) worker(pending <-chan net.Conn) {
-	for conn := range pending {
-		s.serveOne(conn)
+// park puts a connection in the waiting room: a goroutine of its own waits
+// until the client has sent a whole request (awaitRequest), then hands it to
+// the next free worker. A goroutine blocked in a read costs its stack and no
+// thread (the runtime waits for all of them with one epoll, as Apache's
+// event MPM waits for its idle keep-alive connections), and it runs no
+// request: Workers still bounds the work in progress.
+func (s *Server) park(ss *session) {
+	s.wg.Go(func() {
+		if !s.awaitRequest(ss) {
+			s.finish(ss)
+			return
+		}
+		select {
+		case s.ready <- ss:
+		case <-s.quit:
+			s.finish(ss) // Close serves no new request
+		}
+	})
+}
+
+// reserve waits for one of the Workers + Pending places; it reports false
+// if the server closes first. release gives a place back.
+func (s *Server) reserve() bool {
+	select {
+	case s.places <- struct{}{}:
+		return true
+	case <-s.quit:
+		return false
 	}
 }
 
-// serveOne serves one connection from start to end, closes it, and writes the
-// stocks back if it was the last client.
-func (s *Server) serveOne(conn net.Conn) {
+func (s *Server) release() { <-s.places }
+
+// open registers a new connection and returns its session, or nil if the
+// server is closing (the connection is then closed and its place released).
+func (s *Server) open(conn net.Conn) *session {
 	if !s.track(conn) {
-		conn.Close() // the server is closing
-		return
+		conn.Close()
+		s.release()
+		return nil
 	}
-	s.serveConn(conn)
-	s.closeConn(conn)
-	if last := s.untrack(conn); last {
+	s.log.Debug("connected", "remote", conn.RemoteAddr())
+	return &session{conn: conn, r: bufio.NewReaderSize(conn, maxLine)}
+}
+
+// finish ends a connection: it closes it, forgets it, gives its place back,
+// and writes the stocks back if it was the last client.
+func (s *Server) finish(ss *session) {
+	s.closeConn(ss.conn)
+	s.log.Debug("connection closed", "remote", ss.conn.RemoteAddr())
+	last := s.untrack(ss.conn)
+	s.release()
+	if last {
 		s.sync("the last client left")
 	}
 }
 
-// closeConn closes a connection served to its end. When the server is
+// closeConn closes a connection that has ended. When the server is
 // closing, requests may still sit unread in the kernel, and closing a socket
 // with unread input makes the kernel send a reset, which can destroy replies
 // the client has not read yet. So the write side is shut first (the client
@@ -231,8 +301,8 @@ func (s *Server) closeConn(conn net.Conn) {
 	conn.Close()
 }
 
-// track registers conn as being served, so that Close can reach it. It
-// reports false if the server is closing.
+// track registers conn as open, so that Close can reach it. It reports
+// false if the server is closing.
 func (s *Server) track(conn net.Conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -251,7 +321,7 @@ func (s *Server) untrack(conn net.Conn) (last bool) {
 	return len(s.conns) == 0
 }
 
-// clients is the number of connections being served.
+// clients is the number of open connections.
 func (s *Server) clients() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -265,13 +335,16 @@ func (s *Server) isClosed() bool {
 }
 
 // Close stops the server: it stops accepting, lets every worker finish the
-// reply it is writing (then its connection is closed), waits for every
-// goroutine, and writes the tree back one last time. It is safe to call more
+// reply it is writing (then its connection is closed), closes the waiting
+// connections, waits for every goroutine, and writes the tree back one last
+// time. It is safe to call more
 // than once, also concurrently: every call waits until the server has stopped
 // and the last write-back is done; later calls return nil.
 //
-// A worker blocked reading is woken by a read deadline in the past, not by
-// closing its connection: closing could cut a reply in the middle. A client
+// Close closes no connection itself: one waiting for its client is woken by
+// a read deadline in the past and closed gracefully by its own goroutine
+// (closeConn), and one a worker is writing a reply to keeps it, the write
+// bounded by CloseGrace; closing it could cut the reply in the middle. A client
 // that does not read its reply gets CloseGrace to do so.
 func (s *Server) Close() error {
 	s.mu.Lock()

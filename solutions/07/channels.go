@@ -106,7 +106,7 @@ func (s *Server) joinChannel(c *conn, m proto.JoinChannelRequest) error {
 		return nil
 	}
 	if old := c.channel; old != 0 {
-		s.broadcastLocked(s.members[old], proto.ChannelLeaveEvent{ChannelID: old, UserID: c.user.id})
+		s.broadcastPresenceLocked(s.members[old], proto.ChannelLeaveEvent{ChannelID: old, UserID: c.user.id}, c)
 		delete(s.members[old], c)
 	}
 	members := s.members[m.ChannelID]
@@ -116,7 +116,7 @@ func (s *Server) joinChannel(c *conn, m proto.JoinChannelRequest) error {
 	}
 	members[c] = struct{}{}
 	c.channel = m.ChannelID
-	s.broadcastLocked(members, proto.ChannelJoinEvent{ChannelID: m.ChannelID, UserID: c.user.id})
+	s.broadcastPresenceLocked(members, proto.ChannelJoinEvent{ChannelID: m.ChannelID, UserID: c.user.id}, c)
 	s.reply(c, proto.JoinChannelResponse{RequestID: m.RequestID, ChannelID: m.ChannelID})
 	return nil
 }

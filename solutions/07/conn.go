@@ -22,8 +22,9 @@ type conn struct {
 	log *slog.Logger
 
 	// Guarded by Server.mu.
-	user    *user  // nil until authenticated
-	channel uint32 // the joined channel; 0 = none (ids start at 1)
+	user     *user          // nil until authenticated
+	channel  uint32         // the joined channel; 0 = none (ids start at 1)
+	presence presenceBudget // the presence events it may still be sent
 
 	// Owned by the reader goroutine.
 	loginBy       time.Time // an unauthenticated connection is closed at this time

@@ -5,6 +5,7 @@ package chatcore_test
 import (
 	chatcore "serverlab/solutions/07"
 	"serverlab/tests/chatcoretest"
+	"serverlab/tools/given/chatcore/proto"
 	"serverlab/tools/given/lab"
 )
 
@@ -15,12 +16,12 @@ import (
 var impl = chatcoretest.Impl{
 	NewServer: func(c chatcoretest.Config) (lab.Server, error) {
 		var store chatcore.Store
-		if c.FailAppends != nil {
+		if c.FailAppends != nil || c.FailStore != nil {
 			sq, err := chatcore.NewSQLiteStore(c.DBPath, nil)
 			if err != nil {
 				return nil, err
 			}
-			store = failingStore{Store: sq, fail: c.FailAppends}
+			store = failingStore{Store: sq, fail: c.FailAppends, failCall: c.FailStore}
 		}
 		return chatcore.New(chatcore.Config{
 			Store:              store,
@@ -43,6 +44,7 @@ var impl = chatcoretest.Impl{
 			HashWait:           c.HashWait,
 			HashQueue:          c.HashQueue,
 			MaxConnections:     c.MaxConnections,
+			MaxConnsPerAddress: c.MaxConnsPerAddress,
 			MaxIdle:            c.MaxIdle,
 			PreAuthBudget:      c.PreAuthBudget,
 			TLS:                c.TLS,
@@ -51,20 +53,62 @@ var impl = chatcoretest.Impl{
 			Logger:             c.Logger,
 		})
 	},
+	AddUser: func(c chatcoretest.Config, name, password string) error {
+		s, err := chatcore.New(chatcore.Config{DBPath: c.DBPath, Hash: hashParams(false), Logger: c.Logger})
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		return s.AddUser(name, password)
+	},
 }
 
-// failingStore is a store whose AppendMessages fails when fail says so:
-// the suite's disk that fails in the middle of a run.
+// failingStore is a store whose calls fail when the suite says so: the
+// suite's disk that fails in the middle of a run. fail is asked before each
+// AppendMessages, failCall before each CreateUser, CreateChannel and History
+// (with the method's name); either may be nil.
 type failingStore struct {
 	chatcore.Store
-	fail func() error
+	fail     func() error
+	failCall func(method string) error
 }
 
 func (f failingStore) AppendMessages(msgs []chatcore.NewMessage) ([]uint32, error) {
-	if err := f.fail(); err != nil {
-		return nil, err
+	if f.fail != nil {
+		if err := f.fail(); err != nil {
+			return nil, err
+		}
 	}
 	return f.Store.AppendMessages(msgs)
+}
+
+// failed asks failCall about method.
+func (f failingStore) failed(method string) error {
+	if f.failCall == nil {
+		return nil
+	}
+	return f.failCall(method)
+}
+
+func (f failingStore) CreateUser(name, hash string) (uint32, error) {
+	if err := f.failed("CreateUser"); err != nil {
+		return 0, err
+	}
+	return f.Store.CreateUser(name, hash)
+}
+
+func (f failingStore) CreateChannel(name string) (proto.Channel, bool, error) {
+	if err := f.failed("CreateChannel"); err != nil {
+		return proto.Channel{}, false, err
+	}
+	return f.Store.CreateChannel(name)
+}
+
+func (f failingStore) History(channel uint32, limit int) ([]proto.ChatMessage, error) {
+	if err := f.failed("History"); err != nil {
+		return nil, err
+	}
+	return f.Store.History(channel, limit)
 }
 
 // hashParams is a cheap hash (tests log in often), or a slow one for the

@@ -65,6 +65,18 @@ type Config struct {
 	// unauthenticated connections may be reading at once, together (default
 	// 64 MiB); one that does not fit is told Server busy. and closed.
 	PreAuthBudget int
+	// MaxConnsPerAddress bounds the open connections from one client IP
+	// address (default 512, an eighth of the default MaxConnections), as an
+	// IRC daemon's connection class does; one past it is told Too many
+	// connections from your address. and closed.
+	MaxConnsPerAddress int
+	// PresenceBurst and PresenceRate are each connection's budget of
+	// presence events (126, 125, 128, 127): at most PresenceBurst at once,
+	// refilled at PresenceRate a second (defaults 100 and 20). An event past
+	// the budget is not sent to that connection; events about its own
+	// session always are (see broadcastPresenceLocked).
+	PresenceBurst int
+	PresenceRate  int
 	// MaxIdle is how long any connection may stay silent, heartbeat or not
 	// (default 30 min): a client that says nothing for that long holds a
 	// file descriptor and a session for nobody.
@@ -127,6 +139,9 @@ const (
 	DefaultMaxUserIDs         = 1000
 
 	DefaultMaxConnections   = 4096
+	DefaultMaxConnsPerAddr  = 512
+	DefaultPresenceBurst    = 100
+	DefaultPresenceRate     = 20
 	DefaultMaxIdle          = 30 * time.Minute
 	DefaultPreAuthBudget    = 64 << 20
 	DefaultHashWait         = 8 * time.Second
@@ -165,6 +180,7 @@ type Server struct {
 	closed   bool
 	ln       net.Listener
 	conns    map[*conn]struct{}
+	perAddr  map[string]int // open connections by client address
 	nextConn uint64
 	users    map[string]*user // by name
 	usersID  map[uint32]*user // by id
@@ -202,6 +218,7 @@ func New(cfg Config) (*Server, error) {
 		hashes:   newHashQueue(runtime.GOMAXPROCS(0), cfg.HashQueue, cfg.HashWait),
 		failures: newFailureLimiter(cfg.AddressFailures, cfg.FailureWindow),
 		conns:    make(map[*conn]struct{}),
+		perAddr:  make(map[string]int),
 		users:    make(map[string]*user),
 		usersID:  make(map[uint32]*user),
 		sessions: make(map[uint32]*conn),
@@ -262,6 +279,9 @@ func withDefaults(cfg Config) Config {
 	cfg.MaxChannelsPerUser = orDefault(cfg.MaxChannelsPerUser, DefaultMaxChannelsPerUser)
 	cfg.MaxUserIDs = orDefault(cfg.MaxUserIDs, DefaultMaxUserIDs)
 	cfg.MaxConnections = orDefault(cfg.MaxConnections, DefaultMaxConnections)
+	cfg.MaxConnsPerAddress = orDefault(cfg.MaxConnsPerAddress, DefaultMaxConnsPerAddr)
+	cfg.PresenceBurst = orDefault(cfg.PresenceBurst, DefaultPresenceBurst)
+	cfg.PresenceRate = orDefault(cfg.PresenceRate, DefaultPresenceRate)
 	cfg.MaxIdle = orDefault(cfg.MaxIdle, DefaultMaxIdle)
 	cfg.PreAuthBudget = orDefault(cfg.PreAuthBudget, DefaultPreAuthBudget)
 	cfg.HashWait = orDefault(cfg.HashWait, DefaultHashWait)
@@ -369,8 +389,8 @@ func (s *Server) handle(nc net.Conn) {
 	s.keepAlive(nc)
 	nc = s.wrapTLS(nc)
 	c, err := s.track(nc)
-	if errors.Is(err, errTooManyConns) {
-		s.refuse(nc)
+	if errors.Is(err, errTooManyConns) || errors.Is(err, errTooManyFromAddr) {
+		s.refuse(nc, err)
 		return
 	}
 	if c == nil {
@@ -399,12 +419,19 @@ func (s *Server) wrapTLS(nc net.Conn) net.Conn {
 	return tls.Server(nc, s.cfg.TLS)
 }
 
-// errTooManyConns is why a connection past MaxConnections was refused.
-var errTooManyConns = errors.New("too many connections")
+// Why a new connection was refused: the server has MaxConnections already,
+// or its client's address has MaxConnsPerAddress.
+var (
+	errTooManyConns    = errors.New("too many connections")
+	errTooManyFromAddr = errors.New("too many connections from one address")
+)
 
 // track registers a new connection, or returns nil if the server is closed
-// (and errTooManyConns if it has MaxConnections already).
+// (and errTooManyConns or errTooManyFromAddr if a cap is reached). The
+// per-address cap is an IRC daemon's connection class: one host, or one
+// attacker, cannot take every connection the server has.
 func (s *Server) track(nc net.Conn) (*conn, error) {
+	addr := host(nc)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -413,6 +440,10 @@ func (s *Server) track(nc net.Conn) (*conn, error) {
 	if len(s.conns) >= s.cfg.MaxConnections {
 		return nil, errTooManyConns
 	}
+	if s.perAddr[addr] >= s.cfg.MaxConnsPerAddress {
+		return nil, errTooManyFromAddr
+	}
+	s.perAddr[addr]++
 	s.nextConn++
 	c := &conn{
 		id:      s.nextConn,
@@ -420,20 +451,25 @@ func (s *Server) track(nc net.Conn) (*conn, error) {
 		out:     newOutbox(s.cfg.MaxPending),
 		log:     s.log.With("conn", s.nextConn, "remote", nc.RemoteAddr()),
 		loginBy: time.Now().Add(s.cfg.LoginTimeout),
-		addr:    host(nc),
+		addr:    addr,
 	}
 	s.conns[c] = struct{}{}
 	return c, nil
 }
 
-// refuse tells a connection past MaxConnections "Server busy." (101) and
-// closes it, as NATS answers -ERR 'maximum connections exceeded': the client
-// learns why, and nothing of it is kept. The write has a short deadline, in
-// this connection's own goroutine.
-func (s *Server) refuse(nc net.Conn) {
+// refuse tells a connection past a cap why (101) and closes it, as NATS
+// answers -ERR 'maximum connections exceeded': past MaxConnections "Server
+// busy.", past MaxConnsPerAddress "Too many connections from your address.".
+// The client learns why, and nothing of it is kept. The write has a short
+// deadline, in this connection's own goroutine.
+func (s *Server) refuse(nc net.Conn, why error) {
 	defer nc.Close()
-	s.log.Warn("connection refused: too many connections", "remote", nc.RemoteAddr(), "limit", s.cfg.MaxConnections)
-	b, _ := proto.Encode(proto.Error{Value: proto.MsgServerBusy})
+	text, limit := proto.MsgServerBusy, s.cfg.MaxConnections
+	if errors.Is(why, errTooManyFromAddr) {
+		text, limit = proto.MsgTooManyFromAddr, s.cfg.MaxConnsPerAddress
+	}
+	s.log.Warn("connection refused", "why", why, "remote", nc.RemoteAddr(), "limit", limit)
+	b, _ := proto.Encode(proto.Error{Value: text})
 	nc.SetWriteDeadline(time.Now().Add(time.Second))
 	nc.Write(b)
 }
@@ -448,6 +484,7 @@ func (s *Server) disconnect(c *conn) {
 	s.mu.Lock()
 	if !s.closed {
 		delete(s.conns, c)
+		s.forgetAddr(c.addr)
 		s.endSession(c)
 	}
 	// Once Close has begun, a reader ends because Close interrupted it, and
@@ -465,6 +502,13 @@ func (s *Server) disconnect(c *conn) {
 	s.mu.Unlock()
 	if !closeHasIt {
 		c.out.finish()
+	}
+}
+
+// forgetAddr counts one connection from addr less; the caller holds s.mu.
+func (s *Server) forgetAddr(addr string) {
+	if s.perAddr[addr]--; s.perAddr[addr] <= 0 {
+		delete(s.perAddr, addr)
 	}
 }
 

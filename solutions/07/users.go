@@ -70,7 +70,7 @@ func (s *Server) authenticate(c *conn, m proto.AuthenticateRequest) error {
 	s.sessions[u.id] = c
 	c.user = u
 	s.reply(c, proto.AuthenticateResponse{RequestID: m.RequestID, User: proto.User{ID: u.id, Name: u.name}})
-	s.broadcastLocked(s.conns, proto.UserLoginEvent{UserID: u.id})
+	s.broadcastPresenceLocked(s.conns, proto.UserLoginEvent{UserID: u.id}, c)
 	return nil
 }
 
@@ -101,7 +101,7 @@ func (s *Server) endSession(c *conn) {
 		return
 	}
 	delete(s.sessions, c.user.id)
-	s.broadcastLocked(s.conns, proto.UserLogoutEvent{UserID: c.user.id})
+	s.broadcastPresenceLocked(s.conns, proto.UserLogoutEvent{UserID: c.user.id}, c)
 	c.user = nil
 }
 

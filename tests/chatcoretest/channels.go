@@ -128,4 +128,6 @@ func Channels(t *testing.T, impl Impl) {
 	})
 
 	channelLimits(k, impl, e)
+	check(k, e, "storage-failure", func(k *testkit.T, _ *env) { checkStorageFailure(k, impl, "CreateChannel") })
+	check(k, e, "presence-storm", func(k *testkit.T, _ *env) { checkPresenceStorm(k, impl, true) })
 }

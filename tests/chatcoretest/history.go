@@ -178,4 +178,5 @@ func History(t *testing.T, impl Impl) {
 	historyLimits(k, impl, e)
 	check(k, e, "history-limits", func(k *testkit.T, _ *env) { checkHistoryLimits(k, impl) })
 	check(k, e, "failed-commit", func(k *testkit.T, _ *env) { checkFailedCommit(k, impl) })
+	check(k, e, "storage-failure", func(k *testkit.T, _ *env) { checkStorageFailure(k, impl, "History") })
 }

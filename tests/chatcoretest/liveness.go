@@ -80,6 +80,7 @@ func Liveness(t *testing.T, impl Impl) {
 	})
 
 	connectionLimits(k, impl, e)
+	addressLimits(k, impl, e)
 }
 
 // pause waits for d: these checks are about time passing, not about

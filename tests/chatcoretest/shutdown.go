@@ -49,6 +49,8 @@ func Shutdown(t *testing.T, impl Impl) {
 		claimer.expectAnswer("and the server goes on", claimer.sendGetChannels())
 	})
 
+	check(k, e, "add-user-admin", func(k *testkit.T, _ *env) { checkAddUserAdmin(k, impl) })
+
 	check(k, e, "admin-shutdown", func(k *testkit.T, _ *env) {
 		// The operator's way: the administrator's account exists before
 		// the server that names it starts.

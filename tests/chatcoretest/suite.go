@@ -30,6 +30,10 @@ import (
 type Impl struct {
 	// NewServer builds a server from the suite's configuration.
 	NewServer func(Config) (lab.Server, error)
+	// AddUser creates an account in the database of the configuration (its
+	// DBPath) while no server runs on it, as the operator does with
+	// chatcore-server -add-user: the way an administrator's account is made.
+	AddUser func(c Config, name, password string) error
 }
 
 // Config is what the suite sets when it builds a server. Zero values mean
@@ -80,6 +84,10 @@ type Config struct {
 	// stay silent, with heartbeats or without (30 minutes).
 	MaxConnections int
 	MaxIdle        time.Duration
+	// MaxConnsPerAddress bounds the open connections from one client
+	// address (512); one past it is told "Too many connections from your
+	// address." and closed.
+	MaxConnsPerAddress int
 	// PreAuthBudget bounds the bytes of frames over 64 KiB that connections
 	// that have not logged in may be reading at once, together (64 MiB).
 	PreAuthBudget int
@@ -94,6 +102,11 @@ type Config struct {
 	// is stored: when it returns an error, storing that batch fails with it
 	// (the wiring wraps the server's store). It stands for a disk that fails.
 	FailAppends func() error
+	// FailStore, if set, must be asked before each CreateUser, CreateChannel
+	// and History call of the server's store, with that method's name: when
+	// it returns an error, the call fails with it (the wiring wraps the
+	// store). It stands for a disk that fails under any request.
+	FailStore func(method string) error
 	// SlowHash, if set, must make each password hash take a few hundred
 	// milliseconds (the wiring raises the hash's passes and memory): the
 	// lock-discipline check needs a hash long enough to see who waits for it.

@@ -147,6 +147,9 @@ func Users(t *testing.T, impl Impl) {
 
 	userLimits(k, impl, e)
 	check(k, e, "hash-outside-lock", func(k *testkit.T, _ *env) { checkHashOutsideLock(k, impl) })
+	check(k, e, "hash-queue-full", func(k *testkit.T, _ *env) { checkHashQueueFull(k, impl) })
+	check(k, e, "storage-failure", func(k *testkit.T, _ *env) { checkStorageFailure(k, impl, "CreateUser") })
+	check(k, e, "presence-storm", func(k *testkit.T, _ *env) { checkPresenceStorm(k, impl, false) })
 }
 
 func toString(v any) string {

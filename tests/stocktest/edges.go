@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"serverlab/tests/judge"
 	"serverlab/tests/testkit"
 	"serverlab/tools/given/stockproto"
 )
@@ -176,11 +177,11 @@ func (l acceptCounter) Accept() (net.Conn, error) {
 	return c, err
 }
 
-// checkQueuedAtClose: Close serves no new client. With the one worker busy,
-// a second client is accepted and waits in the queue with a request sent;
-// when Close comes, that client is closed without an answer (the worker that
-// takes it from the queue sees that the server is closing), and Close
-// returns in time.
+// checkQueuedAtClose: Close serves no new request. With the one worker
+// stopped inside a trade, a second client is accepted and waits for a worker
+// with a request sent; when Close comes, that client is closed without an
+// answer (a request taken once the server is closing is not run), the trade
+// in progress is answered, and Close returns in time.
 func checkQueuedAtClose(k *testkit.T, impl Impl) {
 	k.Helper()
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
@@ -188,42 +189,51 @@ func checkQueuedAtClose(k *testkit.T, impl Impl) {
 		k.Fatalf("listen: %v", err)
 	}
 	ln := acceptCounter{Listener: inner, accepted: make(chan struct{}, 8)}
-	srv, raw, _ := newServerOn(k, impl, Config{Workers: 1, SyncInterval: never}, market, ln)
+	p, cfg := newLockProbe(k, Config{Workers: 1, SyncInterval: never})
+	srv, raw, _ := newServerOn(k, impl, cfg, market, ln)
+	p.freeAtCleanup(k)
 	m := newModel(parseStocks(k, market))
 	busy := k.Dial(srv)
-	exchange(k, busy, "show", m.apply(mustParse("show"))) // the one worker serves busy
+	held := p.holdFirst(k)
+	busy.WriteLine("buy 5 1")
+	held.awaitInside(k, "with 1 worker, a client sent buy 5 1")
 	queued := k.Dial(srv)
 	queued.WriteLine("show")
+	// Until every goroutine is blocked: the show has reached the server, and
+	// the connection waits for a worker with it, not for it.
+	judge.Settle(testkit.IOTimeout)
 	for range 2 {
 		select {
 		case <-ln.accepted:
 		case <-time.After(testkit.IOTimeout):
 			k.Fatalf("with 1 worker, two clients connected; the server did not accept both within %v "+
-				"(the master accepts and queues; only serving waits for a worker)", testkit.IOTimeout)
+				"(the master accepts; only running a request waits for a worker)", testkit.IOTimeout)
 		}
 	}
 	closed := make(chan error, 1)
 	go func() { closed <- raw.Close() }()
-	busy.ExpectClosed()
-	busy.Close()
 	text, n, err := readRecordN(queued)
 	if n > 0 {
-		k.Fatalf("with 1 worker busy, a second client was accepted and queued with a show sent; then Close was "+
-			"called, and the queued client got an answer (%q).\nClose serves no new client: a worker that "+
-			"takes a connection from the queue once the server is closing closes it unserved%s",
+		k.Fatalf("with the 1 worker inside a trade, a second client was accepted and waited with a show sent; "+
+			"then Close was called, and the waiting client got an answer (%q).\nClose runs no new request: "+
+			"a request that reaches a worker once the server is closing is not run, its connection closed%s",
 			text, queued.Context())
 	}
 	if !testkit.IsClosed(err) {
-		k.Fatalf("a client queued when Close was called: want its connection closed, got %s%s",
+		k.Fatalf("a client waiting for a worker when Close was called: want its connection closed, got %s%s",
 			testkit.Describe(err), queued.Context())
 	}
+	held.free()
+	expectRecord(k, busy, m.apply(mustParse("buy 5 1"))) // the request in progress is answered
+	busy.ExpectClosed()
+	busy.Close()
 	select {
 	case err := <-closed:
 		if err != nil {
 			k.Fatalf("Close returned %v", err)
 		}
 	case <-time.After(testkit.IOTimeout):
-		k.Fatalf("with a client queued behind the one worker, Close did not return within %v", testkit.IOTimeout)
+		k.Fatalf("with a client waiting for the one worker, Close did not return within %v", testkit.IOTimeout)
 	}
 	srv.Close()
 }

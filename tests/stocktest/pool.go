@@ -10,17 +10,22 @@ import (
 	"time"
 
 	"serverlab/tests/testkit"
+	"serverlab/tools/given/stockproto"
 )
 
-// WorkerPool checks exercise 4.5: a pre-threaded server. With the default of
-// 4 workers, 4 clients are served at once; a fifth is accepted but waits,
-// unanswered, until one of the four leaves, and is then served. The same with
-// Config.Workers = 2 and a third client. Chapter 05's event loop serves
-// everyone at once and does not run this check.
+// WorkerPool checks exercise 4.5: a pre-threaded server whose workers run
+// requests and never wait for one. With the default of 4 workers, 4 requests
+// run at once: while 4 trades are stopped inside their stocks' locks, a
+// fifth client's request waits, unanswered, until one of them ends. The same
+// with Config.Workers = 2 and a third client. Silent clients hold no worker:
+// however many there are, a client with a request is answered at once.
+// Chapter 05's event loop serves everyone from one goroutine and does not run
+// this check.
 func WorkerPool(t *testing.T, impl Impl) {
 	k := testkit.New(t, "4.5")
 	checkPool(k, impl, 0, 4)
 	checkPool(k, impl, 2, 2)
+	checkSilentHoldNoWorker(k, impl)
 	checkIdleClients(k, impl)
 	checkSteadyClient(k, impl, 0)
 	checkSteadyClient(k, impl, steadyIdle/4)
@@ -71,9 +76,8 @@ func checkSteadyClient(k *testkit.T, impl Impl, pause time.Duration) {
 // always answers the victim in time, and one that does not never does.
 const hostileTimeout = 100 * time.Millisecond
 
-// checkIdleClients: as many idle clients as workers must not stop the
-// server. Each holds a worker only until IdleTimeout; then it is
-// disconnected and the client waiting behind them is served.
+// checkIdleClients: a client silent for IdleTimeout is disconnected, and
+// those silent clients never keep a client with a request from being served.
 func checkIdleClients(k *testkit.T, impl Impl) {
 	k.Helper()
 	srv, _, _ := newServer(k, impl, Config{Workers: 2, IdleTimeout: hostileTimeout}, market)
@@ -85,8 +89,8 @@ func checkIdleClients(k *testkit.T, impl Impl) {
 	got, err := readRecord(victim)
 	if err != nil {
 		k.Fatalf("with 2 workers, 2 clients connected and went silent; a third sent show and got no answer "+
-			"(%v).\nWith IdleTimeout %v, a worker must give up a silent client (a read deadline before each "+
-			"read) or a few idle connections stop the server%s", err, hostileTimeout, victim.Context())
+			"(%v).\nWith IdleTimeout %v, a silent client is disconnected (a read deadline before each "+
+			"wait for a request), and it never holds a worker%s", err, hostileTimeout, victim.Context())
 	}
 	if want := m.apply(mustParse("show")); got != want {
 		k.Fatalf("wrong reply\n  want: %q\n   got: %q%s", want, got, victim.Context())
@@ -124,46 +128,83 @@ func checkNonReader(k *testkit.T, impl Impl) {
 }
 
 // checkPool runs the check on a server configured with Config.Workers =
-// setting, which must serve exactly workers clients at once.
+// setting, which must run exactly workers requests at once. Each of workers
+// clients sends a trade that the suite stops inside its stock's lock (a
+// stock of its own); a further client's request, which takes no stock's lock
+// (an empty line), must then wait: every worker is busy. Once one trade is
+// let go, that request is answered.
 func checkPool(k *testkit.T, impl Impl, setting, workers int) {
 	k.Helper()
-	srv, _, _ := newServer(k, impl, Config{Workers: setting}, market)
+	p, cfg := newLockProbe(k, Config{Workers: setting})
+	srv, _, _ := newServer(k, impl, cfg, market)
+	p.freeAtCleanup(k)
 	m := newModel(parseStocks(k, market))
 	what := fmt.Sprintf("with Workers = %d", setting)
 	if setting == 0 {
 		what = "with the default of 4 workers"
 	}
-
+	stocks := parseStocks(k, market)
+	held := p.holdEach(k, workers)
 	busy := make([]*testkit.Conn, workers)
 	for i := range busy {
 		busy[i] = k.Dial(srv)
-		exchange(k, busy[i], "show", m.apply(mustParse("show")))
+		busy[i].WriteLine(fmt.Sprintf("buy %d 1", stocks[i].ID))
+		held[i].awaitInside(k, fmt.Sprintf("%s, client %d of %d sent buy %d 1 while the others' trades were "+
+			"stopped inside their stocks' locks (does every worker run requests? is Config.Workers used?)",
+			what, i+1, workers, stocks[i].ID))
 	}
 	extra := k.Dial(srv)
-	extra.WriteLine("show")
-	// Every worker answers once more: the extra request has had every chance
-	// to be served, if one more connection were being served.
-	for _, c := range busy {
-		exchange(k, c, "buy 5 1", m.apply(mustParse("buy 5 1")))
-	}
+	extra.WriteLine("")
 	extra.NetConn().SetReadDeadline(time.Now().Add(testkit.QuietWindow))
 	var b [1]byte
 	if n, _ := extra.NetConn().Read(b[:]); n > 0 {
-		k.Fatalf("%s all serving a client, one more client got an answer: a worker pool serves each "+
-			"connection from start to end, and the next one waits until a worker is free (is every "+
-			"connection getting its own goroutine? is Config.Workers used?)%s", what, extra.Context())
+		k.Fatalf("%s all running a trade (stopped inside the stock's lock), one more client's empty line got "+
+			"an answer: at most Workers requests run at once, and the next one waits for a free worker (is "+
+			"every connection getting its own goroutine? is Config.Workers used?)%s", what, extra.Context())
 	}
 	extra.NetConn().SetReadDeadline(time.Time{})
 
-	busy[0].WriteLine("exit")
-	busy[0].ExpectClosed()
-	// The extra client is served now, and sees the trades made while it waited.
-	expectRecord(k, extra, m.apply(mustParse("show")))
-	exchange(k, extra, "sell 5 4", m.apply(mustParse("sell 5 4")))
-	for _, c := range busy[1:] {
-		exchange(k, c, "show", m.apply(mustParse("show")))
-		c.WriteLine("exit")
-		c.ExpectClosed()
+	held[0].free()
+	expectRecord(k, busy[0], m.apply(mustParse(fmt.Sprintf("buy %d 1", stocks[0].ID))))
+	// A worker is free now: the waiting request is run.
+	expectRecord(k, extra, stockproto.PleaseType)
+	for i, c := range busy[1:] {
+		held[i+1].free()
+		expectRecord(k, c, m.apply(mustParse(fmt.Sprintf("buy %d 1", stocks[i+1].ID))))
 	}
 	exchange(k, extra, "show", m.apply(mustParse("show")))
+}
+
+// checkSilentHoldNoWorker: clients that connect and say nothing, twice as
+// many as workers, some after a first request, hold no worker. With an
+// IdleTimeout far longer than the suite waits, a client that sends show is
+// answered at once. A worker that serves a connection from start to end
+// waits in its client's read: then the silent clients hold every worker
+// until IdleTimeout, and the client behind them waits that long (with 4
+// workers, 8 silent clients and the default 30 s, 67.5 s).
+func checkSilentHoldNoWorker(k *testkit.T, impl Impl) {
+	k.Helper()
+	const workers = 2
+	idle := 4 * testkit.IOTimeout
+	srv, _, _ := newServer(k, impl, Config{Workers: workers, IdleTimeout: idle}, market)
+	m := newModel(parseStocks(k, market))
+	for i := range 2 * workers {
+		c := k.Dial(srv)
+		if i%2 == 0 {
+			exchange(k, c, "show", m.apply(mustParse("show"))) // served, then silent
+		}
+	}
+	victim := k.Dial(srv)
+	victim.WriteLine("show")
+	got, err := readRecord(victim)
+	if err != nil {
+		k.Fatalf("with %d workers and IdleTimeout %v, %d clients connected and went silent (half of them after "+
+			"a show); one more sent show and got no answer within %v (%v).\nA silent client must hold no worker: "+
+			"a worker runs the requests a client has sent and gives the connection back to wait for the next "+
+			"one elsewhere (the waiting room), or a few idle clients stall everyone for IdleTimeout%s",
+			workers, idle, 2*workers, testkit.IOTimeout, err, victim.Context())
+	}
+	if want := m.apply(mustParse("show")); got != want {
+		k.Fatalf("wrong reply\n  want: %q\n   got: %q%s", want, got, victim.Context())
+	}
 }

@@ -97,6 +97,19 @@ func (p *lockProbe) holdFirst(k *testkit.T) *holdLock {
 	return p.locks[0]
 }
 
+// holdEach arms the locks of market's first n stocks (in file order) and
+// returns them.
+func (p *lockProbe) holdEach(k *testkit.T, n int) []*holdLock {
+	k.Helper()
+	first := p.holdFirst(k)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, l := range p.locks[1:n] {
+		l.armed.Store(true)
+	}
+	return append([]*holdLock{first}, p.locks[1:n]...)
+}
+
 // awaitInside waits until a trade is stopped inside stock 5's lock.
 func (l *holdLock) awaitInside(k *testkit.T, what string) {
 	k.Helper()

@@ -31,12 +31,13 @@ const (
 type Config struct {
 	// StockPath is the stock file (default "stock.txt").
 	StockPath string
-	// Workers is the number of worker goroutines, each serving one connection
-	// at a time (default 4).
+	// Workers is the number of worker goroutines (default 4): at most this
+	// many requests run at once. No worker waits for a client to send.
 	Workers int
-	// Pending bounds the buffer of accepted connections waiting for a worker
-	// (default 4096, as the original's PENDING_CONNECTION_N). When it is full
-	// the master stops accepting and the kernel's backlog holds new clients.
+	// Pending bounds the connections the server holds beyond one per worker
+	// (default 4096, as the original's PENDING_CONNECTION_N). With Workers +
+	// Pending connections open the master stops accepting, and the kernel's
+	// backlog holds new clients.
 	Pending int
 	// SyncInterval is how often the tree is written back while clients are
 	// connected (default 16s).
@@ -51,10 +52,8 @@ type Config struct {
 	// CloseGrace bounds how long Close lets a reply in flight finish writing
 	// to a client that does not read (default 1s).
 	CloseGrace time.Duration
-	// IdleTimeout bounds how long a worker waits for a client's next request
-	// (default 30s). A worker serves one client to the end, so without it as
-	// many idle clients as workers would stop the server: each of them holds
-	// a worker forever. A client silent for longer is disconnected.
+	// IdleTimeout bounds how long a client may take to send its next whole
+	// request (default 30s); a client silent for longer is disconnected.
 	IdleTimeout time.Duration
 	// WriteTimeout bounds how long a worker waits for a client to take its
 	// replies (default 10s): a client that pipelines requests and never reads
@@ -106,9 +105,11 @@ func New(cfg Config) (*Server, error) {
 // is a snapshot). Checked by TestEx4_4_Conservation.
 //
 // TODO(ex 4.5): Done when: the server is pre-threaded, as the original:
-// Workers goroutines serve connections, each to its end, from a bounded
-// buffer of Pending accepted ones; a client that sends nothing (IdleTimeout)
-// or reads nothing (WriteTimeout) cannot hold a worker for ever. Checked by
+// Workers goroutines run the requests, at most Workers at once, and none of
+// them waits for a client to send (silent clients, however many, delay
+// nobody's request); at most Workers + Pending connections are open; a
+// client that sends nothing (IdleTimeout) is disconnected, and one that reads
+// nothing (WriteTimeout) cannot hold a worker for ever. Checked by
 // TestEx4_5_WorkerPool.
 //
 // TODO(ex 4.6): Done when: the stocks are written back to StockPath, through

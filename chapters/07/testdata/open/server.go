@@ -55,6 +55,18 @@ type Config struct {
 	// unauthenticated connections may be reading at once, together (default
 	// 64 MiB); one that does not fit is told Server busy. and closed.
 	PreAuthBudget int
+	// MaxConnsPerAddress bounds the open connections from one client IP
+	// address (default 512, an eighth of the default MaxConnections), as an
+	// IRC daemon's connection class does; one past it is told Too many
+	// connections from your address. and closed.
+	MaxConnsPerAddress int
+	// PresenceBurst and PresenceRate are each connection's budget of
+	// presence events (126, 125, 128, 127): at most PresenceBurst at once,
+	// refilled at PresenceRate a second (defaults 100 and 20). An event past
+	// the budget is not sent to that connection; events about its own
+	// session always are.
+	PresenceBurst int
+	PresenceRate  int
 	// MaxIdle is how long any connection may stay silent, heartbeat or not
 	// (default 30 min): a client that says nothing for that long holds a
 	// file descriptor and a session for nobody.
@@ -117,6 +129,9 @@ const (
 	DefaultMaxUserIDs         = 1000
 
 	DefaultMaxConnections   = 4096
+	DefaultMaxConnsPerAddr  = 512
+	DefaultPresenceBurst    = 100
+	DefaultPresenceRate     = 20
 	DefaultMaxIdle          = 30 * time.Minute
 	DefaultPreAuthBudget    = 64 << 20
 	DefaultHashWait         = 8 * time.Second

@@ -54,7 +54,7 @@ func parse(args []string, out io.Writer) (addr string, cfg stock.Config, procs i
 	file := fs.String("file", "stock.txt", "the stock file")
 	syncEvery := fs.Duration("sync", 16*time.Second, "write the stocks back this often while clients are connected")
 	lock := fs.String("lock", "stock", "how trades lock: stock (per-stock locks under the tree's read lock) or tree (the tree's write lock)")
-	idle := fs.Duration("idle", 30*time.Second, "disconnect a client silent this long (a worker serves one client to the end)")
+	idle := fs.Duration("idle", 30*time.Second, "disconnect a client that sends no whole request for this long (a silent client holds no worker, only a connection)")
 	writeTimeout := fs.Duration("write-timeout", 10*time.Second, "disconnect a client that does not take its replies within this")
 	fs.IntVar(&procs, "procs", 0, "threads running Go code at once (GOMAXPROCS); 0: one per core. 1 saves the hand-offs between "+
 		"threads but caps the server at one core (the lesson's Experiments measure both)")

@@ -51,6 +51,9 @@ func run(args []string) error {
 	hashMemory := fs.Uint("hash-memory", uint(chatcore.DefaultHash.MemoryKiB), "argon2id memory per password hash, in KiB")
 	var lim chatcore.Config
 	fs.IntVar(&lim.MaxConnections, "max-connections", chatcore.DefaultMaxConnections, "open connections; the one past it is told 'Server busy.' and closed")
+	fs.IntVar(&lim.MaxConnsPerAddress, "max-conns-per-address", chatcore.DefaultMaxConnsPerAddr, "open connections from one client address; the one past it is told 'Too many connections from your address.' and closed")
+	fs.IntVar(&lim.PresenceBurst, "presence-burst", chatcore.DefaultPresenceBurst, "presence events (login, logout, join, leave) sent to one connection at once; past its budget it misses them")
+	fs.IntVar(&lim.PresenceRate, "presence-rate", chatcore.DefaultPresenceRate, "presence events per second that refill a connection's budget")
 	fs.IntVar(&lim.PreAuthBudget, "pre-auth-budget", chatcore.DefaultPreAuthBudget, "bytes of large frames (over 64 KiB) that connections not logged in may be reading at once, together")
 	fs.DurationVar(&lim.MaxIdle, "max-idle", chatcore.DefaultMaxIdle, "how long any connection may stay silent")
 	fs.IntVar(&lim.MaxUserName, "max-user-name", chatcore.DefaultMaxUserName, "bytes of a user name")

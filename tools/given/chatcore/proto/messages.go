@@ -304,6 +304,9 @@ const (
 	MsgNotAllowed     = "Not allowed."
 	MsgShuttingDown   = "Server shutting down."
 	MsgServerBusy     = "Server busy."
+	// MsgTooManyFromAddr refuses a connection past the server's cap on
+	// connections from one address (chatcore-server -max-conns-per-address).
+	MsgTooManyFromAddr = "Too many connections from your address."
 
 	// The course's limits (docs/chatcore.md, "Limits"): a request that
 	// passes one is refused with one of these, never dropped in silence.
