@@ -48,7 +48,7 @@ func settle() {
 		judge.Settle(testkit.IOTimeout)
 		return
 	}
-	settle()
+	synctest.Wait()
 }
 
 // call runs f in a goroutine and reports, through the returned function,
