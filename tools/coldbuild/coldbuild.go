@@ -62,9 +62,9 @@ func outsideModule(out string) []string {
 
 // Note is what to print before a build that must compile stale (from
 // Stale), or "" when there is nothing worth saying. how says how the build
-// compiles them ("under -race"). The figures are the course's measurements
-// (docs/grading.md, "The first build").
-func Note(stale []string, how string) string {
+// compiles them ("under -race"), quiet how long that takes on a quiet
+// 2-core machine, as measured (docs/grading.md, "The first build").
+func Note(stale []string, how, quiet string) string {
 	if len(stale) < minCold {
 		return ""
 	}
@@ -73,8 +73,8 @@ func Note(stale []string, how string) string {
 		what = "the standard library and SQLite"
 	}
 	return fmt.Sprintf("first build here: compiling %d packages the course depends on (%s) %s before any test runs. "+
-		"That takes 1-2 min on a quiet 2-core machine, several times longer on a busy one; "+
-		"later runs reuse them from Go's build cache (go env GOCACHE) and start in seconds.", len(stale), what, how)
+		"That takes about %s on a quiet 2-core machine, several times longer on a busy one; "+
+		"later runs reuse them from Go's build cache (go env GOCACHE) and start in seconds.", len(stale), what, how, quiet)
 }
 
 // minCold is how many stale packages make a build "cold": a handful (a

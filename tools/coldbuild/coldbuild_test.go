@@ -53,15 +53,15 @@ func TestNote(t *testing.T) {
 	for i := range std {
 		std[i] = "std/p" + string(rune('a'+i))
 	}
-	assert.Empty(t, Note(nil, "under -race"), "a warm cache")
-	assert.Empty(t, Note(std[:minCold-1], "under -race"), "a few stale packages build in seconds")
+	assert.Empty(t, Note(nil, "under -race", "2 min"), "a warm cache")
+	assert.Empty(t, Note(std[:minCold-1], "under -race", "2 min"), "a few stale packages build in seconds")
 
-	note := Note(std, "under -race")
+	note := Note(std, "under -race", "2 min")
 	assert.Contains(t, note, "compiling 20 packages")
-	assert.Contains(t, note, "1-2 min")
-	assert.Contains(t, note, "under -race")
+	assert.Contains(t, note, "about 2 min")
+	assert.Contains(t, note, "under -race", "2 min")
 	assert.NotContains(t, note, "SQLite")
 
 	withSQLite := slices.Concat(std, []string{"modernc.org/sqlite/lib"})
-	assert.True(t, strings.Contains(Note(withSQLite, "under -race"), "the standard library and SQLite"), Note(withSQLite, "under -race"))
+	assert.True(t, strings.Contains(Note(withSQLite, "under -race", "2 min"), "the standard library and SQLite"), Note(withSQLite, "under -race", "2 min"))
 }
