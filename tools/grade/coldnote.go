@@ -13,13 +13,12 @@ import (
 
 // warnColdBuild prints, before the first chapter is built, that the build
 // cache lacks the course's dependencies and how long compiling them takes
-// (tools/coldbuild): the students' code is built under -race and, for
-// chapters the judge drives, the judge without it, so a cold cache compiles
-// the standard library and SQLite twice: a whole make grade took 3 min 20 s
-// at load 8 on 2 cores (176 s of CPU), where make status took 2 min 23 s
-// (116 s), and make status takes 1 min 50 s on a quiet machine. It prints nothing when w is nil
-// (-q) or the cache is warm; it is best effort, and a failed check says
-// nothing either.
+// (tools/coldbuild). The students' code is built under -race and, for the
+// chapters the judge drives, the judge without it, so a cold make grade
+// compiles the standard library and SQLite twice: 176 s of CPU for every
+// chapter against make status's 116 s (docs/grading.md, "The first build").
+// It prints nothing when w is nil (-q) or the cache is warm; it is best
+// effort, and a failed check says nothing either.
 func warnColdBuild(ctx context.Context, w io.Writer, root, target string, chapters []rubric.Chapter) {
 	if w == nil || len(chapters) == 0 {
 		return
@@ -32,15 +31,13 @@ func warnColdBuild(ctx context.Context, w io.Writer, root, target string, chapte
 	if err != nil {
 		return
 	}
+	how := "under -race"
 	if judged {
 		judge, err := coldbuild.Stale(ctx, "go", root, buildEnv(), []string{"-tags", "judge"}, pkgs...)
 		if err != nil {
 			return
 		}
 		stale = slices.Concat(stale, judge)
-	}
-	how := "under -race"
-	if judged {
 		how = "under -race (and without it, for the judge)"
 	}
 	if note := coldbuild.Note(stale, how, "2-3 min"); note != "" {
