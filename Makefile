@@ -115,8 +115,8 @@ ifneq ($(HAVE_SOLUTIONS),)
 # loops (8 per core on CI's 2 cores), so that a time limit a busy machine breaks
 # shows up in every commit's CI, not only in make stress. 3.4 is the exercise
 # whose watchdog a busy machine tripped first (issue 23). Under 16 loops the
-# grader gets about a ninth of the CPU, so even this one exercise costs 1 to
-# 2.5 min on a shared 2-core machine (docs/grading.md, "A busy machine").
+# grader gets about a ninth of the CPU, so even this one exercise costs about
+# 30 s on 2 cores, more beside other work (docs/grading.md, "A busy machine").
 ifeq ($(origin SEED),undefined)
 SEED := $(shell h=$$(git rev-parse --verify -q HEAD 2>/dev/null | cut -c1-15); if [ -n "$$h" ]; then printf '%d' "0x$$h"; else date -u +%Y%m%d; fi)
 endif
