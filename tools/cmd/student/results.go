@@ -222,6 +222,7 @@ func (c *course) runTests(ctx context.Context, chapters []rubric.Chapter, only *
 			}
 		}
 	}
+	c.warnColdBuild(ctx, pkgs)
 	got, build, err := c.goTest(ctx, pkgs, names, byTest)
 	if err != nil {
 		return nil, err

@@ -131,6 +131,7 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 		})
 	}
 
+	warnColdBuild(ctx, opt.Progress, root, target, opt.Chapters)
 	var buildErr error
 	for i, spec := range opt.Chapters {
 		ch := &rep.Chapters[i]

@@ -38,7 +38,11 @@ go build -o "$AG/bin/serverlab-grade" ./tools/cmd/grade
 
 # Warm the build cache where run_autograder builds: the go command's cache
 # keys include the package's directory, so grade the untouched starter in
-# the same place once (its score does not matter).
+# the same place once (its score does not matter). That compiles the standard
+# library and SQLite exactly as run_autograder's grader will, under -race for
+# the student's code and without it for the judge (chapter 07: about 150 s of CPU on an
+# empty cache: docs/grading.md, "The first build"), so that no submission
+# waits for it.
 work=${SERVERLAB_WORK:-$AG/work}/serverlab
 rm -rf "$work" && mkdir -p "$work" && cp -a "$SRC/serverlab/." "$work/"
 (cd "$work" && "$AG/bin/serverlab-grade" -q -ch "$chapter" -budget 0 >/dev/null) || true
