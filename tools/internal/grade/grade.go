@@ -94,7 +94,11 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 		// The binaries, written here, must be the user's to run.
 		_ = os.Chmod(tmp, 0o755)
 	}
-	if problem := checkCgo(ctx, root); problem != "" {
+	problem := checkCgo(ctx, root)
+	if err := ctx.Err(); err != nil {
+		return nil, err // interrupted: not a missing Go
+	}
+	if problem != "" {
 		rep.Notes = append(rep.Notes, problem)
 		for i := range rep.Chapters {
 			for j := range rep.Chapters[i].Exercises {
