@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"serverlab/tools/chatcore/proto"
+	"serverlab/tools/lab"
 )
 
 // chatMessage is a chat message as the stream stores it; the subject says
@@ -52,21 +53,30 @@ func (s *Server) writeChat(c *conn, m proto.WriteChat) error {
 	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.PublishTimeout)
 	defer cancel()
 	id := s.node + "." + strconv.FormatUint(s.seq.Add(1), 10)
-	if _, err := s.publishChat(ctx, chatMessage{Channel: ch, User: u.ID, Content: m.Content}, id); err != nil {
+	_, err := s.publishChat(ctx, chatMessage{Channel: ch, User: u.ID, Content: m.Content}, id)
+	if errors.Is(err, lab.ErrNotImplemented) {
+		return err
+	}
+	if err != nil {
 		c.log.Error("storing a message", "err", err)
 		return errNotStored
 	}
 	return nil
 }
 
-// retryWait is the pause between two tries of a publish.
-const retryWait = 100 * time.Millisecond
+// retryWait is the pause between two tries of a publish, and publishTry
+// bounds one try: a request that went out just as the connection broke
+// gets no answer ever, and must not use up the whole publish timeout.
+const (
+	retryWait  = 100 * time.Millisecond
+	publishTry = time.Second
+)
 
 // publishChat stores m in the stream under the message id msgID and
 // returns its sequence once the stream has acknowledged it. A try that
-// gets no answer is repeated with the same id until ctx ends: if the first
-// try was stored and only its acknowledgement lost, the stream drops the
-// second copy and acknowledges the first.
+// gets no answer (within publishTry) is repeated with the same id until
+// ctx ends: if the first try was stored and only its acknowledgement lost,
+// the stream drops the second copy and acknowledges the first.
 func (s *Server) publishChat(ctx context.Context, m chatMessage, msgID string) (uint64, error) {
 	data, err := json.Marshal(m)
 	if err != nil {
@@ -74,7 +84,9 @@ func (s *Server) publishChat(ctx context.Context, m chatMessage, msgID string) (
 	}
 	msg := &nats.Msg{Subject: msgSubject + strconv.FormatUint(uint64(m.Channel), 10), Data: data}
 	for {
-		ack, err := s.nats.js.PublishMsg(ctx, msg, jetstream.WithMsgID(msgID), jetstream.WithRetryAttempts(0))
+		try, cancel := context.WithTimeout(ctx, publishTry)
+		ack, err := s.nats.js.PublishMsg(try, msg, jetstream.WithMsgID(msgID), jetstream.WithRetryAttempts(0))
+		cancel()
 		if err == nil {
 			return ack.Sequence, nil
 		}
@@ -130,8 +142,6 @@ func (s *Server) follow(from uint64) error {
 		return err
 	}
 	defer it.Stop()
-	stop := context.AfterFunc(ctx, it.Stop)
-	defer stop()
 	resetWatch.Go(func() { // ends with ctx: follow's own cancel, or Close
 		select {
 		case <-s.nats.resets:
@@ -140,11 +150,13 @@ func (s *Server) follow(from uint64) error {
 		}
 	})
 	for {
-		msg, err := it.Next()
+		// With ctx, not it.Stop: a Stop that comes while the ordered
+		// consumer resets itself can miss the subscription it makes.
+		msg, err := it.Next(jetstream.NextContext(ctx))
+		if ctx.Err() != nil {
+			return nil // Close, or a reset: consume starts again
+		}
 		if err != nil {
-			if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
-				return nil
-			}
 			return err
 		}
 		meta, err := msg.Metadata()

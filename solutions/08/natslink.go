@@ -68,6 +68,10 @@ func openNATS(ctx context.Context, cfg Config, log *slog.Logger) (*natsLink, err
 		nats.MaxReconnects(-1), // NATS coming back must not need a restart of ours
 		nats.ReconnectWait(250 * time.Millisecond),
 		nats.RetryOnFailedConnect(false),
+		// A publish while NATS is away fails at once instead of waiting in
+		// a buffer to go out later: a message its sender was told is not
+		// stored must not turn up after all.
+		nats.ReconnectBufSize(-1),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {
 				log.Warn("NATS disconnected", "err", err)
@@ -244,8 +248,12 @@ func clusterOptions(opts *server.Options, cl *ClusterConfig) error {
 		}
 		opts.Routes = append(opts.Routes, server.RoutesFromStr("nats://"+r)...)
 	}
+	// A node starts its routes only once its client port listens: a
+	// cluster node has one, on loopback and a port of the kernel's choice
+	// unless ClientListen names one.
+	opts.DontListen = false
+	opts.Host, opts.Port = "127.0.0.1", server.RANDOM_PORT
 	if cl.ClientListen != "" {
-		opts.DontListen = false
 		if opts.Host, opts.Port, err = hostPort(cl.ClientListen); err != nil {
 			return fmt.Errorf("client listen address: %w", err)
 		}

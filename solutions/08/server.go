@@ -70,9 +70,10 @@ type ClusterConfig struct {
 	Listen string
 	// Routes are the other nodes' route addresses (host:port).
 	Routes []string
-	// ClientListen, if set, is a host:port where this node accepts NATS
-	// clients too (the servers that join with NATSURL). Without it, only
-	// this process connects to it, in process.
+	// ClientListen is the host:port where this node accepts NATS clients
+	// (the servers that join with NATSURL); default 127.0.0.1 and a port
+	// the kernel chooses. (nats-server starts a node's routes only once its
+	// client port listens, so a cluster node always has one.)
 	ClientListen string
 }
 
@@ -388,5 +389,6 @@ func (s *Server) requestContext() (context.Context, context.CancelFunc) {
 func natsDown(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
-		errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrDisconnected)
+		errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrDisconnected) ||
+		errors.Is(err, nats.ErrReconnectBufExceeded) // NATS is away (see openNATS)
 }

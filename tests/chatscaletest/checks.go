@@ -371,8 +371,17 @@ func Sessions(t *testing.T, impl Impl) {
 	}
 	n.start()
 	loginEventually(k, carol, "carol", "once NATS is back, the same server logs users in")
-	id = other.id()
-	other.callExpect("alice is still logged in on A after the outage",
-		proto.AuthenticateRequest{Name: "alice", Password: password("alice"), RequestID: id},
-		proto.ErrorResponse{RequestID: id, Value: proto.MsgUserLoggedIn("alice")})
+	deadline := time.Now().Add(testkit.IOTimeout)
+	for {
+		// B reconnects on its own schedule: until it has, it says Storage failed.
+		id = other.id()
+		got = other.call(proto.AuthenticateRequest{Name: "alice", Password: password("alice"), RequestID: id})
+		if got != (proto.ErrorResponse{RequestID: id, Value: proto.MsgStorageFailed}) || time.Now().After(deadline) {
+			break
+		}
+		<-tick.C
+	}
+	if want := (proto.ErrorResponse{RequestID: id, Value: proto.MsgUserLoggedIn("alice")}); got != want {
+		k.Fatalf("%s: alice is still logged in on A after the outage\nwant: %s\ngot:  %s%s", other.who, show(want), show(got), other.context())
+	}
 }

@@ -5,7 +5,7 @@
 // to see what was stored and to take NATS away and bring it back.
 //
 // What the suite knows of a server's insides is what the lesson fixes as
-// the chapter's contract (docs/chatscale.md): the stream CHAT, one subject
+// the chapter's contract (chapters/08/README.md): the stream CHAT, one subject
 // chat.msg.<channel id> per channel, a message's body {"user":…,
 // "content":…} and its id in the Nats-Msg-Id header, and the buckets
 // chat_users, chat_channels and chat_sessions (key s.<user id>).
