@@ -3,7 +3,7 @@ package chatscale
 import (
 	"strconv"
 
-	"github.com/nats-io/nats.go"
+	nats "github.com/nats-io/nats.go"
 
 	"serverlab/tools/chatcore/proto"
 )

@@ -76,10 +76,10 @@ func DurableEcho(t *testing.T, impl Impl) {
 	n.stop()
 	start := time.Now()
 	alice.send(proto.WriteChat{Content: "while NATS is down"})
+	down := proto.ReceiveChat{ChannelID: ch.ID, Content: "while NATS is down", UserID: alice.user.ID}
 	got = alice.waitFor("a write while NATS is down", func(m proto.Message) bool {
 		_, isErr := m.(proto.Error)
-		_, isChat := m.(proto.ReceiveChat)
-		return isErr || isChat
+		return isErr || m == down
 	})
 	if got != (proto.Error{Value: msgNotStored}) {
 		k.Fatalf("alice: a write while NATS is down\nwant: %s\ngot:  %s%s%s", show(proto.Error{Value: msgNotStored}), show(got), notImplemented(got), alice.context())
