@@ -122,7 +122,8 @@ func expectStoredOnce(k *testkit.T, obs *observer, ch uint32, content string) {
 // OneOrder checks exercise 8.2: every server delivers each message of the
 // stream to its own members of the channel, once, in the stream's order —
 // also after its consumer was reset (NATS restarted), when the stream
-// delivers again what it had delivered before.
+// delivers again what it had delivered before, and on a 3-node cluster
+// with a server on each node.
 func OneOrder(t *testing.T, impl Impl) {
 	k := testkit.New(t, "8.2")
 	n := startNATS(k)
@@ -169,6 +170,39 @@ func OneOrder(t *testing.T, impl Impl) {
 	alice.expectNoChat("nothing more: every message is delivered once")
 	bob.expectNoChat("nothing more: every message is delivered once")
 	carol.expectNoChat("nothing of her channel was published after the restart, and nothing may come twice")
+
+	oneOrderOnCluster(k, impl)
+}
+
+// oneOrderOnCluster is OneOrder's cluster check: three NATS nodes, a
+// server on each (the stream kept by all three), a client on each server;
+// every client gets every message once, in one order.
+func oneOrderOnCluster(k *testkit.T, impl Impl) {
+	k.Helper()
+	nodes := startCluster(k)
+	obs := observe(k, nodes[0].url())
+	var clients []*client
+	for i, n := range nodes {
+		cfg := baseConfig(k, n.url())
+		cfg.Replicas = 3
+		c := serve(k, impl, fmt.Sprintf("C%d", i+1), cfg).dial(fmt.Sprintf("user %d", i+1))
+		c.newUser(fmt.Sprintf("user-%d", i+1))
+		clients = append(clients, c)
+	}
+	ch := clients[0].createChannel("cluster")
+	for _, c := range clients {
+		c.join(ch.ID)
+	}
+	var want []proto.ReceiveChat
+	for i := range 20 {
+		user := clients[i%3].user.ID
+		content := fmt.Sprintf("cluster %d", i)
+		obs.publish(ch.ID, user, content)
+		want = append(want, proto.ReceiveChat{ChannelID: ch.ID, Content: content, UserID: user})
+	}
+	for _, c := range clients {
+		c.expectChats("on a 3-node cluster, a server on each node: every message once, in the stream's order", want)
+	}
 }
 
 // History checks exercise 8.3: GetChats reads the stream, so every server
