@@ -307,10 +307,18 @@ func Unique(t *testing.T, impl Impl) {
 	alice.newUser("alice")
 	bob.newUser("bob")
 	roomA := alice.createChannel("room")
+	alice.waitFor("the new channel is announced (129) to its creator", func(m proto.Message) bool {
+		ev, ok := m.(proto.ChannelCreateEvent)
+		return ok && ev.Channel == roomA
+	})
 	roomB := bob.createChannel("room")
 	if roomA != roomB {
 		k.Fatalf("channel %q created on A is %+v and on B %+v; want one channel: a name is unique across the servers", "room", roomA, roomB)
 	}
+	alice.expectNo("a channel that existed is not announced again", func(m proto.Message) bool {
+		_, ok := m.(proto.ChannelCreateEvent)
+		return ok
+	})
 	other := bob.createChannel("other room")
 	if other.ID == roomA.ID {
 		k.Fatalf("two channels have the same id %d", other.ID)
@@ -361,19 +369,22 @@ func Sessions(t *testing.T, impl Impl) {
 	cfg.SessionTTL = 2 * time.Second
 	cfg.RequestTimeout = time.Second
 	a, b := serve(k, impl, "A", cfg), serve(k, impl, "B", cfg)
-	alice := a.dial("alice")
+	alice, dave := a.dial("alice"), a.dial("dave")
 	alice.newUser("alice")
+	dave.newUser("dave")
 	other := b.dial("alice elsewhere")
 
-	// Held while its server lives, past the TTL.
+	// Held while their server lives, past the TTL: every session of it.
 	until := time.Now().Add(2 * cfg.SessionTTL)
 	tick := time.NewTicker(cfg.SessionTTL / 5)
 	defer tick.Stop()
 	for time.Now().Before(until) {
-		id := other.id()
-		other.callExpect(fmt.Sprintf("alice is logged in on A, whose session key must outlive the bucket's TTL (%v) while A lives", cfg.SessionTTL),
-			proto.AuthenticateRequest{Name: "alice", Password: password("alice"), RequestID: id},
-			proto.ErrorResponse{RequestID: id, Value: proto.MsgUserLoggedIn("alice")})
+		for _, name := range []string{"alice", "dave"} {
+			id := other.id()
+			other.callExpect(fmt.Sprintf("%s is logged in on A, whose session keys must outlive the bucket's TTL (%v) while A lives", name, cfg.SessionTTL),
+				proto.AuthenticateRequest{Name: name, Password: password(name), RequestID: id},
+				proto.ErrorResponse{RequestID: id, Value: proto.MsgUserLoggedIn(name)})
+		}
 		<-tick.C
 	}
 

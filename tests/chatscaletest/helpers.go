@@ -300,6 +300,15 @@ const quiet = 300 * time.Millisecond
 // expectNoChat fails if a chat message comes within quiet.
 func (c *client) expectNoChat(why string) {
 	c.k.Helper()
+	c.expectNo(why, func(m proto.Message) bool {
+		_, ok := m.(proto.ReceiveChat)
+		return ok
+	})
+}
+
+// expectNo fails if a message that matches comes within quiet.
+func (c *client) expectNo(why string, match func(proto.Message) bool) {
+	c.k.Helper()
 	deadline := time.Now().Add(quiet)
 	for {
 		m, err := c.tryNext(time.Until(deadline))
@@ -310,8 +319,8 @@ func (c *client) expectNoChat(why string) {
 			}
 			c.k.Fatalf("%s: %s: the connection failed: %v%s", c.who, why, err, c.context())
 		}
-		if rc, ok := m.(proto.ReceiveChat); ok {
-			c.k.Fatalf("%s: %s\ngot: %+v%s", c.who, why, rc, c.context())
+		if match(m) {
+			c.k.Fatalf("%s: %s\ngot: %s%s", c.who, why, show(m), c.context())
 		}
 	}
 }
