@@ -17,7 +17,7 @@ import (
 	"serverlab/tests/testkit"
 )
 
-// The contract the lesson fixes (docs/chatscale.md): where the servers keep
+// The contract the lesson fixes (chapters/08/README.md): where the servers keep
 // what they share.
 const (
 	streamName     = "CHAT"
