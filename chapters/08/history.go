@@ -41,7 +41,9 @@ func (s *Server) history(ctx context.Context, ch uint32, limit int) ([]proto.Cha
 	// with its stream sequence as its id, its user and its content; an empty
 	// (non-nil) slice when limit is 0 or the channel has no message. It reads
 	// up to the channel's last message and no further, so that it never
-	// waits for messages that do not exist. Checked by TestEx8_3_History.
+	// waits for messages that do not exist; a fetch that NATS does not answer
+	// (natsDown: the cluster is moving a leader) is tried again until ctx
+	// ends. Checked by TestEx8_3_History.
 	return nil, notImplemented("8.3", "Server.history")
 }
 

@@ -122,6 +122,9 @@ func (s *Server) consume(from uint64) {
 	}
 }
 
+// followPull is how long one pull of the consumer waits for messages.
+const followPull = 5 * time.Second
+
 // follow reads the stream from sequence from with an ordered consumer
 // until Close, an error, or a reset (the connection came back).
 func (s *Server) follow(from uint64) error {
@@ -137,7 +140,10 @@ func (s *Server) follow(from uint64) error {
 	if err != nil {
 		return err
 	}
-	it, err := cons.Messages()
+	// Pulls of 5 s, with heartbeats every 2.5 s: a consumer whose node
+	// died is noticed, and made again elsewhere, within seconds (the
+	// default, 30 s pulls, took 20 s after a kill -9).
+	it, err := cons.Messages(jetstream.PullExpiry(followPull))
 	if err != nil {
 		return err
 	}

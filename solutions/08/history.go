@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -51,19 +52,19 @@ func (s *Server) history(ctx context.Context, ch uint32, limit int) ([]proto.Cha
 		return msgs, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the channel's last message: %w", err)
 	}
 	cons, err := s.nats.js.OrderedConsumer(ctx, streamName, jetstream.OrderedConsumerConfig{
 		FilterSubjects:    []string{subject},
 		InactiveThreshold: 10 * time.Second,
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("a consumer for the history: %w", err)
 	}
 	for {
 		batch, err := cons.Fetch(historyBatch, jetstream.FetchContext(ctx))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("fetch history: %w", err)
 		}
 		for msg := range batch.Messages() {
 			meta, err := msg.Metadata()
@@ -81,8 +82,18 @@ func (s *Server) history(ctx context.Context, ch uint32, limit int) ([]proto.Cha
 				return msgs, nil
 			}
 		}
-		if err := batch.Error(); err != nil {
-			return nil, err
+		switch err := batch.Error(); {
+		case err == nil:
+		case natsDown(err) && ctx.Err() == nil:
+			// A consumer made while the cluster moves its leaders (a node
+			// died) may not answer yet: fetch again, until ctx ends.
+			select {
+			case <-ctx.Done():
+				return nil, fmt.Errorf("fetch history: %w", err)
+			case <-time.After(retryWait):
+			}
+		default:
+			return nil, fmt.Errorf("fetch history: %w", err)
 		}
 	}
 }

@@ -114,19 +114,25 @@ func (l *natsLink) setUp(ctx context.Context, cfg Config) error {
 		return err
 	}
 	l.js = js
-	l.stream, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:       streamName,
-		Subjects:   []string{msgSubject + "*"},
-		Storage:    jetstream.FileStorage,
-		Replicas:   cfg.Replicas,
-		Duplicates: dedupWindow,
+	err = retrySetUp(ctx, func(ctx context.Context) (err error) {
+		l.stream, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+			Name:       streamName,
+			Subjects:   []string{msgSubject + "*"},
+			Storage:    jetstream.FileStorage,
+			Replicas:   cfg.Replicas,
+			Duplicates: dedupWindow,
+		})
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", streamName, err)
 	}
-	bucket := func(name string, ttl time.Duration) (jetstream.KeyValue, error) {
-		kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket: name, TTL: ttl, Storage: jetstream.FileStorage, Replicas: cfg.Replicas,
+	bucket := func(name string, ttl time.Duration) (kv jetstream.KeyValue, err error) {
+		err = retrySetUp(ctx, func(ctx context.Context) (err error) {
+			kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+				Bucket: name, TTL: ttl, Storage: jetstream.FileStorage, Replicas: cfg.Replicas,
+			})
+			return err
 		})
 		if err != nil {
 			return nil, fmt.Errorf("bucket %s: %w", name, err)
@@ -147,6 +153,28 @@ func (l *natsLink) setUp(ctx context.Context, cfg Config) error {
 	}
 	l.channelsLog, err = js.Stream(ctx, "KV_"+channelsBucket)
 	return err
+}
+
+// setUpTry bounds one try of a set-up call: a request sent while a new
+// cluster has no leader yet gets no answer, and is sent again.
+const setUpTry = 2 * time.Second
+
+// retrySetUp calls f, each time with setUpTry, until it succeeds, fails
+// with an answer, or ctx ends.
+func retrySetUp(ctx context.Context, f func(context.Context) error) error {
+	for {
+		try, cancel := context.WithTimeout(ctx, setUpTry)
+		err := f(try)
+		cancel()
+		if err == nil || !natsDown(err) && !errors.Is(err, jetstream.ErrJetStreamNotEnabled) || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(retryWait):
+		}
+	}
 }
 
 // setUpTimeout bounds making the stream and buckets: a cluster that has
@@ -209,7 +237,6 @@ func startEmbedded(cfg Config, log *slog.Logger) (*server.Server, error) {
 		StoreDir:   cfg.DBPath + ".nats",
 		DontListen: true,
 		NoSigs:     true,
-		NoLog:      true,
 	}
 	if cl := cfg.Cluster; cl != nil {
 		if err := clusterOptions(opts, cl); err != nil {
@@ -220,6 +247,7 @@ func startEmbedded(cfg Config, log *slog.Logger) (*server.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded NATS: %w", err)
 	}
+	ns.SetLoggerV2(natsLog{log.With("nats", opts.ServerName)}, log.Enabled(context.Background(), slog.LevelDebug), false, false)
 	ns.Start()
 	if !ns.ReadyForConnections(setUpTimeout) {
 		ns.Shutdown()
@@ -270,3 +298,13 @@ func hostPort(addr string) (string, int, error) {
 	port, err := strconv.Atoi(p)
 	return host, port, err
 }
+
+// natsLog hands the embedded NATS's log to the server's.
+type natsLog struct{ log *slog.Logger }
+
+func (l natsLog) Noticef(format string, v ...any) { l.log.Info(fmt.Sprintf(format, v...)) }
+func (l natsLog) Warnf(format string, v ...any)   { l.log.Warn(fmt.Sprintf(format, v...)) }
+func (l natsLog) Errorf(format string, v ...any)  { l.log.Warn(fmt.Sprintf(format, v...)) } // a route that fails, and retries
+func (l natsLog) Fatalf(format string, v ...any)  { l.log.Error(fmt.Sprintf(format, v...)) }
+func (l natsLog) Debugf(format string, v ...any)  { l.log.Debug(fmt.Sprintf(format, v...)) }
+func (l natsLog) Tracef(format string, v ...any)  { l.log.Debug(fmt.Sprintf(format, v...)) }
