@@ -132,7 +132,7 @@ func (s *Server) channelByID(id uint32) (proto.Channel, error) {
 	}
 	ctx, cancel := s.requestContext()
 	defer cancel()
-	name, err := keyAt(ctx, s.nats.channelsLog, channelsBucket, id)
+	name, err := s.nameAt(ctx, channelsBucket, id)
 	if err != nil {
 		return proto.Channel{}, err
 	}

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Why a lookup or a create did not go through, besides NATS failing.
@@ -69,21 +67,14 @@ func (s *Server) claimSession(ctx context.Context, id uint32) (bool, error) {
 	return err == nil, err
 }
 
-// keyAt returns the name whose key the bucket's revision rev created.
-func keyAt(ctx context.Context, log jetstream.Stream, bucket string, rev uint32) (string, error) {
+// nameAt returns the name whose key the bucket's revision rev created.
+func (s *Server) nameAt(ctx context.Context, bucket string, rev uint32) (string, error) {
 	if rev == 0 {
 		return "", errNotFound
 	}
-	m, err := log.GetMsg(ctx, uint64(rev))
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return "", errNotFound
-	}
+	e, err := s.nats.leaderEntry(ctx, bucket, "", uint64(rev))
 	if err != nil {
 		return "", err
 	}
-	key, ok := strings.CutPrefix(m.Subject, "$KV."+bucket+".")
-	if !ok {
-		return "", errNotFound
-	}
-	return nameOfKey(key)
+	return nameOfKey(e.key)
 }

@@ -7,7 +7,6 @@ import (
 	"unicode/utf8"
 
 	nats "github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"serverlab/tools/chatcore/proto"
 )
@@ -201,14 +200,11 @@ func (s *Server) lookupUser(ctx context.Context, name string) (proto.User, strin
 	if !validName(name, maxUserName) {
 		return proto.User{}, "", errNotFound
 	}
-	e, err := s.nats.users.Get(ctx, userKey(name))
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return proto.User{}, "", errNotFound
-	}
+	e, err := s.nats.leaderEntry(ctx, usersBucket, userKey(name), 0)
 	if err != nil {
 		return proto.User{}, "", err
 	}
-	return proto.User{ID: uint32(e.Revision()), Name: name}, string(e.Value()), nil
+	return proto.User{ID: uint32(e.rev), Name: name}, string(e.value), nil
 }
 
 // userByID finds a user by id: in the cache, or else as the revision of
@@ -221,7 +217,7 @@ func (s *Server) userByID(ctx context.Context, id uint32) (proto.User, error) {
 	if ok {
 		return u, nil
 	}
-	name, err := keyAt(ctx, s.nats.usersLog, usersBucket, id)
+	name, err := s.nameAt(ctx, usersBucket, id)
 	if err != nil {
 		return proto.User{}, err
 	}

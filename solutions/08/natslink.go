@@ -1,12 +1,15 @@
 package chatscale
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,10 +41,6 @@ type natsLink struct {
 	users    jetstream.KeyValue
 	channels jetstream.KeyValue
 	sessions jetstream.KeyValue
-	// usersLog and channelsLog are the buckets' own streams: a revision
-	// is a sequence there, so an id is looked up by sequence.
-	usersLog    jetstream.Stream
-	channelsLog jetstream.Stream
 
 	// reconnected and resets each get a signal when the connection to
 	// NATS comes back: the session keeper's and the consumer's.
@@ -148,11 +147,7 @@ func (l *natsLink) setUp(ctx context.Context, cfg Config) error {
 	if l.sessions, err = bucket(sessionsBucket, cfg.SessionTTL); err != nil {
 		return err
 	}
-	if l.usersLog, err = js.Stream(ctx, "KV_"+usersBucket); err != nil {
-		return err
-	}
-	l.channelsLog, err = js.Stream(ctx, "KV_"+channelsBucket)
-	return err
+	return nil
 }
 
 // setUpTry bounds one try of a set-up call: a request sent while a new
@@ -308,3 +303,58 @@ func (l natsLog) Errorf(format string, v ...any)  { l.log.Warn(fmt.Sprintf(forma
 func (l natsLog) Fatalf(format string, v ...any)  { l.log.Error(fmt.Sprintf(format, v...)) }
 func (l natsLog) Debugf(format string, v ...any)  { l.log.Debug(fmt.Sprintf(format, v...)) }
 func (l natsLog) Tracef(format string, v ...any)  { l.log.Debug(fmt.Sprintf(format, v...)) }
+
+// entry is a bucket's key as its stream's leader has it.
+type entry struct {
+	key   string
+	rev   uint64 // the revision that wrote it: the message's sequence
+	value []byte
+}
+
+// leaderEntry reads a bucket's key (last, the latest revision of the key)
+// or a revision of the bucket (rev) from the leader of the bucket's stream.
+// A bucket's own Get may be answered by any replica (direct get), and one
+// that has not yet heard of a key created a moment ago says it does not
+// exist: a user registered on this server could not log in on it. The
+// leader has every write it acknowledged.
+func (l *natsLink) leaderEntry(ctx context.Context, bucket, key string, rev uint64) (entry, error) {
+	prefix := "$KV." + bucket + "."
+	req := map[string]any{"seq": rev}
+	if key != "" {
+		req = map[string]any{"last_by_subj": prefix + key}
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return entry{}, err
+	}
+	resp, err := l.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET.KV_"+bucket, body)
+	if err != nil {
+		return entry{}, err
+	}
+	var r struct {
+		Message *struct {
+			Subject string `json:"subject"`
+			Seq     uint64 `json:"seq"`
+			Data    []byte `json:"data"`
+			Headers []byte `json:"hdrs"`
+		} `json:"message"`
+		Error *struct {
+			Code        int    `json:"code"`
+			Description string `json:"description"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(resp.Data, &r); err != nil {
+		return entry{}, err
+	}
+	switch {
+	case r.Error != nil && r.Error.Code == 404:
+		return entry{}, errNotFound
+	case r.Error != nil:
+		return entry{}, fmt.Errorf("nats: %s (%d)", r.Error.Description, r.Error.Code)
+	case r.Message == nil || !strings.HasPrefix(r.Message.Subject, prefix):
+		return entry{}, errNotFound
+	case bytes.Contains(r.Message.Headers, []byte("KV-Operation")):
+		return entry{}, errNotFound // a delete or purge marker: users and channels have none
+	}
+	return entry{key: strings.TrimPrefix(r.Message.Subject, prefix), rev: r.Message.Seq, value: r.Message.Data}, nil
+}

@@ -11,11 +11,14 @@ import (
 	"strings"
 )
 
-// DefaultHashIterations is the PBKDF2-SHA256 cost of a password hash
-// (OWASP's figure for PBKDF2-HMAC-SHA256). Chapter 07 taught the
-// memory-hard hash; this chapter keeps the standard library's, which is
-// enough to never store a password.
-const DefaultHashIterations = 600_000
+// DefaultHashIterations is the PBKDF2-SHA256 cost of a password hash:
+// about 16 ms on the course's machine, so that 100 clients registering and
+// logging in at once (200 hashes, and this server has no hash queue like
+// chapter 07's) fit the load tester's 10 s limit on 2 cores. OWASP asks
+// for 600,000 (-hash-iterations) where there are cores to spare. Chapter
+// 07 taught the memory-hard hash; this chapter keeps the standard
+// library's, which is enough never to store a password.
+const DefaultHashIterations = 100_000
 
 // hashPassword returns the encoded hash of password with a fresh salt:
 // "pbkdf2-sha256$<iterations>$<salt>$<key>".

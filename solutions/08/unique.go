@@ -56,11 +56,11 @@ func (s *Server) createChannelKey(ctx context.Context, name string) (id uint32, 
 	if !errors.Is(err, jetstream.ErrKeyExists) {
 		return 0, false, err
 	}
-	e, err := s.nats.channels.Get(ctx, channelKey(name))
+	e, err := s.nats.leaderEntry(ctx, channelsBucket, channelKey(name), 0)
 	if err != nil {
 		return 0, false, err
 	}
-	return uint32(e.Revision()), false, nil
+	return uint32(e.rev), false, nil
 }
 
 // claimSession creates the user's session key, which says which server
@@ -74,21 +74,14 @@ func (s *Server) claimSession(ctx context.Context, id uint32) (bool, error) {
 	return err == nil, err
 }
 
-// keyAt returns the name whose key the bucket's revision rev created.
-func keyAt(ctx context.Context, log jetstream.Stream, bucket string, rev uint32) (string, error) {
+// nameAt returns the name whose key the bucket's revision rev created.
+func (s *Server) nameAt(ctx context.Context, bucket string, rev uint32) (string, error) {
 	if rev == 0 {
 		return "", errNotFound
 	}
-	m, err := log.GetMsg(ctx, uint64(rev))
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return "", errNotFound
-	}
+	e, err := s.nats.leaderEntry(ctx, bucket, "", uint64(rev))
 	if err != nil {
 		return "", err
 	}
-	key, ok := strings.CutPrefix(m.Subject, "$KV."+bucket+".")
-	if !ok {
-		return "", errNotFound
-	}
-	return nameOfKey(key)
+	return nameOfKey(e.key)
 }
