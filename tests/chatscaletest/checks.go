@@ -278,25 +278,32 @@ func Unique(t *testing.T, impl Impl) {
 	cfg := baseConfig(k, n.url())
 	a, b := serve(k, impl, "A", cfg), serve(k, impl, "B", cfg)
 
-	// One name asked for on two servers at once.
+	// One name asked for on two servers at once: twenty names, each sent
+	// to both servers together, so that a check-then-write meets its race.
 	ca, cb := a.dial("a client"), b.dial("a client")
-	reqA := proto.CreateUserRequest{Name: "dup", Password: password("dup"), RequestID: 1}
-	reqB := proto.CreateUserRequest{Name: "dup", Password: password("dup"), RequestID: 2}
-	ca.send(reqA)
-	cb.send(reqB)
+	const racers = 20
+	for i := range racers {
+		name := fmt.Sprintf("dup-%d", i)
+		ca.send(proto.CreateUserRequest{Name: name, Password: password(name), RequestID: uint64(1 + 2*i)})
+		cb.send(proto.CreateUserRequest{Name: name, Password: password(name), RequestID: uint64(2 + 2*i)})
+	}
 	isAnswer := func(id uint64) func(proto.Message) bool {
 		return func(m proto.Message) bool { r, ok := m.(proto.Requester); return ok && r.Request() == id }
 	}
-	ra, rb := ca.waitFor("registering dup on A", isAnswer(1)), cb.waitFor("registering dup on B", isAnswer(2))
 	exists := func(id uint64) proto.Message { return proto.ErrorResponse{RequestID: id, Value: proto.MsgUserExists} }
-	_, okA := ra.(proto.CreateUserResponse)
-	_, okB := rb.(proto.CreateUserResponse)
-	if okA == okB || (!okA && ra != exists(1)) || (!okB && rb != exists(2)) {
-		k.Fatalf("one name registered on two servers at the same moment\nwant: one 110 and one %q\ngot on A: %s%s\ngot on B: %s",
-			proto.MsgUserExists, show(ra), notImplemented(ra), show(rb))
+	for i := range racers {
+		idA, idB := uint64(1+2*i), uint64(2+2*i)
+		ra := ca.waitFor(fmt.Sprintf("registering dup-%d on A", i), isAnswer(idA))
+		rb := cb.waitFor(fmt.Sprintf("registering dup-%d on B", i), isAnswer(idB))
+		_, okA := ra.(proto.CreateUserResponse)
+		_, okB := rb.(proto.CreateUserResponse)
+		if okA == okB || (!okA && ra != exists(idA)) || (!okB && rb != exists(idB)) {
+			k.Fatalf("one name (dup-%d) registered on two servers at the same moment\nwant: one 110 and one %q\ngot on A: %s%s\ngot on B: %s",
+				i, proto.MsgUserExists, show(ra), notImplemented(ra), show(rb))
+		}
 	}
-	ca.callExpect("the name is taken on every server", proto.CreateUserRequest{Name: "dup", Password: "x", RequestID: 3}, exists(3))
-	cb.callExpect("the name is taken on every server", proto.CreateUserRequest{Name: "dup", Password: "x", RequestID: 4}, exists(4))
+	ca.callExpect("the name is taken on every server", proto.CreateUserRequest{Name: "dup-0", Password: "x", RequestID: 100}, exists(100))
+	cb.callExpect("the name is taken on every server", proto.CreateUserRequest{Name: "dup-0", Password: "x", RequestID: 101}, exists(101))
 	u1, u2 := ca.register("uniq-1"), cb.register("uniq-2")
 	if u1.ID == u2.ID {
 		k.Fatalf("two users registered on two servers have the same id %d; ids are unique across the servers", u1.ID)
