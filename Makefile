@@ -101,7 +101,7 @@ student-release: ## dist/serverlab-student.tar.gz: the course without solutions/
 ifneq ($(HAVE_SOLUTIONS),)
 ## ---- maintainers (only where solutions/ exists) ---------------------------
 
-.PHONY: test unit chapters release-check forgeries bench-ch03 bench-ch04 bench-ch05 bench-ch06 bench-chat bench-chatcore interop soak mutants ladder stress crash
+.PHONY: test unit chapters release-check forgeries bench-ch03 bench-ch04 bench-ch05 bench-ch06 bench-chat bench-chatcore bench-chatscale interop soak mutants ladder stress crash crash-chatscale
 
 # The ladder and the mutants are sampled here (one chapter's ladder, two of its
 # rungs and six mutants, all drawn from SEED), so that every part of the course
@@ -214,6 +214,12 @@ stress: #M the solutions' grade N times, J exercises at once beside J busy loops
 RUNS ?= 3
 bench-chatcore: #M chapter 07's experiment: the original's load test, 5 to 450 clients, against solutions/07 with its default hash (RUNS=3, about 4 min); table and plots in docs/chatcore-bench/
 	$(GO) run ./tools/cmd/bench chatcore -runs $(RUNS) -out docs/chatcore-bench
+
+bench-chatscale: #M chapter 08's experiment: chapter 07's load at 100 and 300 clients on 1, 2 and 3 servers of one NATS cluster (about 2 min); the table on stdout
+	$(GO) run ./tools/cmd/bench chatscale -nodes 1,2,3 -steps 100,300
+
+crash-chatscale: #M chapter 08: 300 writers on 3 servers of one NATS cluster, kill -9 of one halfway; acknowledged lost must be 0 (about 40 s)
+	$(GO) run ./tools/cmd/bench chatscale -kill -writers 300 -interval 1s -duration 20s
 
 crash: #M chapter 07: kill -9 the server after each acknowledged message, 100 times; nothing acknowledged may be lost
 	$(GO) test -tags crash -count=1 -run Kill9 ./tests/chatcoretest

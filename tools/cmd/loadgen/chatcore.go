@@ -28,7 +28,7 @@ func init() {
 func runChatcore(ctx context.Context, env *env, args []string) error {
 	fs := newFlagSet(env, "chatcore")
 	cfg := chatcoreload.Config{}
-	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:1338", "server `address`")
+	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:1338", "server `address`, or several, comma-separated (chapter 08: the testers are spread over them)")
 	fs.IntVar(&cfg.Clients, "clients", 30, "testers (the original's default)")
 	steps := fs.String("steps", "", "comma-separated client counts to run one after another, e.g. "+chatcoreload.DefaultSteps+" (overrides -clients)")
 	fs.DurationVar(&cfg.Duration, "duration", chatcoreload.DefaultDuration, "how long the testers send, from the last one ready (the original: 10s)")

@@ -61,6 +61,9 @@ const (
 
 // Config is one run's settings. Zero durations mean the original's.
 type Config struct {
+	// Addr is the server's address, or several, comma-separated (servers
+	// of one chat, chapter 08's): the root tester uses the first, and the
+	// testers are spread over them in turn.
 	Addr     string
 	Clients  int
 	Duration time.Duration // how long the testers send, from the last one ready
@@ -68,6 +71,12 @@ type Config struct {
 	Timeout  time.Duration // limit on each request
 	// Logf, if set, gets the run's progress lines (two per run).
 	Logf func(format string, args ...any)
+}
+
+// addr is the address tester i connects to: Addr's addresses in turn.
+func (cfg Config) addr(i int) string {
+	addrs := strings.Split(cfg.Addr, ",")
+	return addrs[i%len(addrs)]
 }
 
 // Result is one row of the original README's table.
@@ -320,9 +329,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			cfg.Logf(format, args...)
 		}
 	}
-	root, err := dial(ctx, cfg.Addr, "root-tester", cfg.Timeout)
+	root, err := dial(ctx, cfg.addr(0), "root-tester", cfg.Timeout)
 	if err != nil {
-		return Result{}, fmt.Errorf("[Client][root-tester] Unable to connect to address %s: %w", cfg.Addr, err)
+		return Result{}, fmt.Errorf("[Client][root-tester] Unable to connect to address %s: %w", cfg.addr(0), err)
 	}
 	defer root.close()
 	if err := root.login(cfg.Timeout); err != nil {
@@ -344,7 +353,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			t, err := prepareTester(ctx, cfg, fmt.Sprintf("tester%d", i), channel)
+			t, err := prepareTester(ctx, cfg, cfg.addr(i), fmt.Sprintf("tester%d", i), channel)
 			testers[i], errs[i] = t, err
 		}()
 	}
@@ -441,10 +450,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	return res, ctx.Err()
 }
 
-func prepareTester(ctx context.Context, cfg Config, name string, channel uint32) (*tester, error) {
-	c, err := dial(ctx, cfg.Addr, name, cfg.Timeout)
+func prepareTester(ctx context.Context, cfg Config, addr, name string, channel uint32) (*tester, error) {
+	c, err := dial(ctx, addr, name, cfg.Timeout)
 	if err != nil {
-		return nil, fmt.Errorf("[Client][%s] Unable to connect to address %s: %w", name, cfg.Addr, err)
+		return nil, fmt.Errorf("[Client][%s] Unable to connect to address %s: %w", name, addr, err)
 	}
 	t := &tester{c: c, sent: make(map[uint64]time.Time)}
 	c.channel = channel

@@ -44,7 +44,7 @@ type Rubric struct {
 // Chapter is one folder of the course (chapters/NN and solutions/NN) and the
 // exercises graded in it.
 type Chapter struct {
-	ID        string     `json:"id"` // two digits, "01" … "07": the folder name
+	ID        string     `json:"id"` // two digits, "01" … "08": the folder name
 	Title     string     `json:"title"`
 	Exercises []Exercise `json:"exercises"`
 	Screen    Screen     `json:"screen,omitzero"`

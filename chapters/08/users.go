@@ -1,0 +1,229 @@
+package chatscale
+
+import (
+	"context"
+	"errors"
+	"unicode"
+	"unicode/utf8"
+
+	nats "github.com/nats-io/nats.go"
+
+	"serverlab/tools/given/chatcore/proto"
+)
+
+// Name limits, in bytes, as chapter 07's defaults.
+const (
+	maxUserName    = 32
+	maxChannelName = 64
+)
+
+// validName reports whether a user or channel name may be stored: not
+// empty, at most max bytes of UTF-8, printable.
+func validName(name string, max int) bool {
+	if name == "" || len(name) > max || !utf8.ValidString(name) {
+		return false
+	}
+	for _, r := range name {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// createUser registers a user (109 → 110) in the users bucket: the name is
+// the key, created only if absent, so that two servers asked for one name
+// at the same moment give it to one client.
+func (s *Server) createUser(c *conn, m proto.CreateUserRequest) error {
+	if !validName(m.Name, maxUserName) {
+		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgInvalidName})
+		return nil
+	}
+	hash, err := hashPassword(m.Password, s.cfg.HashIterations)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := s.requestContext()
+	defer cancel()
+	id, err := s.createUserKey(ctx, m.Name, hash)
+	if errors.Is(err, errExists) {
+		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgUserExists})
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	u := proto.User{ID: id, Name: m.Name}
+	s.mu.Lock()
+	s.users[id] = u
+	s.mu.Unlock()
+	s.reply(c, proto.CreateUserResponse{RequestID: m.RequestID, User: u})
+	return nil
+}
+
+// authenticate logs the connection in (115 → 116, then 126 to every
+// connection of every server). A user is logged in once across all the
+// servers: the session's key is created only if absent.
+func (s *Server) authenticate(c *conn, m proto.AuthenticateRequest) error {
+	if s.session(c).ID != 0 {
+		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgAlreadyLoggedIn})
+		return nil
+	}
+	ctx, cancel := s.requestContext()
+	defer cancel()
+	u, hash, err := s.lookupUser(ctx, m.Name)
+	if err != nil && !errors.Is(err, errNotFound) {
+		return err
+	}
+	if err != nil || !checkPassword(hash, m.Password) {
+		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgWrongPassword})
+		return nil
+	}
+	claimed, err := s.claimSession(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	if !claimed {
+		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgUserLoggedIn(m.Name)})
+		return nil
+	}
+	s.mu.Lock()
+	if s.closed || c.user.ID != 0 {
+		s.mu.Unlock()
+		s.releaseSession(u.ID)
+		return errors.New("connection ended while logging in")
+	}
+	s.sessions[u.ID], c.user = c, u
+	s.reply(c, proto.AuthenticateResponse{RequestID: m.RequestID, User: u})
+	ev := s.eventLocked(0, proto.UserLoginEvent{UserID: u.ID})
+	s.mu.Unlock()
+	s.publishEvent(ev)
+	return nil
+}
+
+// logout ends the session (123): 125 to everyone, then 124 once the
+// session's key is released.
+func (s *Server) logout(c *conn, m proto.LogoutRequest) error {
+	s.mu.Lock()
+	if c.user.ID == 0 {
+		s.mu.Unlock()
+		s.notAuthorized(c, m.RequestID)
+		return nil
+	}
+	ended := s.endSessionLocked(c)
+	s.mu.Unlock()
+	s.publishEvent(ended.event)
+	// The key goes before the answer: a client told "logged out" may log
+	// in on any server at once.
+	s.releaseSession(ended.user)
+	s.reply(c, proto.LogoutResponse{RequestID: m.RequestID})
+	return nil
+}
+
+// endedSession is what is left to do, after s.mu is released, when a
+// session ends: publish its 125 for the other servers and release its key.
+type endedSession struct {
+	user  uint32 // 0: there was no session
+	event *nats.Msg
+}
+
+// endSessionLocked logs c's user out on this server, if it has one (125 to
+// this server's connections), and takes c out of its channel. The caller
+// holds s.mu.
+func (s *Server) endSessionLocked(c *conn) endedSession {
+	if ch := c.channel; ch != 0 {
+		delete(s.members[ch], c)
+		c.channel = 0
+	}
+	id := c.user.ID
+	if id == 0 {
+		return endedSession{}
+	}
+	delete(s.sessions, id)
+	c.user = proto.User{}
+	return endedSession{user: id, event: s.eventLocked(0, proto.UserLogoutEvent{UserID: id})}
+}
+
+// getUser looks a user up by name (113 → 114), in the bucket.
+func (s *Server) getUser(c *conn, m proto.GetUserRequest) error {
+	if s.session(c).ID == 0 {
+		s.notAuthorized(c, m.RequestID)
+		return nil
+	}
+	ctx, cancel := s.requestContext()
+	defer cancel()
+	u, _, err := s.lookupUser(ctx, m.Name)
+	if errors.Is(err, errNotFound) {
+		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgNoSuchUser(m.Name)})
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s.reply(c, proto.GetUserResponse{RequestID: m.RequestID, User: u})
+	return nil
+}
+
+// maxUserIDs bounds the ids of one GetUsers (as chapter 07's default).
+const maxUserIDs = 1000
+
+// getUsers looks users up by id (111 → 112), in the order asked; unknown
+// ids are left out.
+func (s *Server) getUsers(c *conn, m proto.GetUsersRequest) error {
+	if s.session(c).ID == 0 {
+		s.notAuthorized(c, m.RequestID)
+		return nil
+	}
+	if len(m.UserIDs) > maxUserIDs {
+		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgTooManyIDs})
+		return nil
+	}
+	ctx, cancel := s.requestContext()
+	defer cancel()
+	users := make([]proto.User, 0, len(m.UserIDs))
+	for _, id := range m.UserIDs {
+		u, err := s.userByID(ctx, id)
+		if errors.Is(err, errNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		users = append(users, u)
+	}
+	s.reply(c, proto.GetUsersResponse{RequestID: m.RequestID, Users: users})
+	return nil
+}
+
+// lookupUser reads a user and its password hash from the bucket.
+func (s *Server) lookupUser(ctx context.Context, name string) (proto.User, string, error) {
+	if !validName(name, maxUserName) {
+		return proto.User{}, "", errNotFound
+	}
+	e, err := s.nats.leaderEntry(ctx, usersBucket, userKey(name), 0)
+	if err != nil {
+		return proto.User{}, "", err
+	}
+	return proto.User{ID: uint32(e.rev), Name: name}, string(e.value), nil
+}
+
+// userByID finds a user by id: in the cache, or else as the revision of
+// the users bucket that created it (a revision is a sequence of the
+// bucket's stream, so it is read back by number).
+func (s *Server) userByID(ctx context.Context, id uint32) (proto.User, error) {
+	s.mu.Lock()
+	u, ok := s.users[id]
+	s.mu.Unlock()
+	if ok {
+		return u, nil
+	}
+	name, err := s.nameAt(ctx, usersBucket, id)
+	if err != nil {
+		return proto.User{}, err
+	}
+	u = proto.User{ID: id, Name: name}
+	s.mu.Lock()
+	s.users[id] = u
+	s.mu.Unlock()
+	return u, nil
+}

@@ -1,0 +1,208 @@
+package chatscale
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"serverlab/tools/given/chatcore/proto"
+)
+
+// createChannel creates a channel (107 → 108, then 129 to everyone on
+// every server). A name that exists returns the existing channel and
+// tells nobody, as in chapter 07.
+func (s *Server) createChannel(c *conn, m proto.CreateChannelRequest) error {
+	u := s.session(c)
+	if u.ID == 0 {
+		s.notAuthorized(c, m.RequestID)
+		return nil
+	}
+	if !validName(m.Name, maxChannelName) {
+		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgInvalidName})
+		return nil
+	}
+	ctx, cancel := s.requestContext()
+	defer cancel()
+	id, created, err := s.createChannelKey(ctx, m.Name)
+	if err != nil {
+		return err
+	}
+	ch := proto.Channel{ID: id, Name: m.Name}
+	s.mu.Lock()
+	s.addChannelLocked(ch)
+	s.reply(c, proto.CreateChannelResponse{RequestID: m.RequestID, Channel: ch})
+	var ev = s.noEvent()
+	if created {
+		ev = s.eventLocked(0, proto.ChannelCreateEvent{Channel: ch, UserID: u.ID})
+	}
+	s.mu.Unlock()
+	s.publishEvent(ev)
+	return nil
+}
+
+// getChannels lists the channels in ascending id order (119 → 120), as
+// this server knows them: a channel created on another server a moment
+// ago may be missing for as long as the bucket's news takes to arrive.
+func (s *Server) getChannels(c *conn, m proto.GetChannelsRequest) error {
+	s.mu.Lock()
+	if c.user.ID == 0 {
+		s.mu.Unlock()
+		s.notAuthorized(c, m.RequestID)
+		return nil
+	}
+	chs := make([]proto.Channel, 0, len(s.channels))
+	for _, ch := range s.channels {
+		chs = append(chs, ch)
+	}
+	s.mu.Unlock()
+	slices.SortFunc(chs, func(a, b proto.Channel) int { return cmp.Compare(a.ID, b.ID) })
+	s.reply(c, proto.GetChannelsResponse{RequestID: m.RequestID, Channels: chs})
+	return nil
+}
+
+// getChannel looks a channel up by id (121 → 122).
+func (s *Server) getChannel(c *conn, m proto.GetChannelRequest) error {
+	if s.session(c).ID == 0 {
+		s.notAuthorized(c, m.RequestID)
+		return nil
+	}
+	ch, err := s.channelByID(m.ChannelID)
+	if errors.Is(err, errNotFound) {
+		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgChannelNotFound})
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s.reply(c, proto.GetChannelResponse{RequestID: m.RequestID, Channel: ch})
+	return nil
+}
+
+// joinChannel moves the connection into a channel (117): 127 to the old
+// channel's members, 128 to the new one's (on every server), then 118.
+func (s *Server) joinChannel(c *conn, m proto.JoinChannelRequest) error {
+	if s.session(c).ID == 0 {
+		s.notAuthorized(c, m.RequestID)
+		return nil
+	}
+	if _, err := s.channelByID(m.ChannelID); errors.Is(err, errNotFound) {
+		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgChannelNotFound})
+		return nil
+	} else if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if c.user.ID == 0 { // logged out meanwhile: cannot happen, one reader
+		s.mu.Unlock()
+		return nil
+	}
+	left := s.noEvent()
+	if old := c.channel; old != 0 {
+		left = s.eventLocked(old, proto.ChannelLeaveEvent{ChannelID: old, UserID: c.user.ID})
+		delete(s.members[old], c)
+	}
+	members := s.members[m.ChannelID]
+	if members == nil {
+		members = make(map[*conn]struct{})
+		s.members[m.ChannelID] = members
+	}
+	members[c] = struct{}{}
+	c.channel = m.ChannelID
+	joined := s.eventLocked(m.ChannelID, proto.ChannelJoinEvent{ChannelID: m.ChannelID, UserID: c.user.ID})
+	s.reply(c, proto.JoinChannelResponse{RequestID: m.RequestID, ChannelID: m.ChannelID})
+	s.mu.Unlock()
+	s.publishEvent(left)
+	s.publishEvent(joined)
+	return nil
+}
+
+// channelByID finds a channel: in the cache, or else as the revision of
+// the channels bucket that created it (the watcher may not have told us
+// yet about a channel created elsewhere a moment ago).
+func (s *Server) channelByID(id uint32) (proto.Channel, error) {
+	s.mu.Lock()
+	ch, ok := s.channels[id]
+	s.mu.Unlock()
+	if ok {
+		return ch, nil
+	}
+	ctx, cancel := s.requestContext()
+	defer cancel()
+	name, err := s.nameAt(ctx, channelsBucket, id)
+	if err != nil {
+		return proto.Channel{}, err
+	}
+	ch = proto.Channel{ID: id, Name: name}
+	s.mu.Lock()
+	s.addChannelLocked(ch)
+	s.mu.Unlock()
+	return ch, nil
+}
+
+// addChannelLocked puts a channel into the cache. The caller holds s.mu.
+func (s *Server) addChannelLocked(ch proto.Channel) {
+	s.channels[ch.ID] = ch
+	s.byName[ch.Name] = ch.ID
+}
+
+// loadChannels reads every channel into the cache and starts the watcher
+// that keeps it up to date (watchChannels).
+func (s *Server) loadChannels() error {
+	ctx, cancel := context.WithTimeout(s.ctx, setUpTimeout)
+	defer cancel()
+	w, err := s.nats.channels.WatchAll(s.ctx)
+	if err != nil {
+		return fmt.Errorf("watch the channels: %w", err)
+	}
+	s.channelWatch = w
+	for {
+		select {
+		case e := <-w.Updates():
+			if e == nil { // every channel that exists has come
+				return nil
+			}
+			s.noteChannel(e)
+		case <-ctx.Done():
+			w.Stop()
+			return fmt.Errorf("load the channels: %w", ctx.Err())
+		}
+	}
+}
+
+// watchChannels is the watcher's goroutine: each channel created on any
+// server comes into the cache.
+func (s *Server) watchChannels() {
+	w := s.channelWatch
+	defer w.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case e, ok := <-w.Updates():
+			if !ok {
+				return
+			}
+			if e != nil {
+				s.noteChannel(e)
+			}
+		}
+	}
+}
+
+// noteChannel caches the channel of a bucket entry.
+func (s *Server) noteChannel(e jetstream.KeyValueEntry) {
+	if e.Operation() != jetstream.KeyValuePut {
+		return
+	}
+	name, err := nameOfKey(e.Key())
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	s.addChannelLocked(proto.Channel{ID: uint32(e.Revision()), Name: name})
+	s.mu.Unlock()
+}

@@ -1,0 +1,97 @@
+// Command chatscale-server runs the chapter 08 chatcore server: chapter
+// 07's protocol and flags, its state in NATS JetStream, so that several of
+// them serve one chat.
+//
+// Alone, as chapter 07's server (it embeds a one-node NATS, with no port,
+// its store in sqlite.db.nats):
+//
+//	go run ./solutions/08/cmd/chatscale-server --port 1338
+//
+// Three servers, each a node of one embedded 3-node NATS cluster (see the
+// lesson for the whole recipe):
+//
+//	go run ./solutions/08/cmd/chatscale-server --port 1338 --db a.db \
+//	    --cluster-node a --cluster 127.0.0.1:6222 --routes 127.0.0.1:6223,127.0.0.1:6224 --replicas 3
+//
+// Joining an existing NATS instead: --nats nats://host:4222.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+
+	chatscale "serverlab/solutions/08"
+	"serverlab/tools/given/lab"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "chatscale-server:", err)
+		os.Exit(1)
+	}
+}
+
+// run parses args, connects to NATS (or embeds it), opens the listener and
+// serves until a signal.
+func run(args []string) error {
+	fs := flag.NewFlagSet("chatscale-server", flag.ContinueOnError)
+	ip := fs.String("ip", "0.0.0.0", "address to listen on")
+	port := fs.Int("port", 1338, "port to listen on")
+	db := fs.String("db", "sqlite.db", "names the data: the embedded NATS keeps its store in <db>.nats")
+	level := fs.String("log", "info", "log level: debug, info, warn or error")
+	natsURL := fs.String("nats", "", "join this NATS (comma-separated nats:// URLs) instead of embedding one")
+	node := fs.String("cluster-node", "", "with -cluster: this node's name, unique in the cluster")
+	clusterAddr := fs.String("cluster", "", "make the embedded NATS a cluster node that takes routes on this host:port")
+	routes := fs.String("routes", "", "with -cluster: the other nodes' route addresses, comma-separated host:port")
+	clientAddr := fs.String("nats-listen", "", "with -cluster: also accept NATS clients on this host:port (for servers started with -nats)")
+	replicas := fs.Int("replicas", 1, "copies of the stream and buckets the cluster keeps (3 on a 3-node cluster)")
+	hashIter := fs.Int("hash-iterations", chatscale.DefaultHashIterations, "PBKDF2 iterations per password hash")
+	publishTimeout := fs.Duration("publish-timeout", chatscale.DefaultPublishTimeout, "how long a chat message may wait for the stream's acknowledgement")
+	sessionTTL := fs.Duration("session-ttl", chatscale.DefaultSessionTTL, "how long a dead server's logins stay taken")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log, err := logger(*level)
+	if err != nil {
+		return err
+	}
+	slog.SetDefault(log)
+	cfg := chatscale.Config{
+		DBPath: *db, NATSURL: *natsURL, Replicas: *replicas, HashIterations: *hashIter,
+		PublishTimeout: *publishTimeout, SessionTTL: *sessionTTL, Logger: log,
+	}
+	if *clusterAddr != "" {
+		if *natsURL != "" {
+			return errors.New("-cluster and -nats exclude each other: a server embeds a node or joins one")
+		}
+		cfg.Cluster = &chatscale.ClusterConfig{NodeName: *node, Listen: *clusterAddr, ClientListen: *clientAddr}
+		if *routes != "" {
+			cfg.Cluster.Routes = strings.Split(*routes, ",")
+		}
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(*ip, strconv.Itoa(*port)))
+	if err != nil {
+		return err
+	}
+	srv, err := chatscale.New(cfg)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	log.Info("accepting clients", "addr", ln.Addr())
+	return lab.ServeUntilSignal(srv, ln)
+}
+
+func logger(level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, errors.New("-log: want debug, info, warn or error")
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+}

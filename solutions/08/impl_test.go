@@ -1,0 +1,28 @@
+//go:build !judge
+
+package chatscale_test
+
+import (
+	chatscale "serverlab/solutions/08"
+	"serverlab/tests/chatscaletest"
+	"serverlab/tools/given/lab"
+)
+
+// The chapter's Impl values: the code under test, in this process under
+// go test, in the subject under tools/cmd/grade (see tests/judge).
+
+// impl hands this chapter's package to the suite in tests/chatscaletest.
+var impl = chatscaletest.Impl{
+	NewServer: func(c chatscaletest.Config) (lab.Server, error) {
+		return chatscale.New(chatscale.Config{
+			DBPath:         c.DBPath,
+			NATSURL:        c.NATSURL,
+			Replicas:       c.Replicas,
+			PublishTimeout: c.PublishTimeout,
+			RequestTimeout: c.RequestTimeout,
+			SessionTTL:     c.SessionTTL,
+			HashIterations: c.HashIterations,
+			Logger:         c.Logger,
+		})
+	},
+}

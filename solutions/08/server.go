@@ -1,0 +1,394 @@
+package chatscale
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	nats "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+
+	"serverlab/tools/given/chatcore/proto"
+	"serverlab/tools/given/lab"
+)
+
+// Config configures a Server. The zero value of every field is a sensible
+// default: one server, with its own embedded NATS.
+type Config struct {
+	// DBPath names the server's data as chapter 07's did (default
+	// "chatcore.db"); the embedded NATS keeps its store in the folder
+	// DBPath + ".nats" beside it. Unused with NATSURL.
+	DBPath string
+	// NATSURL, if set, joins an existing NATS (cluster) instead of
+	// embedding one: a comma-separated list of nats:// URLs.
+	NATSURL string
+	// Cluster, if set, makes the embedded NATS a node of a cluster.
+	Cluster *ClusterConfig
+	// Replicas is how many copies of the stream and of each bucket the
+	// cluster keeps (default 1; 3 on a 3-node cluster). A message is
+	// acknowledged once a majority of them has it.
+	Replicas int
+	// PublishTimeout bounds how long a chat message may wait for the
+	// stream's acknowledgement, retries included (default 5 s); then the
+	// sender is told Message not stored.
+	PublishTimeout time.Duration
+	// RequestTimeout bounds every other NATS call of a request (default
+	// 5 s); then the client is told Storage failed.
+	RequestTimeout time.Duration
+	// SessionTTL is how long a session's key outlives its server (default
+	// 30 s): a server refreshes its sessions' keys every SessionTTL/3, so
+	// when it dies its users may log in elsewhere after at most SessionTTL.
+	SessionTTL time.Duration
+	// HashIterations is the cost of the password hash (default
+	// DefaultHashIterations).
+	HashIterations int
+	// MaxPending bounds the frames queued for one connection (default
+	// 1024); a connection whose queue is full is dropped.
+	MaxPending int
+	// WriteTimeout bounds one write to a client (default 10 s).
+	WriteTimeout time.Duration
+	// MaxMessage bounds a chat message's content, in bytes (default 16 KiB).
+	MaxMessage int
+	// Logger receives the server's log (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// ClusterConfig makes the embedded NATS a node of a cluster.
+type ClusterConfig struct {
+	// Name is the cluster's name, the same on every node (default "chat").
+	Name string
+	// NodeName names this node, unique in the cluster.
+	NodeName string
+	// Listen is the host:port where this node accepts the other nodes'
+	// routes.
+	Listen string
+	// Routes are the other nodes' route addresses (host:port).
+	Routes []string
+	// ClientListen is the host:port where this node accepts NATS clients
+	// (the servers that join with NATSURL); default 127.0.0.1 and a port
+	// the kernel chooses. (nats-server starts a node's routes only once its
+	// client port listens, so a cluster node always has one.)
+	ClientListen string
+}
+
+// Defaults for Config.
+const (
+	DefaultDBPath         = "chatcore.db"
+	DefaultPublishTimeout = 5 * time.Second
+	DefaultRequestTimeout = 5 * time.Second
+	DefaultSessionTTL     = 30 * time.Second
+	DefaultMaxPending     = 1024
+	DefaultWriteTimeout   = 10 * time.Second
+	DefaultMaxMessage     = 16 << 10
+	DefaultShutdownGrace  = 2 * time.Second
+)
+
+// Server is one chatcore server of the cluster.
+type Server struct {
+	cfg  Config
+	log  *slog.Logger
+	node string // this server's id in message ids and event headers
+
+	nats *natsLink
+
+	// hwm is the high-water mark: the highest stream sequence delivered to
+	// this server's connections (exercise 8.2). Only the consumer's
+	// goroutine touches it.
+	hwm uint64
+
+	// mu guards the fields below and the session and channel fields of
+	// every conn. It is never held across I/O or a NATS call.
+	mu       sync.Mutex
+	closed   bool
+	serving  bool
+	ln       net.Listener
+	conns    map[*conn]struct{}
+	nextConn uint64
+	sessions map[uint32]*conn // the users logged in on this server
+	members  map[uint32]map[*conn]struct{}
+	users    map[uint32]proto.User    // cached: users never change
+	channels map[uint32]proto.Channel // every channel, fed by a watcher
+	byName   map[string]uint32
+
+	channelWatch jetstream.KeyWatcher // made by loadChannels, read by watchChannels
+
+	seq       atomic.Uint64 // numbers this server's message ids
+	ctx       context.Context
+	cancel    context.CancelFunc
+	closeOnce sync.Once
+	closing   atomic.Bool
+	readers   sync.WaitGroup // Serve and every reader
+	writers   sync.WaitGroup // every writer
+	workers   sync.WaitGroup // the consumer, the watcher, the session keeper, the events
+}
+
+// New connects to NATS (embedding it unless cfg.NATSURL is set), makes the
+// stream and buckets if they are missing, and starts the goroutines that
+// follow them. Close stops them.
+func New(cfg Config) (*Server, error) {
+	cfg = withDefaults(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		node:     nuid.Next(),
+		conns:    make(map[*conn]struct{}),
+		sessions: make(map[uint32]*conn),
+		members:  make(map[uint32]map[*conn]struct{}),
+		users:    make(map[uint32]proto.User),
+		channels: make(map[uint32]proto.Channel),
+		byName:   make(map[string]uint32),
+		ctx:      ctx,
+		cancel:   cancel,
+	}
+	link, err := openNATS(ctx, cfg, s.log)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	s.nats = link
+	if err := s.startFollowing(); err != nil {
+		s.stopWorkers()
+		return nil, err
+	}
+	return s, nil
+}
+
+func withDefaults(cfg Config) Config {
+	if cfg.DBPath == "" {
+		cfg.DBPath = DefaultDBPath
+	}
+	cfg.Replicas = max(cfg.Replicas, 1)
+	cfg.PublishTimeout = orDefault(cfg.PublishTimeout, DefaultPublishTimeout)
+	cfg.RequestTimeout = orDefault(cfg.RequestTimeout, DefaultRequestTimeout)
+	cfg.SessionTTL = orDefault(cfg.SessionTTL, DefaultSessionTTL)
+	cfg.HashIterations = orDefault(cfg.HashIterations, DefaultHashIterations)
+	cfg.MaxPending = orDefault(cfg.MaxPending, DefaultMaxPending)
+	cfg.WriteTimeout = orDefault(cfg.WriteTimeout, DefaultWriteTimeout)
+	cfg.MaxMessage = orDefault(cfg.MaxMessage, DefaultMaxMessage)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return cfg
+}
+
+// orDefault is v, or def if v is not positive.
+func orDefault[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// startFollowing starts the goroutines that follow the shared state: the
+// stream's consumer, the channel bucket's watcher, the events and the
+// session keeper.
+func (s *Server) startFollowing() error {
+	start, err := s.nats.lastSeq(s.ctx)
+	if err != nil {
+		return fmt.Errorf("read the stream: %w", err)
+	}
+	s.hwm = start // what is in the stream already is history, not news
+	if err := s.loadChannels(); err != nil {
+		return err
+	}
+	if err := s.subscribeEvents(); err != nil {
+		return err
+	}
+	s.goWork(func() { s.consume(start + 1) })
+	s.goWork(s.watchChannels)
+	s.goWork(s.keepSessions)
+	return nil
+}
+
+// goWork runs f in a goroutine that Close waits for.
+func (s *Server) goWork(f func()) {
+	s.workers.Add(1)
+	go func() {
+		defer s.workers.Done()
+		f()
+	}()
+}
+
+// Serve accepts connections on ln until Close. It always returns a non-nil
+// error: lab.ErrServerClosed after Close.
+func (s *Server) Serve(ln net.Listener) error {
+	if !s.start(ln) {
+		ln.Close()
+		return lab.ErrServerClosed
+	}
+	defer s.readers.Done()
+	done := s.ctx.Done()
+	s.log.Info("chatscale listening", "addr", ln.Addr(), "node", s.node)
+	for {
+		nc, err := lab.Accept(ln, done, s.log)
+		if err != nil {
+			if errors.Is(err, lab.ErrServerClosed) || s.closing.Load() {
+				return lab.ErrServerClosed
+			}
+			return err
+		}
+		s.readers.Add(1)
+		go s.handle(nc)
+	}
+}
+
+// start records ln for Close and counts Serve among the readers. It reports
+// false if the server is closed or serving already.
+func (s *Server) start(ln net.Listener) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.serving {
+		return false
+	}
+	s.serving = true
+	s.ln = ln
+	s.readers.Add(1)
+	return true
+}
+
+// Close stops accepting, ends every connection (each is told Server
+// shutting down.), releases this server's sessions, stops following NATS,
+// and returns when every goroutine is done. It is idempotent.
+func (s *Server) Close() error {
+	s.closeOnce.Do(s.close)
+	return nil
+}
+
+func (s *Server) close() {
+	s.closing.Store(true)
+	s.mu.Lock()
+	s.closed = true
+	ln := s.ln
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	if ln != nil {
+		ln.Close()
+	}
+	bye, _ := proto.Encode(proto.Error{Value: proto.MsgShuttingDown})
+	for _, c := range conns {
+		c.out.push(bye)
+		c.out.finish()
+		c.nc.SetReadDeadline(time.Now()) // ends the reader
+	}
+	s.readers.Wait()
+	force := time.AfterFunc(DefaultShutdownGrace, func() {
+		for _, c := range conns {
+			c.nc.Close()
+		}
+	})
+	s.writers.Wait()
+	force.Stop()
+	s.stopWorkers()
+}
+
+// stopWorkers cancels the followers, waits for them and closes the NATS
+// link (and the embedded NATS, if any).
+func (s *Server) stopWorkers() {
+	s.cancel()
+	s.nats.stopSubscriptions()
+	s.workers.Wait()
+	s.nats.close()
+}
+
+// handle is the reader goroutine of one connection.
+func (s *Server) handle(nc net.Conn) {
+	defer s.readers.Done()
+	c := s.track(nc)
+	if c == nil {
+		nc.Close()
+		return
+	}
+	s.writers.Add(1)
+	go func() {
+		defer s.writers.Done()
+		c.out.writeLoop(nc, s.cfg.WriteTimeout)
+	}()
+	err := s.readLoop(c)
+	s.disconnect(c)
+	c.log.Debug("connection ended", "why", err)
+}
+
+// track registers a new connection, or returns nil if the server is closed.
+func (s *Server) track(nc net.Conn) *conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.nextConn++
+	c := &conn{
+		id:  s.nextConn,
+		nc:  nc,
+		out: newOutbox(s.cfg.MaxPending),
+		log: s.log.With("conn", s.nextConn, "remote", nc.RemoteAddr()),
+	}
+	s.conns[c] = struct{}{}
+	return c
+}
+
+// disconnect forgets a connection whose reader has ended: its session ends
+// (everyone is told, 125, and its key is released) and it leaves its
+// channel. During Close, Close finishes its outbox after the notice.
+func (s *Server) disconnect(c *conn) {
+	s.mu.Lock()
+	closing := s.closed
+	delete(s.conns, c)
+	ended := s.endSessionLocked(c)
+	s.mu.Unlock()
+	s.publishEvent(ended.event)
+	s.releaseSession(ended.user)
+	if !closing {
+		c.out.finish()
+	}
+}
+
+// send queues the encoded frame b for c; a connection whose queue is full
+// is dropped (its socket closed, which ends its reader).
+func (s *Server) send(c *conn, b []byte) {
+	if !c.out.push(b) {
+		c.log.Warn("dropping slow client", "limit", s.cfg.MaxPending)
+		c.nc.Close()
+	}
+}
+
+// reply encodes m and sends it to c.
+func (s *Server) reply(c *conn, m proto.Message) {
+	b, err := proto.Encode(m)
+	if err != nil {
+		c.log.Error("cannot encode a reply", "type", m.Type(), "err", err)
+		return
+	}
+	s.send(c, b)
+}
+
+// broadcastLocked sends the frame b to every connection in to. The caller
+// holds s.mu, so that every receiver sees events in the same order.
+func (s *Server) broadcastLocked(to map[*conn]struct{}, b []byte) {
+	for c := range to {
+		s.send(c, b)
+	}
+}
+
+// requestContext bounds one NATS call of a request.
+func (s *Server) requestContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(s.ctx, s.cfg.RequestTimeout)
+}
+
+// natsDown reports whether err says that NATS or its stream did not
+// answer (as opposed to an answer we can act on).
+func natsDown(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrDisconnected) ||
+		errors.Is(err, nats.ErrReconnectBufExceeded) // NATS is away (see openNATS)
+}
