@@ -56,6 +56,13 @@ func busyScale() float64 {
 	return min(per, 4)
 }
 
+// scaled is an exercise's time limit on a machine whose checks wait scale
+// times as long: the limit grows with the waits, or a check that waits for a
+// scaled deadline (a stub's failure path, say) would outlast a fixed limit.
+func scaled(limit time.Duration, scale float64) time.Duration {
+	return time.Duration(float64(limit) * max(scale, 1))
+}
+
 // loadAverage is the one-minute load average (Linux; 0 elsewhere).
 func loadAverage() float64 {
 	b, err := os.ReadFile("/proc/loadavg")

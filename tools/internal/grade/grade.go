@@ -298,7 +298,7 @@ func (b builder) buildAndQueue(ctx context.Context, spec rubric.Chapter, ch *Cha
 				pkgDir:  filepath.Join(b.root, filepath.FromSlash(ch.Dir)),
 				pkg:     ch.Package,
 				test:    ex.Test,
-				timeout: spec.Exercises[i].TimeLimit(timeout),
+				timeout: scaled(spec.Exercises[i].TimeLimit(timeout), b.scale),
 				student: ch.Dir,
 			},
 			root:     b.root,
