@@ -116,7 +116,7 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 	b := builder{root: root, tmp: tmp, module: module, pristine: pr, allow: opt.Allow, deadline: deadline, budget: opt.Budget, extra: extra}
 	b.scale = busyScale()
 	if b.scale > 1 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("the machine is busy (load %.1f on %d cores): the checks' waits are %.1f times as long",
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the machine is busy (load %.1f on %d cores): the checks' waits and time limits are %.1f times as long",
 			loadAverage(), runtime.NumCPU(), b.scale))
 	}
 	jobs := make(chan job)
