@@ -125,6 +125,9 @@ endif
 test: vet vet-portable unit #M prove the course: vet, every suite on the solutions (-race), one beside 16 busy loops, the grader both ways, samples of the ladder and mutants (SEED=), the student release
 	@echo "make test: seed $(SEED) (the ladder's and the mutants' samples; re-run them with make test SEED=$(SEED))"
 	$(GO) run ./tools/cmd/grade -q -budget 0 -target solutions -require all
+	@ch=$$(printf '%02d' $$(( $(SEED) % $(words $(wildcard solutions/0*)) + 1 ))); \
+	echo "make test: chapter $$ch's suite as a student runs it (go test -race, no grader)"; \
+	$(GO) test -race -count=1 ./solutions/$$ch/...
 	$(GO) run ./tools/maint/coursecheck -q -budget 0 -target solutions -ex 3.4 -repeat 1 -busy 16
 	$(GO) run ./tools/maint/coursecheck -q -budget 0 -ladder -rotate -rungs 2 -seed $(SEED)
 	$(GO) run ./tools/maint/coursecheck -q -budget 0 -mutants -sample 6 -seed $(SEED)
