@@ -65,7 +65,7 @@ func TestGradeFixtures(t *testing.T) {
 		"1.1":  {"", ""},
 		"1.2":  {grade.CauseFailed, `Whisper("HI"): ex 1.2: Whisper: not implemented`},
 		"1.3":  {grade.CausePanic, "panic: server goroutine: nil map"},
-		"1.4":  {grade.CauseTimeout, "the test did not finish within its 2s time limit"},
+		"1.4":  {grade.CauseTimeout, "the test did not finish within its "}, // 2s, longer on a busy machine
 		"1.5":  {grade.CauseLeak, "serverlab: leak: found unexpected goroutines"},
 		"1.6":  {grade.CauseLeak, "goleak: Errors on successful test run: found unexpected goroutines"},
 		"1.7":  {grade.CauseRace, "WARNING: DATA RACE"},
