@@ -148,6 +148,7 @@ func Users(t *testing.T, impl Impl) {
 	userLimits(k, impl, e)
 	check(k, e, "hash-outside-lock", func(k *testkit.T, _ *env) { checkHashOutsideLock(k, impl) })
 	check(k, e, "hash-queue", func(k *testkit.T, _ *env) { checkHashQueue(k, impl) })
+	check(k, e, "released", func(k *testkit.T, _ *env) { checkReleased(k, impl) })
 }
 
 func toString(v any) string {

@@ -113,6 +113,7 @@ func FIFO(t *testing.T, impl Impl) {
 	check(k, "arrival-order", func(k *testkit.T) { checkArrivalOrder(k, impl, s) })
 	check(k, "many-clients", func(k *testkit.T) { checkManyClients(k, impl, s) })
 	check(k, "close-busy", func(k *testkit.T) { checkCloseBusy(k, impl, s) })
+	check(k, "released", func(k *testkit.T) { checkReleased(k, impl, s, false) })
 	k.CheckContract(contract(k, impl, s, false))
 }
 
