@@ -25,6 +25,7 @@ var impl = stocktest.Impl{
 			Logger:       c.Logger,
 			IdleTimeout:  c.IdleTimeout,
 			WriteTimeout: c.WriteTimeout,
+			CloseGrace:   c.CloseGrace,
 			NewStockLock: c.NewStockLock,
 			OnLockWait:   c.OnLockWait,
 		}

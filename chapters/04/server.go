@@ -286,7 +286,11 @@ func (s *Server) closeConn(conn net.Conn) {
 	// gracefully (lingering close: the write side shut, the client's remaining
 	// input read and discarded until it closes too or CloseGrace passes, then
 	// closed), because closing a socket with unread input makes the kernel send
-	// a reset that can destroy them. Checked by TestEx4_7_Close.
+	// a reset that can destroy them. Lingering is Close's only: a connection
+	// that ends on its own (exit, end of stream) is closed at once; the client
+	// sees the end of stream at once (the write side is shut before the drain);
+	// the drain ends as soon as the client closes, and never lasts past
+	// CloseGrace. Checked by TestEx4_7_Close.
 	conn.Close()
 }
 

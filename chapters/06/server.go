@@ -140,8 +140,9 @@ func (s *Server) work() {
 	// TODO(ex 6.5): Done when: a worker serves jobs one at a time, in the order
 	// the queue gives them, until the queue is closed: each job's slot is freed
 	// as it starts, its request read here if the queue did not read it (FIFO),
-	// its response written, and its connection untracked. Checked by
-	// TestEx6_5_FIFO.
+	// its response written, and its connection untracked whatever the response
+	// was (a file, a CGI program's output, an error page), so that the server
+	// keeps nothing of a finished connection. Checked by TestEx6_5_FIFO.
 }
 
 // track records conn so that Close can close it. It reports false, and

@@ -21,9 +21,10 @@ import (
 func (s *Server) sffKey(j *job) int64 {
 	// TODO(ex 6.6): Done when: the key ranks jobs shortest first: an error
 	// response first (0), a CGI request as CGISize, a file by its size; with
-	// AgeRate set, a job's key grows with its age (AgeRate per second since the
-	// server started), so that a large file is not starved by a stream of small
-	// ones. Checked by TestEx6_6_SFF.
+	// AgeRate set, every job's key (an error's and a CGI request's too) adds
+	// AgeRate bytes per second from the server's start to the job's arrival,
+	// so that a large file is not starved by a stream of small ones. Checked by
+	// TestEx6_6_SFF.
 	return 0
 }
 

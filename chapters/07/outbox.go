@@ -50,7 +50,9 @@ func (o *outbox) push(b []byte) error {
 	}
 	// TODO(ex 7.5): Done when: a frame that would take the queued bytes past
 	// o.limit is refused with errFull and nothing of it is queued, so that the
-	// caller drops the client; push never blocks (the committer pushes for
+	// caller drops the client; frames that bring them to exactly o.limit are
+	// queued (every frame counted whole, header too; the batch the writer has
+	// taken no longer counts); push never blocks (the committer pushes for
 	// every channel, under s.mu). Checked by TestEx7_5_BackPressure.
 	o.queue = append(o.queue, b)
 	o.size += len(b)

@@ -64,7 +64,9 @@ func (s *Server) verifyPassword(password, hash string) (bool, error) {
 	// hashed with the salt and the parameters the stored string holds (not
 	// today's s.cfg.Hash: old hashes stay valid), gives the stored key; the
 	// keys are compared in constant time; an unreadable hash is an error, never
-	// a match. Checked by TestEx7_2_Users.
+	// a match; the hash goes through s.argon2 too, and its "Server busy." is
+	// returned as it is (never taken for a mismatch). Checked by
+	// TestEx7_2_Users.
 	return false, notImplemented("7.2", "Server.verifyPassword")
 }
 

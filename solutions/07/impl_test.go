@@ -30,6 +30,7 @@ var impl = chatcoretest.Impl{
 			LoginTimeout:       c.LoginTimeout,
 			IdleTimeout:        c.IdleTimeout,
 			CommitWindow:       c.CommitWindow,
+			MaxBatch:           c.MaxBatch,
 			WriteTimeout:       c.WriteTimeout,
 			Admins:             c.Admins,
 			MaxUserName:        c.MaxUserName,

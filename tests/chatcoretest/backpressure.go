@@ -126,6 +126,7 @@ func BackPressure(t *testing.T, impl Impl) {
 			}
 		}
 	})
+	k.Run("pending-limit", func(t *testing.T) { checkPendingLimit(testkit.New(t, k.Exercise()), impl) })
 }
 
 // commitGate holds the committer in Config.OnCommit while a check needs no

@@ -31,10 +31,19 @@ type env struct {
 	raw    lab.Server
 	tls    *tls.Config // the client's, when the server speaks TLS
 	before string      // what the check needs working first, for messages
+	// listen, if set, makes the listener the server serves on (default:
+	// testkit's, with the kernel's usual buffers).
+	listen func(k *testkit.T) net.Listener
 }
 
 // start serves a new server on a fresh database (unless cfg names one).
 func start(k *testkit.T, impl Impl, cfg Config) *env {
+	k.Helper()
+	return startOn(k, impl, cfg, nil)
+}
+
+// startOn is start on the listeners that listen makes (nil: testkit's).
+func startOn(k *testkit.T, impl Impl, cfg Config, listen func(k *testkit.T) net.Listener) *env {
 	k.Helper()
 	if cfg.DBPath == "" {
 		cfg.DBPath = filepath.Join(k.TempDir(), "chat.db")
@@ -42,7 +51,7 @@ func start(k *testkit.T, impl Impl, cfg Config) *env {
 	if cfg.Logger == nil {
 		cfg.Logger = testkit.Logger()
 	}
-	e := &env{k: k, impl: impl, cfg: cfg}
+	e := &env{k: k, impl: impl, cfg: cfg, listen: listen}
 	if cfg.TLS != nil {
 		e.tls = &tls.Config{InsecureSkipVerify: true} // the check's own self-signed certificate
 	}
@@ -66,7 +75,11 @@ func (e *env) serve() {
 	if err != nil {
 		e.k.Fatalf("NewServer: %v", err)
 	}
-	e.raw, e.srv = srv, e.k.Serve(srv)
+	if e.listen != nil {
+		e.raw, e.srv = srv, e.k.ServeListener(srv, e.listen(e.k))
+	} else {
+		e.raw, e.srv = srv, e.k.Serve(srv)
+	}
 	e.probe()
 }
 

@@ -111,6 +111,7 @@ func History(t *testing.T, impl Impl) {
 			proto.ErrorResponse{RequestID: 5, Value: proto.MsgNotAuthorized})
 	})
 
+	check(k, e, "batch-bound", func(k *testkit.T, _ *env) { checkBatchBound(k, impl) })
 	check(k, e, "group-commit", func(k *testkit.T, _ *env) {
 		var mu sync.Mutex
 		var batches []int

@@ -54,6 +54,8 @@ type Config struct {
 	// CommitWindow: how long the committer waits for more messages to join
 	// a batch.
 	CommitWindow time.Duration
+	// MaxBatch bounds the chat messages of one batch, one transaction (512).
+	MaxBatch int
 	// WriteTimeout bounds one write to a client (0: the server's default).
 	// The back-pressure checks set it long, so that only the outbox's bound
 	// can be what drops a client that stops reading.

@@ -150,6 +150,8 @@ func Users(t *testing.T, impl Impl) {
 	check(k, e, "hash-queue-full", func(k *testkit.T, _ *env) { checkHashQueueFull(k, impl) })
 	check(k, e, "storage-failure", func(k *testkit.T, _ *env) { checkStorageFailure(k, impl, "CreateUser") })
 	check(k, e, "presence-storm", func(k *testkit.T, _ *env) { checkPresenceStorm(k, impl, false) })
+	check(k, e, "hash-queue", func(k *testkit.T, _ *env) { checkHashQueue(k, impl) })
+	check(k, e, "released", func(k *testkit.T, _ *env) { checkReleased(k, impl) })
 }
 
 func toString(v any) string {

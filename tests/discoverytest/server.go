@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -303,6 +304,9 @@ func Close(t *testing.T, impl Impl) {
 	case <-time.After(testkit.IOTimeout):
 		k.Fatalf("the server did not accept a second connection within %v", testkit.IOTimeout)
 	}
+	// Accepted is not yet served: wait until the server reads bob's
+	// connection, so that only closing it can make that Read return.
+	waitReading(k)
 
 	closed := make(chan error, 1)
 	go func() { closed <- raw.Close() }()
@@ -522,4 +526,28 @@ func checkAcceptedDuringClose(k *testkit.T, impl Impl) {
 			"it. Check closed when you record the connection (under s.mu), and close it at once if the server is closed")
 	}
 	c.ExpectClosed()
+}
+
+// waitReading waits until a goroutine of the server is blocked reading a
+// connection (a Read on a net.Conn, under the server's own code), or fails
+// after testkit.IOTimeout.
+func waitReading(k *testkit.T) {
+	k.Helper()
+	deadline := time.Now().Add(testkit.IOTimeout)
+	for {
+		for _, g := range testkit.Goroutines() {
+			if g.State == "IO wait" && slices.ContainsFunc(g.Funcs, func(f string) bool {
+				return strings.HasPrefix(f, "net.(*conn).Read(")
+			}) && slices.ContainsFunc(g.Funcs, func(f string) bool {
+				return strings.HasPrefix(f, "serverlab/chapters/") || strings.HasPrefix(f, "serverlab/solutions/")
+			}) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			k.Fatalf("the server accepted a connection that sent half a frame, and was not reading it %v later",
+				testkit.IOTimeout)
+		}
+		time.Sleep(5 * time.Millisecond) // between looks at the server's goroutines, which no event announces
+	}
 }

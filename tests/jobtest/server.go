@@ -149,6 +149,7 @@ func Server(t *testing.T, impl Impl) {
 	run("whole-lines", func(k *testkit.T) { checkWholeLines(k, impl) })
 	run("non-reader-stalls-no-one", func(k *testkit.T) { checkNonReaderStallsNoOne(k, impl) })
 	run("non-reader-dropped", func(k *testkit.T) { checkNonReaderDropped(k, impl) })
+	run("released", func(k *testkit.T) { checkReleased(k, impl) })
 }
 
 // checkExamples: every example of the protocol, answered byte for byte, and

@@ -113,9 +113,21 @@ func decodeConn(d *decoder, x value, t reflect.Type) (reflect.Value, error) {
 		return reflect.Zero(t), err
 	}
 	defer f.Close()
+	// net.FileConn sets keep-alive and TCP_NODELAY on the socket, which
+	// is the other process's too: put back what its owner had, so that a
+	// check of the server's socket options sees the server's choices.
+	var state sockState
+	if rc, err := f.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) { state = saveSockState(int(fd)) })
+	}
 	c, err := net.FileConn(f)
 	if err != nil {
 		return reflect.Zero(t), err
+	}
+	if sc, ok := c.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			rc.Control(func(fd uintptr) { state.restore(int(fd)) })
+		}
 	}
 	out := reflect.New(t).Elem()
 	out.Set(reflect.ValueOf(c))

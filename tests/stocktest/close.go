@@ -38,6 +38,7 @@ func Close(t *testing.T, impl Impl) {
 	if impl.Threaded {
 		checkSecondCloseWaits(k, impl)
 		checkQueuedAtClose(k, impl)
+		checkLinger(k, impl)
 	}
 }
 

@@ -81,6 +81,9 @@ type Config struct {
 	// client's next request and for a client to take its replies; 0 means
 	// the server's defaults.
 	IdleTimeout, WriteTimeout time.Duration
+	// CloseGrace bounds how long Close lets a reply in flight finish and a
+	// closing connection linger; 0 means the server's default.
+	CloseGrace time.Duration
 	// TreeLock makes trades take the tree's write lock (chapter 04's
 	// TreeLock granularity) instead of the per-stock locks alone.
 	TreeLock bool

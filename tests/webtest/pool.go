@@ -113,6 +113,7 @@ func FIFO(t *testing.T, impl Impl) {
 	check(k, "arrival-order", func(k *testkit.T) { checkArrivalOrder(k, impl, s) })
 	check(k, "many-clients", func(k *testkit.T) { checkManyClients(k, impl, s) })
 	check(k, "close-busy", func(k *testkit.T) { checkCloseBusy(k, impl, s) })
+	check(k, "released", func(k *testkit.T) { checkReleased(k, impl, s, false) })
 	k.CheckContract(contract(k, impl, s, false))
 }
 
@@ -333,6 +334,7 @@ func SFF(t *testing.T, impl Impl) {
 		[]string{"/missing.txt", "/small.txt", "/large.txt"}, "a request that fails (404: no such file) is "+
 			"answered with a short error page: it counts as size 0, and the round goes on")
 	check(k, "ageing", func(k *testkit.T) { checkAgeing(k, impl, s) })
+	check(k, "ageing-rate", func(k *testkit.T) { checkAgeingRate(k, impl, s) })
 	check(k, "buffer-full", func(k *testkit.T) { checkBufferFull(k, impl, s, true) })
 	k.CheckContract(contract(k, impl, s, true))
 }
@@ -341,6 +343,13 @@ func SFF(t *testing.T, impl Impl) {
 // (each is in the buffer before the next is sent), then lets the worker go:
 // it must serve them in the order want.
 func sffRound(k *testkit.T, h *held, hold string, uris, want []string, what string) {
+	k.Helper()
+	sffRoundPaused(k, h, hold, uris, 0, want, what)
+}
+
+// sffRoundPaused is sffRound with a pause once the first of uris is queued:
+// the time the ageing checks let it wait before the others arrive.
+func sffRoundPaused(k *testkit.T, h *held, hold string, uris []string, pause time.Duration, want []string, what string) {
 	k.Helper()
 	h.fetch(hold)
 	h.started.waitEvent(k, hold, "the worker to start "+hold)
@@ -356,6 +365,11 @@ func sffRound(k *testkit.T, h *held, hold string, uris, want []string, what stri
 		h.queued.waitFor(k, "GET "+uri+" to be queued", func(ev []string) bool {
 			return contains(after(ev, hold), uri)
 		})
+		if uri == uris[0] && pause > 0 {
+			// Not a synchronisation: the time that passes is what the
+			// ageing check measures.
+			time.Sleep(pause)
+		}
 	}
 	h.gates.open(hold)
 	ev := h.started.waitFor(k, "the queued requests to be served", func(ev []string) bool {

@@ -1,0 +1,58 @@
+package chatcoretest
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+
+	"serverlab/tests/testkit"
+	"serverlab/tools/given/chatcore/proto"
+)
+
+// releasedRounds is how many connections checkReleased opens, one after the
+// other.
+const releasedRounds = 300
+
+// checkReleased: a connection that has gone leaves nothing behind. Its
+// session ends and it leaves its channel's members (endSession), so that
+// after many connections that log in, join a channel and go, the server holds
+// what it held before them: no goroutine, no descriptor, no entry in a map.
+func checkReleased(k *testkit.T, impl Impl) {
+	k.Helper()
+	e := start(k, impl, Config{})
+	names := []string{"rl-ann", "rl-bob", "rl-cid"}
+	users := map[string]proto.User{}
+	for _, name := range names {
+		c := e.dial(name)
+		users[name] = c.register(name)
+		c.nc.Close()
+	}
+	owner := e.login("rl-owner")
+	ch := owner.createChannel("rl")
+	watcher := e.dial("rl-watcher")
+	watcher.settle()
+	k.CheckReleased(fmt.Sprintf("connections that each log in (as one of %q), join a channel and close", names),
+		releasedRounds, testkit.Released{HeapPerRound: 128, HeapSlack: 64 << 10}, func(i int) {
+			name := names[(i+len(names))%len(names)]
+			c := e.dialUntracked(name)
+			c.authenticate(name)
+			c.join(ch.ID)
+			c.nc.Close()
+			watcher.waitFor(fmt.Sprintf("connection %d of %d, logged in as %s, has closed", i+1, releasedRounds, name),
+				proto.UserLogoutEvent{UserID: users[name].ID})
+			watcher.backlog = nil
+			owner.backlog = nil
+		})
+}
+
+// dialUntracked opens a plain connection that the check closes itself: unlike
+// e.dial, it registers nothing with the harness, which would keep every
+// connection of a long run alive (and, under go test, in the heap measured).
+func (e *env) dialUntracked(who string) *client {
+	e.k.Helper()
+	nc, err := net.DialTimeout("tcp", e.srv.Addr, testkit.IOTimeout)
+	if err != nil {
+		e.k.Fatalf("dial %s: %v", e.srv.Addr, err)
+	}
+	return &client{k: e.k, e: e, who: who, nc: nc, r: bufio.NewReader(nc)}
+}
