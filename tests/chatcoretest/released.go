@@ -13,6 +13,10 @@ import (
 // other.
 const releasedRounds = 300
 
+// watcherRounds is how many of them one watcher follows: two presence events
+// each (126, 125), well inside a receiver's burst of 100.
+const watcherRounds = 30
+
 // checkReleased: a connection that has gone leaves nothing behind. Its
 // session ends and it leaves its channel's members (endSession), so that
 // after many connections that log in, join a channel and go, the server holds
@@ -29,10 +33,20 @@ func checkReleased(k *testkit.T, impl Impl) {
 	}
 	owner := e.login("rl-owner")
 	ch := owner.createChannel("rl")
-	watcher := e.dial("rl-watcher")
+	// The watcher learns from each 125 that a connection's close has been
+	// handled. Presence is budgeted per receiver (100 at once, then 20 a
+	// second, 7.3's broadcastPresenceLocked), so a fresh watcher takes over
+	// well before the budget runs out.
+	watcher := e.dialUntracked("rl-watcher")
 	watcher.settle()
+	defer func() { watcher.nc.Close() }()
 	k.CheckReleased(fmt.Sprintf("connections that each log in (as one of %q), join a channel and close", names),
 		releasedRounds, testkit.Released{HeapPerRound: 128, HeapSlack: 64 << 10}, func(i int) {
+			if i > 0 && i%watcherRounds == 0 {
+				watcher.nc.Close()
+				watcher = e.dialUntracked("rl-watcher")
+				watcher.settle()
+			}
 			name := names[(i+len(names))%len(names)]
 			c := e.dialUntracked(name)
 			c.authenticate(name)
