@@ -145,17 +145,24 @@ func readDecls(file string) ([]byte, []topDecl, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	decls, err := declsOf(file, src)
+	return src, decls, err
+}
+
+// declsOf is the top-level declarations of a file's content (file names it
+// in errors).
+func declsOf(file string, src []byte) ([]topDecl, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, file, src, parser.ParseComments)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	// Parsed again without comments, for the code alone: a given
 	// declaration whose comments differ is still the same code.
 	bareSet := token.NewFileSet()
 	bare, err := parser.ParseFile(bareSet, file, src, 0)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	tf := fset.File(f.Pos())
 	var decls []topDecl
@@ -199,7 +206,7 @@ func readDecls(file string) ([]byte, []topDecl, error) {
 		}
 		decls = append(decls, td)
 	}
-	return src, decls, nil
+	return decls, nil
 }
 
 // declKey names a declaration so that the starter's and the solution's can

@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 
+	"serverlab/tools/internal/grade"
 	"serverlab/tools/internal/rubric"
 )
 
@@ -93,11 +94,11 @@ func inChapter(src []byte, chTree, solTree, id string) []byte {
 // solution's declarations the chapter lacks left out; the imports are then
 // the ones the result uses.
 func mirrorGo(name string, chSrc, solSrc []byte) ([]byte, []string, error) {
-	_, chDecls, err := parseDecls(name, chSrc)
+	chDecls, err := declsOf(name, chSrc)
 	if err != nil {
 		return nil, nil, err
 	}
-	_, solDecls, err := parseDecls(name, solSrc)
+	solDecls, err := declsOf(name, solSrc)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -232,33 +233,19 @@ func importLocal(im *ast.ImportSpec, p string) string {
 	return importName(p)
 }
 
-// parseDecls is readDecls of a file's content.
-func parseDecls(name string, src []byte) ([]byte, []topDecl, error) {
-	dir, err := os.MkdirTemp("", "mirror-")
-	if err != nil {
-		return nil, nil, err
-	}
-	defer os.RemoveAll(dir)
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, src, 0o644); err != nil {
-		return nil, nil, err
-	}
-	return readDecls(p)
-}
-
 // runMirror writes (or, with check, only compares) every chapter's mirror.
 func runMirror(c config, chapters []rubric.Chapter, check bool, stdout, stderr io.Writer) int {
 	root, err := filepath.Abs(c.Root)
 	if err != nil {
 		fmt.Fprintln(stderr, "coursecheck -mirror:", err)
-		return 2
+		return grade.ExitError
 	}
 	stale, bad := 0, 0
 	for _, ch := range chapters {
 		results, err := mirrorChapter(root, c.Target, c.maint.solutions, ch)
 		if err != nil {
 			fmt.Fprintln(stderr, "coursecheck -mirror:", err)
-			return 2
+			return grade.ExitError
 		}
 		for _, r := range results {
 			for _, p := range r.problems {
@@ -275,13 +262,13 @@ func runMirror(c config, chapters []rubric.Chapter, check bool, stdout, stderr i
 			}
 			if err := os.WriteFile(filepath.Join(root, filepath.FromSlash(r.rel)), r.want, 0o644); err != nil {
 				fmt.Fprintln(stderr, "coursecheck -mirror:", err)
-				return 2
+				return grade.ExitError
 			}
 			fmt.Fprintf(stdout, "wrote %s\n", r.rel)
 		}
 	}
 	if bad > 0 || check && stale > 0 {
-		return 1
+		return grade.ExitRequirement
 	}
-	return 0
+	return grade.ExitOK
 }
