@@ -285,7 +285,10 @@ func (l *acceptSignal) Accept() (net.Conn, error) {
 // client is connected, waits for it, and can be called twice.
 func Close(t *testing.T, impl Impl) {
 	k := testkit.New(t, "1.6")
-	raw, _ := newServer(k, impl, Config{Timeout: time.Minute})
+	// bob's deadline must outlast every wait below before Close's (the
+	// accept, waitReading, Close itself): a server that leaves bob's
+	// connection open would otherwise be saved by it on a busy machine.
+	raw, _ := newServer(k, impl, Config{Timeout: 4 * testkit.IOTimeout})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		k.Fatalf("listen: %v", err)
@@ -485,6 +488,7 @@ func checkCloseDuringBackoff(k *testkit.T, impl Impl) {
 // without checking closed gets wrong.
 type heldListener struct {
 	net.Listener
+	holding chan struct{} // a token once Accept holds a connection
 	release chan struct{}
 	once    sync.Once
 }
@@ -492,6 +496,10 @@ type heldListener struct {
 func (l *heldListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err == nil {
+		select {
+		case l.holding <- struct{}{}:
+		default:
+		}
 		<-l.release
 	}
 	return c, err
@@ -512,9 +520,16 @@ func checkAcceptedDuringClose(k *testkit.T, impl Impl) {
 	if err != nil {
 		k.Fatalf("listen: %v", err)
 	}
-	held := &heldListener{Listener: ln, release: make(chan struct{})}
+	held := &heldListener{Listener: ln, holding: make(chan struct{}, 1), release: make(chan struct{})}
 	k.ServeListener(raw, held)
-	c := k.DialAddr(ln.Addr().String()) // accepted by the kernel; Accept holds it until Close
+	c := k.DialAddr(ln.Addr().String())
+	// Close only once Serve's Accept holds the connection: a Close that came
+	// first would stop Serve before it accepted, and check nothing.
+	select {
+	case <-held.holding:
+	case <-time.After(testkit.IOTimeout):
+		k.Fatalf("the server did not accept a connection within %v", testkit.IOTimeout)
+	}
 	closed := make(chan struct{})
 	go func() { raw.Close(); close(closed) }()
 	select {
