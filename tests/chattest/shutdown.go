@@ -38,6 +38,7 @@ func Shutdown(t *testing.T, impl Impl) {
 		k.Fatalf("listen: %v", err)
 	}
 	slow := &slowClosingListener{Listener: ln}
+	mark := testkit.MarkGoroutines()
 	e := startOn(k, impl, Config{LoginTimeout: time.Minute, MaxPending: 64 << 20}, slow, names...)
 
 	var clients []*testkit.Conn
@@ -66,7 +67,7 @@ func Shutdown(t *testing.T, impl Impl) {
 		k.Fatalf("the sender could not broadcast 100 frames within %v", testkit.IOTimeout)
 	}
 
-	closeWithin(k, e, clients, slow)
+	closeWithin(k, e, clients, slow, mark)
 	// Close has returned: every connection is closed already, so each client
 	// reads what was buffered for it and then the end of the stream at once.
 	// (A Close that returns before the server has stopped leaves some open.)
@@ -174,18 +175,20 @@ func broadcastUntilClosed(c *testkit.Conn, started, stopped chan struct{}) {
 // closed its listener, which ln makes slow: a Close that does not wait for
 // the server to stop, or a second Close that returns at once because the
 // first is under way, returns before.
-func closeWithin(k *testkit.T, e *env, clients []*testkit.Conn, ln *slowClosingListener) {
+func closeWithin(k *testkit.T, e *env, clients []*testkit.Conn, ln *slowClosingListener, mark testkit.GoroutineMark) {
 	k.Helper()
 	raw := e.raw
 	type result struct {
-		err   error
-		early bool
+		err     error
+		early   bool   // the listener was not closed yet
+		running string // the server's goroutines still running
 	}
 	closed := make(chan result, 2)
 	for range 2 {
 		go func() {
 			err := raw.Close()
-			closed <- result{err, !ln.done.Load()}
+			early := !ln.done.Load()
+			closed <- result{err, early, mark.ServerGoroutines()}
 		}()
 	}
 	check := func(r result, which string) {
@@ -196,6 +199,12 @@ func closeWithin(k *testkit.T, e *env, clients []*testkit.Conn, ln *slowClosingL
 		if r.early {
 			k.Errorf("%s of two racing Close calls returned before the server had closed its listener: every "+
 				"Close must wait until the server has stopped (Serve and every goroutine it started)", which)
+		} else if r.running != "" {
+			// The staller's queued replies keep the server busy for its
+			// close grace: a second Close that returns at once returns now.
+			k.Errorf("%s of two racing Close calls returned while the server's goroutines still ran:\n%s\n"+
+				"every Close must wait until the server has stopped (Serve and every goroutine it started), "+
+				"also a second call that finds the server closing", which, r.running)
 		}
 	}
 	k.Cleanup(func() {

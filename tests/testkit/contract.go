@@ -380,6 +380,21 @@ func (h *slowHandler) Handle(context.Context, slog.Record) error {
 	return nil
 }
 
+// GoroutineMark is the set of goroutines running at one moment
+// (MarkGoroutines), for a check that asks later which of the server's
+// goroutines have started since and still run.
+type GoroutineMark struct{ ids map[int]bool }
+
+// MarkGoroutines marks the goroutines running now (in the subject, under
+// tools/cmd/grade).
+func MarkGoroutines() GoroutineMark { return GoroutineMark{goroutineIDs()} }
+
+// ServerGoroutines describes the goroutines running the server's code that
+// started since m and still run after a moment's grace for those on their
+// way out; "" if none. Called as a Close returns, it says whether that Close
+// waited for everything the server started.
+func (m GoroutineMark) ServerGoroutines() string { return serverGoroutines(m.ids) }
+
 // goroutineIDs returns the ids of the goroutines running now.
 func goroutineIDs() map[int]bool {
 	ids := map[int]bool{}
