@@ -219,11 +219,11 @@ RUNS ?= 3
 bench-chatcore: #M chapter 07's experiment: the original's load test, 5 to 450 clients, against solutions/07 with its default hash (RUNS=3, about 4 min); table and plots in docs/chatcore-bench/
 	$(GO) run ./tools/cmd/bench chatcore -runs $(RUNS) -out docs/chatcore-bench
 
-bench-chatscale: #M chapter 08's experiment: chapter 07's load at 100 and 300 clients on 1, 2 and 3 servers of one NATS cluster (about 2 min); the table on stdout
-	$(GO) run ./tools/cmd/bench chatscale -nodes 1,2,3 -steps 100,300
+bench-chatscale: #M chapter 08's experiment: chapter 07's load, 100 to 450 clients, on 1, 2 and 3 servers of one NATS cluster, 3 rounds (about 8 min); tables and plots in docs/bench-ch08
+	$(GO) run ./tools/cmd/bench chatscale -nodes 1,2,3 -steps 100,300,450 -rounds 3 -out docs/bench-ch08
 
-crash-chatscale: #M chapter 08: 300 writers on 3 servers of one NATS cluster, kill -9 of one halfway; acknowledged lost must be 0 (about 40 s)
-	$(GO) run ./tools/cmd/bench chatscale -kill -writers 300 -interval 1s -duration 20s
+crash-chatscale: #M chapter 08: 300 writers in 30 channels on 3 servers of one NATS cluster, kill -9 of the stream's leader halfway; acknowledged lost 0, every delivery exactly once in order (about 40 s)
+	$(GO) run ./tools/cmd/bench chatscale -kill -writers 300 -members 10 -interval 1s -duration 20s
 
 crash: #M chapter 07: kill -9 the server after each acknowledged message, 100 times; nothing acknowledged may be lost
 	$(GO) test -tags crash -count=1 -run Kill9 ./tests/chatcoretest
