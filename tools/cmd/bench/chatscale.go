@@ -115,6 +115,7 @@ var (
 	chatscaleTable = []runner.Column{
 		{Key: "sent", Title: "sent"},
 		{Key: "failed", Title: "failed"},
+		{Key: "not_in_order", Title: "testers not exactly once in order"},
 		{Key: "p50_us", Title: "p50 µs", Ratio: true},
 		{Key: "p99_us", Title: "p99 µs", Ratio: true},
 		{Key: "cpu_s", Title: "servers' CPU s"},
@@ -141,9 +142,14 @@ func scaleRun(ctx context.Context, bin string, extra []string, n int, counts []i
 	for _, clients := range counts {
 		v := loadAverage()
 		before := c.cpu()
-		res, err := chatcoreload.Run(ctx, chatcoreload.Config{Addr: strings.Join(c.addrs, ","), Clients: clients, Duration: d})
+		res, err := chatcoreload.Run(ctx, chatcoreload.Config{Addr: strings.Join(c.addrs, ","), Clients: clients,
+			Duration: d, Deliveries: true})
 		if err != nil {
 			return nil, fmt.Errorf("%d servers, %d clients: %w", n, clients, err)
+		}
+		v["not_in_order"] = float64(res.Order.Departed + res.Order.Duplicated)
+		if !res.Order.OK() {
+			fmt.Fprintf(os.Stderr, "%s, %d clients: deliveries not exactly once in one order: %v\n", serversLabel(n), clients, res.Order)
 		}
 		v["cpu_s"] = c.cpu() - before
 		v["sent"], v["failed"] = float64(res.Sent), float64(res.Failed())
@@ -151,8 +157,8 @@ func scaleRun(ctx context.Context, bin string, extra []string, n int, counts []i
 		if res.Sent > 0 {
 			v["cpu_ms_per_msg"] = 1000 * v["cpu_s"] / float64(res.Sent)
 		}
-		fmt.Printf("round %d, %s, %d clients: sent %d, failed %d, p50 %.1f ms, p99 %.1f ms, CPU %.1f s (%.2f ms a message), load %.1f\n",
-			round, serversLabel(n), clients, res.Sent, res.Failed(), ms(res.P50), ms(res.P99), v["cpu_s"], v["cpu_ms_per_msg"], v["load1"])
+		fmt.Printf("round %d, %s, %d clients: sent %d, failed %d, p50 %.1f ms, p99 %.1f ms, CPU %.1f s (%.2f ms a message), load %.1f; deliveries: %v\n",
+			round, serversLabel(n), clients, res.Sent, res.Failed(), ms(res.P50), ms(res.P99), v["cpu_s"], v["cpu_ms_per_msg"], v["load1"], res.Order)
 		rows = append(rows, runner.Row{Experiment: "chatscale", Server: serversLabel(n), Clients: clients, Round: round, Values: v})
 	}
 	return rows, nil
