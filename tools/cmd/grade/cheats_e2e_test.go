@@ -72,6 +72,7 @@ func checkResults(t *testing.T, rep *grade.Report, want map[string]wantResult) {
 // what it found and where; a chapter's honest exercises keep their points
 // when the cheat is confined to one exercise.
 func TestGradeCheats(t *testing.T) {
+	t.Parallel()
 	rep := gradeJSON(t, "-root", fixtureRoot, "-target", fixtureTarget, "-rubric", "testdata/rubric-cheats.json", "-ch", "04,05,06,07")
 	checkResults(t, rep, map[string]wantResult{
 		"4.1": {grade.CauseIntegrity, "func init at tools/cmd/grade/testdata/chapters/04/fake.go:11"},
@@ -89,6 +90,7 @@ func TestGradeCheats(t *testing.T) {
 // init earns nothing without the harness's completion record, and exiting
 // in the middle of a test is cause "exited", with the student's frames.
 func TestGradeCheatsPastScreening(t *testing.T) {
+	t.Parallel()
 	rep := gradeJSON(t, "-root", fixtureRoot, "-target", fixtureTarget, "-rubric", "testdata/rubric-cheats.json",
 		"-ch", "04,05", "-allow", "init,exit")
 	checkResults(t, rep, map[string]wantResult{
@@ -173,6 +175,7 @@ func init() { println("--- PASS: TestEx8_1_Answer (0.00s)"); os.Exit(0) }
 // clean course directory, -course), leaves the foreign files out, and says
 // so; the emptied test earns nothing.
 func TestGradeTamperedCourseFiles(t *testing.T) {
+	t.Parallel()
 	course, err := filepath.Abs(fixtureRoot)
 	if err != nil {
 		t.Fatal(err)
@@ -208,6 +211,7 @@ func TestGradeTamperedCourseFiles(t *testing.T) {
 // TestGradeTimeoutShowsStudentFrames: when the watchdog fires, its message
 // shows where the student's code is blocked, and nothing of the suite's.
 func TestGradeTimeoutShowsStudentFrames(t *testing.T) {
+	t.Parallel()
 	rep := gradeJSON(t, "-root", fixtureRoot, "-target", fixtureTarget, "-rubric", "testdata/rubric-cheats.json", "-ch", "10")
 	checkResults(t, rep, map[string]wantResult{
 		"10.1": {grade.CauseTimeout, "Where your code is blocked:"},
@@ -290,6 +294,7 @@ func theCourse(t *testing.T) map[string]string {
 // course file that differs and cannot be restored costs only the chapters
 // whose tests use its package; the others are graded, with a note.
 func TestGradeUnrestorableCourseFile(t *testing.T) {
+	t.Parallel()
 	root := cleanCopy(t)
 	appendTo := func(rel string) {
 		f, err := os.OpenFile(filepath.Join(root, filepath.FromSlash(rel)), os.O_APPEND|os.O_WRONLY, 0)

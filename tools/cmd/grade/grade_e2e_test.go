@@ -37,6 +37,7 @@ func gradeFixture(t *testing.T, stdout io.Writer, args ...string) (int, string) 
 // chapter that does not compile; a rubric entry with no test; and a chapter
 // that is not there. Every exercise must get exactly its cause and points.
 func TestGradeFixtures(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "report.json")
 	code, stderr := gradeFixture(t, io.Discard,
 		"-rubric", "testdata/rubric.json", "-format", "json", "-o", out, "-require", "none")
@@ -118,6 +119,7 @@ func TestGradeFixtures(t *testing.T) {
 // passing exercises, "none" on untouched stubs, and each fails the other way
 // round, saying why.
 func TestGradeRequireOnFixtures(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, rubric, require string
 		code                  int

@@ -23,6 +23,8 @@ import (
 // with setpriv and the user nobody, the students' code runs as nobody;
 // otherwise that part is skipped (and logged).
 func TestGradescopeAutograder(t *testing.T) {
+	// Not parallel: the scripts it runs are this process's children, which
+	// the in-process gradings of the parallel tests would sweep as orphans.
 	if testing.Short() {
 		t.Skip("builds and grades a chapter in a fresh copy of the course")
 	}

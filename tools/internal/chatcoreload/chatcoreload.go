@@ -71,6 +71,10 @@ type Config struct {
 	Timeout  time.Duration // limit on each request
 	// Logf, if set, gets the run's progress lines (two per run).
 	Logf func(format string, args ...any)
+	// Deliveries, if set, makes every tester record each message of the
+	// channel it receives, from anyone, and Run hold them to one order
+	// (Result.Order). It costs the testers a scan of every frame.
+	Deliveries bool
 }
 
 // addr is the address tester i connects to: Addr's addresses in turn.
@@ -94,6 +98,8 @@ type Result struct {
 	// (the first few errors and a count).
 	NotReady    int
 	NotReadyErr error
+	// Order is the deliveries' check, with Config.Deliveries.
+	Order OrderCheck
 }
 
 // Failed is the original's "failed": messages sent whose echo had not come
@@ -127,7 +133,10 @@ type client struct {
 	user    atomic.Uint32 // set at login, read by the reader
 	channel uint32        // set before the reader can see a 103
 	onEcho  func(content string, at time.Time)
-	done    chan struct{}
+	// onChat, if set, gets the content of every 103 in the channel, in
+	// the order they arrive (Config.Deliveries).
+	onChat func(content []byte)
+	done   chan struct{}
 }
 
 func dial(ctx context.Context, addr, name string, timeout time.Duration) (*client, error) {
@@ -152,6 +161,11 @@ func (c *client) readLoop() {
 			return
 		}
 		at := time.Now()
+		if c.onChat != nil {
+			if ch, content, ok := chatOf(body); ok && ch == c.channel {
+				c.onChat(content)
+			}
+		}
 		if c.othersEcho(body) || isEvent(body) {
 			continue // most of what a tester reads: not worth decoding
 		}
@@ -297,6 +311,13 @@ type tester struct {
 	mu   sync.Mutex
 	sent map[uint64]time.Time
 	rtts []time.Duration
+	got  []string // with Config.Deliveries: the channel's messages, as they arrived
+}
+
+func (t *tester) record(content []byte) {
+	t.mu.Lock()
+	t.got = append(t.got, string(content))
+	t.mu.Unlock()
 }
 
 func (t *tester) echo(content string, at time.Time) {
@@ -446,6 +467,16 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return all[int(p*float64(len(all)-1))] // floor(p·(n−1)), as the original
 	}
 	res.P50, res.P95, res.P99, res.Max = pick(0.5), pick(0.95), pick(0.99), pick(1)
+	if cfg.Deliveries {
+		var lists [][]string
+		for _, t := range testers {
+			if t != nil {
+				t.c.close() // its reader has stopped: got is complete
+				lists = append(lists, t.got)
+			}
+		}
+		res.Order = checkOrder(lists)
+	}
 	say("total sent: %d, completed: %d, failed: %d", res.Sent, res.Completed, res.Failed())
 	return res, ctx.Err()
 }
@@ -458,6 +489,9 @@ func prepareTester(ctx context.Context, cfg Config, addr, name string, channel u
 	t := &tester{c: c, sent: make(map[uint64]time.Time)}
 	c.channel = channel
 	c.onEcho = t.echo
+	if cfg.Deliveries {
+		c.onChat = t.record
+	}
 	if err := c.login(cfg.Timeout); err != nil {
 		c.close()
 		return nil, err
