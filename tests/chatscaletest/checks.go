@@ -21,6 +21,8 @@ const msgNotStored = "Message not stored."
 // once. A write during a short NATS outage is retried with the same id and
 // succeeds; one during a long outage is answered Message not stored. within
 // the publish timeout, and the same server works again once NATS is back.
+// A try stored whose acknowledgement is lost is retried with the same id:
+// the message is stored once and delivered once (ackLost).
 func DurableEcho(t *testing.T, impl Impl) {
 	k := testkit.New(t, "8.1")
 	n := startNATS(k)
@@ -102,6 +104,97 @@ func DurableEcho(t *testing.T, impl Impl) {
 		expectStoredOnce(k, obs, ch.ID, fmt.Sprintf("durable %d", i))
 	}
 	expectStoredOnce(k, obs, ch.ID, after.Content)
+
+	ackLost(k, impl)
+}
+
+// ackLost is DurableEcho's check of what the message id is for: a try
+// whose acknowledgement is lost is retried with the same message id, so the
+// message is stored once and delivered once. The server reaches NATS
+// through the suite's proxy (ackDropper), which lets the stream store one
+// publish and swallows the stream's answer. The sender's next message marks
+// the end of what the first can bring: its server reads it only once the
+// first one's publish has ended (one message in flight per connection).
+func ackLost(k *testkit.T, impl Impl) {
+	k.Helper()
+	n := startNATS(k)
+	obs := observe(k, n.url())
+	proxy := startAckDropper(k, n.url())
+	cfg := baseConfig(k, proxy.url())
+	carol := serve(k, impl, "C", cfg).dial("carol")
+	carol.newUser("carol")
+	ch := carol.createChannel("lost-ack")
+	carol.join(ch.ID)
+
+	lost := proto.ReceiveChat{ChannelID: ch.ID, Content: "its acknowledgement lost", UserID: carol.user.ID}
+	next := proto.ReceiveChat{ChannelID: ch.ID, Content: "the next message", UserID: carol.user.ID}
+	proxy.arm()
+	carol.send(proto.WriteChat{Content: lost.Content})
+	dropped, tries, ok := proxy.waitDropped(testkit.IOTimeout)
+	if !ok {
+		k.Fatalf("%s: a chat message written on server C, which reaches NATS through the suite's proxy\n"+
+			"want: a publish to the stream's %s with a reply subject, and the stream's acknowledgement, within %v\n"+
+			"got:  no acknowledgement; the publishes to %s* the proxy saw: %s%s",
+			carol.who, subject(ch.ID), testkit.IOTimeout, msgSubject, showTries(tries), carol.context())
+	}
+	carol.send(proto.WriteChat{Content: next.Content})
+	got := carol.until("the echo of the message after one whose acknowledgement was lost", next, cfg.PublishTimeout+testkit.IOTimeout)
+
+	var ids []string // of the copies in the stream
+	for _, m := range obs.messages(ch.ID) {
+		if m.body.Content == lost.Content {
+			ids = append(ids, fmt.Sprintf("%q", m.msgID))
+		}
+	}
+	var tried []pubTry
+	for _, t := range proxy.seen() {
+		if t.body.Content == lost.Content {
+			tried = append(tried, t)
+		}
+	}
+	echoes, others := 0, []proto.Message(nil)
+	for _, m := range got {
+		if m == lost {
+			echoes++
+		} else {
+			others = append(others, m)
+		}
+	}
+	if echoes != 1 || len(others) != 0 || len(ids) != 1 {
+		heard := fmt.Sprintf("%d echoes", echoes)
+		if echoes == 1 {
+			heard = "1 echo"
+		}
+		if len(others) != 0 {
+			heard += " and " + showAll(others)
+		}
+		k.Fatalf("%s: sent %s; the stream stored it, and the suite's proxy between server C and NATS dropped the acknowledgement (message id %q); then sent %s\n"+
+			"want: one echo, then the next message's; and the stream's %s holding the message once: a try whose acknowledgement is lost is retried with the same message id, so the message is stored once and delivered once\n"+
+			"got:  %s before the next message's echo; the stream holds the message %d times, message ids [%s]\n"+
+			"the server's publishes of it: %s\n"+
+			"(the stream drops a copy whose message id it has seen, and acknowledges it as the first)%s",
+			carol.who, show(proto.WriteChat{Content: lost.Content}), dropped.msgID, show(proto.WriteChat{Content: next.Content}),
+			subject(ch.ID), heard, len(ids), strings.Join(ids, " "), showTries(tried), carol.context())
+	}
+}
+
+// showTries prints the publishes the proxy saw.
+func showTries(ts []pubTry) string {
+	if len(ts) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = fmt.Sprintf("%s Nats-Msg-Id %q", t.subject, t.msgID)
+		if t.reply == "" {
+			parts[i] += " without a reply subject"
+		}
+	}
+	s := fmt.Sprintf("%d: %s", len(ts), strings.Join(parts, ", "))
+	if len(s) > 600 {
+		s = s[:600] + "…"
+	}
+	return s
 }
 
 // expectStoredOnce fails unless the stream holds content in channel ch

@@ -151,6 +151,26 @@ func (c *client) waitFor(why string, match func(proto.Message) bool) proto.Messa
 	}
 }
 
+// until reads until the message want, within d, and returns what came
+// before it, events left out; it fails the check if want does not come.
+func (c *client) until(why string, want proto.Message, d time.Duration) []proto.Message {
+	c.k.Helper()
+	var before []proto.Message
+	deadline := time.Now().Add(d)
+	for {
+		m, err := c.tryNext(time.Until(deadline))
+		if err != nil {
+			c.k.Fatalf("%s: %s: want %s within %v, got none (%v); got before: %s%s", c.who, why, show(want), d, err, showAll(before), c.context())
+		}
+		if m == want {
+			return before
+		}
+		if !isEvent(m) {
+			before = append(before, m)
+		}
+	}
+}
+
 func showAll(ms []proto.Message) string {
 	if len(ms) == 0 {
 		return "nothing"
