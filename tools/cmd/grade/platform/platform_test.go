@@ -1,4 +1,8 @@
-package main
+// Package platform_test checks the graders' platform scripts (Gradescope,
+// GitHub Classroom). It is a package of its own, so that its tests run in a
+// process of their own beside tools/cmd/grade's: the scripts it starts are
+// its children, which an in-process grading would sweep as orphans.
+package platform_test
 
 import (
 	"archive/zip"
@@ -23,8 +27,6 @@ import (
 // with setpriv and the user nobody, the students' code runs as nobody;
 // otherwise that part is skipped (and logged).
 func TestGradescopeAutograder(t *testing.T) {
-	// Not parallel: the scripts it runs are this process's children, which
-	// the in-process gradings of the parallel tests would sweep as orphans.
 	if testing.Short() {
 		t.Skip("builds and grades a chapter in a fresh copy of the course")
 	}
@@ -33,18 +35,18 @@ func TestGradescopeAutograder(t *testing.T) {
 			t.Skipf("no %s: the scripts need it", tool)
 		}
 	}
-	if _, err := os.Stat("../../../solutions/01"); err != nil {
+	if _, err := os.Stat("../../../../solutions/01"); err != nil {
 		t.Skip("no solutions/ (a student release): nothing that passes to submit")
 	}
 	ag := t.TempDir()
 	env := gradescopeEnv(t, ag)
-	copyTree(t, "../../..", filepath.Join(ag, "source", "serverlab"), func(rel string) bool {
+	copyTree(t, "../../../..", filepath.Join(ag, "source", "serverlab"), func(rel string) bool {
 		top, _, _ := strings.Cut(rel, "/")
 		return top == "go.mod" || top == "go.sum" || top == "chapters" || top == "tests" || top == "tools"
 	})
 	writeFile(t, filepath.Join(ag, "source", "chapter"), "01\n")
 	for _, s := range []string{"setup.sh", "run_autograder"} {
-		b, err := os.ReadFile(filepath.Join("platform", "gradescope", s))
+		b, err := os.ReadFile(filepath.Join("gradescope", s))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +62,7 @@ func TestGradescopeAutograder(t *testing.T) {
 	// ReadFrame, forges results.json twice: at once, and from a process that
 	// leaves its group and writes after a second. Neither may survive.
 	sol := map[string]string{}
-	addTree(t, sol, "../../../solutions/01", "serverlab-main/chapters/01/")
+	addTree(t, sol, "../../../../solutions/01", "serverlab-main/chapters/01/")
 	sol["serverlab-main/chapters/01/zz_extra.go"] = forger
 	const codec = "serverlab-main/chapters/01/codec.go"
 	sol[codec] = strings.Replace(sol[codec], "func ReadFrame(r io.Reader) (wire.Frame, error) {\n",
@@ -77,7 +79,7 @@ func TestGradescopeAutograder(t *testing.T) {
 
 	// The starter, zipped without a top-level folder: 0, every exercise failed.
 	starter := map[string]string{}
-	addTree(t, starter, "../../../chapters/01", "chapters/01/")
+	addTree(t, starter, "../../../../chapters/01", "chapters/01/")
 	res = submit(t, ag, env, starter)
 	if res.Score != 0 || len(res.Tests) != 6 {
 		t.Errorf("the starter scored %v with %d tests, want 0 with 6", res.Score, len(res.Tests))
@@ -289,7 +291,7 @@ func TestClassroomCopyStep(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("no bash")
 	}
-	wf, err := os.ReadFile("platform/classroom/classroom.yml")
+	wf, err := os.ReadFile("classroom/classroom.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
