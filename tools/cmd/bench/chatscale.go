@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -217,7 +218,55 @@ func startCluster(ctx context.Context, bin string, extra []string, n int) (*clus
 			return nil, err
 		}
 	}
+	if err := c.warmUp(); err != nil {
+		c.stop()
+		return nil, err
+	}
 	return c, nil
+}
+
+// warmUp sends one message through the stream from every server and waits
+// for its echo. A server answers before its cluster has settled: on a
+// fresh 3-node cluster the first step's p99 was 3.4 s in two rounds of
+// three (one server's messages waited out an election), a cost of starting
+// the cluster, not of the load.
+func (c *cluster) warmUp() error {
+	var ch uint32
+	for i, addr := range c.addrs {
+		w, err := loggedIn(addr, fmt.Sprintf("warm-up-%d", i))
+		if err != nil {
+			return err
+		}
+		defer w.nc.Close()
+		if ch == 0 {
+			m, err := w.call(proto.CreateChannelRequest{Name: "warm-up", RequestID: 3})
+			if err != nil {
+				return err
+			}
+			r, ok := m.(proto.CreateChannelResponse)
+			if !ok {
+				return fmt.Errorf("warm-up channel: %v", m)
+			}
+			ch = r.Channel.ID
+		}
+		if _, err := w.call(proto.JoinChannelRequest{ChannelID: ch, RequestID: 4}); err != nil {
+			return err
+		}
+		content := fmt.Sprintf("warm-up from server %d", i+1)
+		for try := 1; ; try++ {
+			if err := w.send(proto.WriteChat{Content: content}); err != nil {
+				return err
+			}
+			err := w.awaitEcho(nil, ch, content, 30*time.Second)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, errRefused) || try == 10 {
+				return fmt.Errorf("warm-up on server %d (%s): %w", i+1, addr, err)
+			}
+		}
+	}
+	return nil
 }
 
 // nodeName is server i's name as a node of the NATS cluster.
