@@ -124,30 +124,29 @@ SEED := $(shell h=$$(git rev-parse --verify -q HEAD 2>/dev/null | cut -c1-15); i
 endif
 test: vet vet-portable #M prove the course: vet, every suite on the solutions (-race), one beside 16 busy loops, the grader both ways, samples of the ladder and mutants (SEED=), the student release
 	@echo "make test: seed $(SEED) (the ladder's and the mutants' samples; re-run them with make test SEED=$(SEED))"
-	@$(MAKE) --no-print-directory -j2 -Oline SEED=$(SEED) test-graded test-tools test-release
+	@$(MAKE) --no-print-directory -j2 -Oline SEED=$(SEED) test-graded test-tools
 	$(GO) run ./tools/maint/coursecheck -q -budget 0 -target solutions -ex 3.4 -repeat 1 -busy 16
 	@echo "make test: passed with seed $(SEED)"
 
-# make test's three chains, two at a time (-j2: the machine's two cores; each
-# step's output shows when it ends, -Oline). Most of their time is waiting
-# (deadlines, builds, one exercise's process at a time), and the grader
-# scales its waits to the load it sees, so the chains share the cores; the
-# busy-loop check runs alone after them, since its 16 loops would slow the
-# others' plain tests. Each chain alone: make test-graded, test-tools,
-# test-release.
-.PHONY: test-graded test-tools test-release
-test-graded: #M make test's first chain: the solutions graded, one chapter as a student runs it, the ladder's and forgeries' samples
+# make test's two chains, side by side (-j2: the machine's two cores; each
+# step's output shows when it ends, -Oline), about equally long. Much of
+# their time is waiting (deadlines, builds, one exercise's process at a
+# time), and the grader scales its waits to the load it sees, so the chains
+# share the cores; the busy-loop check runs alone after them, since its 16
+# loops would slow the other chain's plain tests. Each alone: make
+# test-graded, make test-tools.
+.PHONY: test-graded test-tools
+test-graded: #M make test's first chain: the solutions graded, one chapter as a student runs it, the ladder's sample, the student release
 	$(GO) run ./tools/cmd/grade -q -budget 0 -target solutions -require all
 	@ch=$$(printf '%02d' $$(( $(SEED) % $(words $(wildcard solutions/0*)) + 1 ))); \
 	echo "make test: chapter $$ch's suite as a student runs it (go test -race, no grader)"; \
 	$(GO) test -race -count=1 ./solutions/$$ch/...
 	$(GO) run ./tools/maint/coursecheck -q -budget 0 -ladder -rotate -rungs 2 -seed $(SEED)
-	$(GO) run ./tools/maint/coursecheck -q -budget 0 -forgeries -sample 3 -seed $(SEED)
+	@$(MAKE) --no-print-directory release-check
 
-test-tools: unit #M make test's second chain: the tools' and suites' own tests, the mutants' sample
+test-tools: unit #M make test's second chain: the tools' and suites' own tests, the mutants' and forgeries' samples
 	$(GO) run ./tools/maint/coursecheck -q -budget 0 -mutants -sample 6 -seed $(SEED)
-
-test-release: release-check #M make test's third chain: the student release
+	$(GO) run ./tools/maint/coursecheck -q -budget 0 -forgeries -sample 3 -seed $(SEED)
 
 # The solutions' tests are the graded exercises: `make test` runs every one of
 # them through the grader (under -race, each in its own process), so unit does
