@@ -334,6 +334,19 @@ func pause(stop <-chan struct{}, d time.Duration) {
 	}
 }
 
+// attackerAddr is where the attackers dial from: 127.0.0.2, not the honest
+// clients' 127.0.0.1, as on a real network they would be other hosts. A
+// server that counts connections per client address (chapter 07's
+// -max-conns-per-address) can then tell the flood from the honest clients;
+// on one address they would share its cap.
+var attackerAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}
+
+// dialAttack dials addr from attackerAddr.
+func dialAttack(addr string, timeout time.Duration) (net.Conn, error) {
+	d := net.Dialer{Timeout: timeout, LocalAddr: attackerAddr}
+	return d.Dial("tcp", addr)
+}
+
 // idleFlood keeps up to n idle connections open, re-dialling those the
 // server drops.
 func idleFlood(addr string, n int, stop <-chan struct{}, a *attacks) {
@@ -346,7 +359,7 @@ func idleFlood(addr string, n int, stop <-chan struct{}, a *attacks) {
 	dead := make(chan net.Conn, n)
 	for !stopped(stop) {
 		for len(conns) < n && !stopped(stop) {
-			c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+			c, err := dialAttack(addr, 200*time.Millisecond)
 			if err != nil {
 				a.idleRefused.Add(1)
 				break
@@ -375,7 +388,7 @@ func idleFlood(addr string, n int, stop <-chan struct{}, a *attacks) {
 // slowloris sends prefix one byte every 500 ms, re-dialling when dropped.
 func slowloris(addr, prefix string, stop <-chan struct{}, a *attacks) {
 	for !stopped(stop) {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
+		c, err := dialAttack(addr, time.Second)
 		if err != nil {
 			pause(stop, 100*time.Millisecond)
 			continue
@@ -426,7 +439,7 @@ func bursts(addr string, stop <-chan struct{}, a *attacks) {
 		for i := range junk {
 			junk[i] = byte(rng.Uint32())
 		}
-		c, err := net.DialTimeout("tcp", addr, time.Second)
+		c, err := dialAttack(addr, time.Second)
 		if err != nil {
 			pause(stop, 100*time.Millisecond)
 			continue
@@ -444,7 +457,7 @@ func bursts(addr string, stop <-chan struct{}, a *attacks) {
 func resets(addr string, stop <-chan struct{}, a *attacks) {
 	for !stopped(stop) {
 		for range 20 {
-			c, err := net.DialTimeout("tcp", addr, time.Second)
+			c, err := dialAttack(addr, time.Second)
 			if err != nil {
 				break
 			}
