@@ -206,10 +206,10 @@ PEERS ?=
 interop: #M two-way interop with the originals and a byte-level diff (PEERS=<folder>, docs/interop.md); without PEERS: curl, wrk, httperf on ch06
 	$(GO) run ./tools/maint/interop/peers -diff $(if $(PEERS),-peers $(PEERS))
 
-forgeries: #M every way to forge a grade in tests/forgeries must earn nothing; honest work must keep every point (CH=01)
+forgeries: #M every way to forge a grade in tools/maint/forgeries must earn nothing; honest work must keep every point (CH=01)
 	$(GO) run ./tools/maint/coursecheck -q -budget 0 -forgeries $(if $(CH),-ch $(CH))
 
-mutants: #M every plausible wrong solution in tests/mutants must lose its exercise (CH=03 for one chapter)
+mutants: #M every plausible wrong solution in tools/maint/mutants must lose its exercise (CH=03 for one chapter)
 	$(GO) run ./tools/maint/coursecheck -q -budget 0 -mutants -min 4 $(if $(CH),-ch $(CH))
 
 # Given code lives in solutions/; a chapter holds only its stubs and its own

@@ -19,8 +19,8 @@ import (
 	"serverlab/tools/internal/coursesum"
 )
 
-// The student release is the course without what only maintainers need:
-// the reference solutions, CI, the mutants (patches against solutions/) and
+// The student release is the course without the maintainers' rooms — the
+// reference solutions, their machinery and catalogues (tools/maint/), CI — and
 // every Go file that builds only with the "solutions" tag. It adds a pristine
 // copy of chapters/ in .starter/, from which make reset restores stubs, and
 // tools/internal/grade/course.sum, the list of the course files it ships by git blob
@@ -30,11 +30,11 @@ import (
 // too (shippedMarkdown).
 var (
 	// maintainerOnly are the maintainers' rooms (relative to the root): the
-	// reference solutions, their machinery (tools/maint: ladder, mutants,
-	// stress, interop, soak), the catalogues of wrong and forged solutions
-	// (patches against solutions/) and CI; then what a checkout may hold
-	// that is no part of the course (build output, backups, git).
-	maintainerOnly = []string{"solutions", "tools/maint", "tests/mutants", "tests/forgeries", ".ci", "dist", ".backup", ".git"}
+	// reference solutions, their machinery and data (tools/maint: the ladder,
+	// the mutant and forgery catalogues, stress, interop, soak) and CI; then
+	// what a checkout may hold that is no part of the course (build output,
+	// backups, git). Whole rooms, never files inside a shipped one.
+	maintainerOnly = []string{"solutions", "tools/maint", ".ci", "dist", ".backup", ".git"}
 	// releaseTag is the build tag of the solution-backed tests.
 	releaseTag = "solutions"
 )
@@ -93,7 +93,7 @@ func (c *course) release(w io.Writer, out string) error {
 	if err != nil || strings.HasPrefix(rel, "..") {
 		rel = out
 	}
-	fmt.Fprintf(w, "wrote %s: %d files from %s, %d maintainer-only files left out (solutions/, tools/maint/, tests/mutants/, tests/forgeries/, .ci/, files tagged %q); chapters/ also as %s/ for make reset; %s lists its %d course files\n",
+	fmt.Fprintf(w, "wrote %s: %d files from %s, %d maintainer-only files left out (solutions/, tools/maint/, .ci/, files tagged %q); chapters/ also as %s/ for make reset; %s lists its %d course files\n",
 		filepath.ToSlash(rel), len(ship), from, left, releaseTag, starterDir, coursesum.Path, listed)
 	return nil
 }

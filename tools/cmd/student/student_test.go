@@ -408,21 +408,21 @@ func testWatch(t *testing.T, poll bool) {
 func TestRelease(t *testing.T) {
 	root := t.TempDir()
 	files := map[string]string{
-		"go.mod":                          "module serverlab\n\ngo 1.26\n",
-		".gitignore":                      "users.txt\n/dist/\n*.test\n",
-		"Makefile":                        "all:\n",
-		"chapters/01/ex.go":               stubGo,
-		"solutions/01/ex.go":              solvedOne,
-		".ci/run":                         "#!/bin/sh\n",
-		"tests/mutants/01/1.1/x.patch":    "# x\n",
-		"tools/x/x_test.go":               "//go:build solutions\n\npackage x\n",
-		"tools/x/y_test.go":               "//go:build !solutions\n\npackage x\n",
-		"tools/x/z_linux_test.go":         "//go:build solutions && linux\n\npackage x\n",
-		"tools/x/x.go":                    "// Package x.\npackage x\n",
-		"tools/x/race_off.go":             "//go:build !race\n\npackage x\n",
-		"users.txt":                       "alice pw 127.0.0.1 1\n",
-		"x.test":                          "binary",
-		"tools/internal/grade/course.sum": "0000000000000000000000000000000000000000 tools/old.go\n", // a release's, made anew
+		"go.mod":                             "module serverlab\n\ngo 1.26\n",
+		".gitignore":                         "users.txt\n/dist/\n*.test\n",
+		"Makefile":                           "all:\n",
+		"chapters/01/ex.go":                  stubGo,
+		"solutions/01/ex.go":                 solvedOne,
+		".ci/run":                            "#!/bin/sh\n",
+		"tools/maint/mutants/01/1.1/x.patch": "# x\n",
+		"tools/x/x_test.go":                  "//go:build solutions\n\npackage x\n",
+		"tools/x/y_test.go":                  "//go:build !solutions\n\npackage x\n",
+		"tools/x/z_linux_test.go":            "//go:build solutions && linux\n\npackage x\n",
+		"tools/x/x.go":                       "// Package x.\npackage x\n",
+		"tools/x/race_off.go":                "//go:build !race\n\npackage x\n",
+		"users.txt":                          "alice pw 127.0.0.1 1\n",
+		"x.test":                             "binary",
+		"tools/internal/grade/course.sum":    "0000000000000000000000000000000000000000 tools/old.go\n", // a release's, made anew
 	}
 	for name, content := range files {
 		if err := writeFile(filepath.Join(root, filepath.FromSlash(name)), []byte(content)); err != nil {

@@ -19,15 +19,15 @@ import (
 )
 
 // The forgery catalogue (-forgeries, run by make test): the judge's own
-// tests. Each tests/forgeries/NN/<name>.patch is a way a student's code could
+// tests. Each tools/maint/forgeries/NN/<name>.patch is a way a student's code could
 // try to earn points it has not, written against the untouched starter
 // chapters/NN; every exercise of the chapter must still score nothing. Each
-// tests/forgeries/honest/NN/<name>.patch is honest work the grader must not
+// tools/maint/forgeries/honest/NN/<name>.patch is honest work the grader must not
 // charge: against solutions/NN, every exercise must keep its points. Each
-// tests/forgeries/clean/NN/<name>.patch is a starter that only looks
+// tools/maint/forgeries/clean/NN/<name>.patch is a starter that only looks
 // alarming (it prints a race report, say): every exercise must fail with the
 // cause failed, not the cause its output imitates.
-// Patches are as in tests/mutants: a "# why" line, then a unified diff.
+// Patches are as in tools/maint/mutants: a "# why" line, then a unified diff.
 
 // forgery is one entry of the catalogue.
 type forgery struct {

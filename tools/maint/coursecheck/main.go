@@ -9,8 +9,8 @@
 //
 //	-ladder         for each chapter and k, solve exercises 1..k only and require exactly those
 //	                points (-rotate: one chapter; -rungs n: n rungs of it; chosen by -seed)
-//	-mutants        grade every mutant of tests/mutants (-sample n chosen by -seed s, -min 4): each must lose its points
-//	-forgeries      grade every forgery of tests/forgeries on the starters (each must earn nothing)
+//	-mutants        grade every mutant of tools/maint/mutants (-sample n chosen by -seed s, -min 4): each must lose its points
+//	-forgeries      grade every forgery of tools/maint/forgeries on the starters (each must earn nothing)
 //	                and every honest change on the solutions (each must keep every point)
 //	-repeat n       grade the solutions n times beside -busy n busy loops: every run must pass
 //	-mirror         write chapters/ from solutions/ (make chapters: given code lives in the solution;

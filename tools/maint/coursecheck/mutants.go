@@ -23,7 +23,7 @@ import (
 )
 
 // The mutant catalogue (make mutants): the suites' own tests. Each
-// tests/mutants/NN/<exercise>/<name>.patch is one plausible wrong solution: a
+// tools/maint/mutants/NN/<exercise>/<name>.patch is one plausible wrong solution: a
 // "# why" line, then a unified diff against solutions/NN (a/ and b/
 // prefixes). The runner applies each to copies of the files it touches,
 // builds solutions/NN with them through an overlay and grades that exercise

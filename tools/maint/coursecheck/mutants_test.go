@@ -107,7 +107,7 @@ func TestCompareIDs(t *testing.T) {
 // without building it: its file is where it belongs, it starts with its why
 // line and it applies to the current solution. (make mutants grades them.)
 func TestMutantCatalogueApplies(t *testing.T) {
-	all, err := findMutants(fixtureRoot, "tests/mutants")
+	all, err := findMutants(fixtureRoot, "tools/maint/mutants")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestMutantCatalogueApplies(t *testing.T) {
 			t.Errorf("%s: %v", m.file, err)
 		}
 	}
-	t.Logf("%d mutants in tests/mutants", len(all))
+	t.Logf("%d mutants in tools/maint/mutants", len(all))
 }
 
 func mustAbs(t *testing.T, p string) string {

@@ -9,7 +9,7 @@ import (
 )
 
 // A strict unified-diff reader and applier, for the mutant catalogue
-// (tests/mutants/NN/<exercise>/<name>.patch). It needs no git or patch
+// (tools/maint/mutants/NN/<exercise>/<name>.patch). It needs no git or patch
 // binary, and it is strict on purpose: every context and removed line must
 // match the file exactly (a hunk may only have moved, as with git apply), so
 // that a patch made against an older solution fails loudly instead of

@@ -5,17 +5,16 @@
 // students and what a chapter may import are folders, not lists:
 //
 //	tools/given/     code the chapters, solutions and suites import (codecs, file formats, job computations)
-//	tests/           the suites, testkit and the judge; mutants/ and forgeries/ are maintainers' data
+//	tests/           the suites and what runs them: testkit and the judge
 //	chapters/NN/     the student's workspace; solutions/NN/ its completed mirror
 //	tools/internal/  the engines behind the commands: the grader, the experiment runner, load, /proc readers
 //	tools/cmd/       what students and instructors run: grade, student, chat, loadgen, monitor, bench
-//	tools/maint/     the maintainers' machinery: course checks, interop, soak, this package
+//	tools/maint/     the maintainers' machinery and data: course checks, the mutant and forgery catalogues, interop, soak, this package
 //
 // Arrows run only down: given is the ground; tests stand on it; chapters and
 // solutions on both; the engines on given and tests; commands and the
 // maintainers' machinery on the engines. The student release is the tree
-// without solutions/, tools/maint/ and the maintainers' data (see
-// tools/cmd/student's release.go), so nothing that ships may import them.
+// without solutions/ and tools/maint/ (see tools/cmd/student's release.go), so nothing that ships may import them.
 package rooms
 
 import "strings"
