@@ -1,13 +1,12 @@
 // What the screening's rules look for inside a declaration: start-up code,
-// exits, the program's arguments, imports of the course's packages
-// (screen.go walks the files and records the hits).
+// exits, the program's arguments (screen.go walks the files and records the
+// notes).
 
 package grade
 
 import (
 	"go/ast"
 	"path"
-	"strings"
 )
 
 // startupCalls are the functions a package-level initialiser may call: pure
@@ -41,26 +40,6 @@ var argsRefs = map[string]bool{
 	"flag.Set": true,
 }
 
-// courseImport reports imports of the module's packages that the student's
-// package must not have. It may import the given code (tools/given/) and its
-// own subpackages; nothing else of the module: not the
-// suites or testkit, not the solutions, not another chapter (which this
-// chapter's screening does not cover), not a package of the student's
-// outside the chapter.
-func (s *screener) courseImport(ip string) bool {
-	rest, ok := strings.CutPrefix(ip, s.module+"/")
-	if !ok {
-		return ip == s.module
-	}
-	switch {
-	case rest == s.chapterDir || strings.HasPrefix(rest, s.chapterDir+"/"):
-		return false
-	case strings.HasPrefix(rest, "tools/given/"):
-		return false
-	}
-	return true
-}
-
 // startup screens a package-level var declaration: its initialisers run
 // before the harness has its secret, so they may call only pure
 // constructors. Function literals are fine as values; calling one is not.
@@ -83,7 +62,7 @@ func (s *screener) startup(d *ast.GenDecl, rel string, imports map[string]string
 					if name == "" {
 						name = "a function call"
 					}
-					s.hit(ruleStartup, "package-level initialiser calls "+name, rel, s.fset.Position(c.Pos()).Line, nil)
+					s.hit(ruleStartup, "package-level initialiser calls "+name, rel, s.fset.Position(c.Pos()).Line)
 				}
 				return true
 			})
