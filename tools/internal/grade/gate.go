@@ -14,6 +14,7 @@ import (
 	"go/types"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path"
@@ -68,6 +69,7 @@ func newGate(root, module, chapterDir string, spec rubric.Chapter) *gate {
 	return &gate{
 		fset: token.NewFileSet(), root: root, module: module, chapterDir: chapterDir,
 		chapter: spec, allow: allowSet(spec.ID), own: map[string]*types.Package{}, used: map[string]bool{},
+		course: map[string][]*ast.File{}, coursePkgs: map[string]*types.Package{},
 	}
 }
 
@@ -76,7 +78,7 @@ func (g *gate) run(ctx context.Context, replace map[string]string, goFlags []str
 	if err := g.collect(replace); err != nil {
 		return err
 	}
-	if err := g.loadExports(ctx, goFlags); err != nil {
+	if err := g.loadExports(ctx, goFlags, replace); err != nil {
 		return err
 	}
 	g.check()
@@ -99,6 +101,8 @@ type gate struct {
 	own        map[string]*types.Package // the tree's own packages, checked from source
 	loading    map[string]bool           // own packages being checked (import cycles)
 	used       map[string]bool           // the allow-list's entries something referred to
+	course     map[string][]*ast.File    // the course's given packages the tree imports, parsed
+	coursePkgs map[string]*types.Package // and checked
 }
 
 // srcFile is one Go file of the tree.
@@ -200,21 +204,39 @@ func builds(p string) bool {
 }
 
 // loadExports lists the export data of every import the tree's files may
-// have (what the allow-list permits and is outside the tree), with one go
-// command: type-checking reads the compiled packages' types rather than
-// their sources. It compiles the standard library, module dependencies and
-// the course's given code, never the student's.
-func (g *gate) loadExports(ctx context.Context, goFlags []string) error {
+// have outside the module (what the allow-list permits), and of every import
+// of the course's given packages they reach, with at most one go command:
+// type-checking reads the compiled packages' types rather than their
+// sources. It compiles the standard library and module dependencies, never
+// the student's code. The given packages are checked from their source.
+func (g *gate) loadExports(ctx context.Context, goFlags []string, replace map[string]string) error {
 	want := map[string]bool{}
-	for _, sf := range g.files {
-		for _, im := range sf.f.Imports {
-			ip, _ := strconv.Unquote(im.Path.Value)
-			if ip != "C" && ip != "unsafe" && !g.ownPath(ip) && g.packageAllowed(ip, sf.test) {
-				want[ip] = true
+	var need func(ip string)
+	need = func(ip string) {
+		switch {
+		case ip == "C" || ip == "unsafe" || g.ownPath(ip):
+		case g.std(ip) || !strings.HasPrefix(ip, g.module+"/"):
+			want[ip] = true
+		case g.course[ip] == nil:
+			files := g.parseCourse(ip, replace)
+			g.course[ip] = files
+			for _, f := range files {
+				for _, im := range f.Imports {
+					dep, _ := strconv.Unquote(im.Path.Value)
+					need(dep)
+				}
 			}
 		}
 	}
-	exports, err := exportData(ctx, g.root, goFlags, slices.Sorted(mapsKeys(want)))
+	for _, sf := range g.files {
+		for _, im := range sf.f.Imports {
+			ip, _ := strconv.Unquote(im.Path.Value)
+			if g.packageAllowed(ip, sf.test) {
+				need(ip)
+			}
+		}
+	}
+	exports, err := exportData(ctx, g.root, goFlags, slices.Sorted(maps.Keys(want)))
 	if err != nil {
 		return err
 	}
@@ -228,14 +250,48 @@ func (g *gate) loadExports(ctx context.Context, goFlags []string) error {
 	return nil
 }
 
-func mapsKeys(m map[string]bool) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
+// parseCourse parses the non-test files of the course's package ip that the
+// grader's build compiles (through the build's overlay: the course's
+// copies). It returns a non-nil slice, empty if there are none.
+func (g *gate) parseCourse(ip string, replace map[string]string) []*ast.File {
+	files := []*ast.File{}
+	dir := filepath.Join(g.root, filepath.FromSlash(strings.TrimPrefix(ip, g.module+"/")))
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if repl, ok := replace[p]; ok {
+			if repl == "" {
+				continue
 			}
+			p = repl
+		}
+		if !builds(p) {
+			continue
+		}
+		if f, err := parser.ParseFile(g.fset, p, nil, parser.SkipObjectResolution); err == nil {
+			files = append(files, f)
 		}
 	}
+	return files
+}
+
+// coursePackage type-checks a given package of the course from its source.
+func (g *gate) coursePackage(ip string) (*types.Package, error) {
+	if p, ok := g.coursePkgs[ip]; ok {
+		return p, nil
+	}
+	files := g.course[ip]
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%q is not loaded", ip)
+	}
+	conf := types.Config{Importer: gateImporter{g}, Error: func(error) {}}
+	pkg, _ := conf.Check(ip, g.fset, files, nil)
+	g.coursePkgs[ip] = pkg
+	return pkg, nil
 }
 
 // exportCache remembers export data files across the chapters of a run
@@ -249,7 +305,17 @@ var exportCache = struct {
 // with the build's flags and race detector (so that what it compiles is what
 // the build would), in the module root.
 func exportData(ctx context.Context, root string, goFlags, pkgs []string) (map[string]string, error) {
-	key := strings.Join(goFlags, " ") + "\x00"
+	// Only packages outside the module are listed: the overlay cannot
+	// change them, the go.mod can.
+	key := root + "\x00"
+	var flags []string
+	for _, f := range goFlags {
+		if strings.HasPrefix(f, "-modfile=") {
+			key += f
+			flags = append(flags, f)
+		}
+	}
+	key += "\x00"
 	exportCache.Lock()
 	defer exportCache.Unlock()
 	found := map[string]string{}
@@ -264,7 +330,7 @@ func exportData(ctx context.Context, root string, goFlags, pkgs []string) (map[s
 	if len(missing) == 0 {
 		return found, nil
 	}
-	args := append([]string{"list", "-e", "-race", "-export", "-f", "{{.ImportPath}}\t{{.Export}}"}, goFlags...)
+	args := append([]string{"list", "-e", "-race", "-export", "-f", "{{.ImportPath}}\t{{.Export}}"}, flags...)
 	cmd := exec.CommandContext(ctx, "go", append(append(args, "--"), missing...)...)
 	cmd.Dir = root
 	cmd.Env = buildEnv()
@@ -421,6 +487,9 @@ func (i gateImporter) ImportFrom(ip, dir string, mode types.ImportMode) (*types.
 	}
 	if i.g.ownPath(ip) {
 		return i.g.ownPackage(ip)
+	}
+	if _, ok := i.g.course[ip]; ok {
+		return i.g.coursePackage(ip)
 	}
 	if _, ok := i.g.exports[ip]; !ok {
 		return nil, fmt.Errorf("%q is not loaded", ip)

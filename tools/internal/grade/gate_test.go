@@ -18,8 +18,6 @@ import (
 // returning its refusals, its notes and what of the allow-list it used.
 func gateTree(t *testing.T, root string, ch rubric.Chapter, tree string) (refusals, notes []Hit, used map[string]bool) {
 	t.Helper()
-	g := &gate{fset: nil}
-	_ = g
 	hits, used, err := gateWithUse(context.Background(), root, "serverlab", tree+"/"+ch.ID, ch, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -79,6 +77,220 @@ func gateWithUse(ctx context.Context, root, module, chapterDir string, spec rubr
 	return g.hits, g.used, nil
 }
 
-var _ = fmt.Sprint
-var _ = os.Getpid
-var _ = strings.Cut
+// gateRoot is a module root for the gate's tests: the course's go.mod and
+// go.sum, its given wire codec, and files (path → source) under chapters/.
+func gateRoot(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	copyFile := func(from, to string) {
+		b, err := os.ReadFile(filepath.Join("../../..", from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(root, to), string(b))
+	}
+	copyFile("go.mod", "go.mod")
+	copyFile("go.sum", "go.sum")
+	given, _ := filepath.Glob("../../../tools/given/wire/*.go")
+	for _, f := range given {
+		copyFile("tools/given/wire/"+filepath.Base(f), "tools/given/wire/"+filepath.Base(f))
+	}
+	for name, src := range files {
+		writeFile(t, filepath.Join(root, "chapters", filepath.FromSlash(name)), src)
+	}
+	return root
+}
+
+func writeFile(t *testing.T, p, src string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGateRefuses: each case is a small tree that must be refused where it
+// says, or (want "") pass.
+func TestGateRefuses(t *testing.T) {
+	forbid := rubric.Screen{Forbid: []rubric.Forbid{{Ref: "serverlab/tools/given/wire.ReadFrame", Exercises: []string{"1.1"}}}}
+	tests := []struct {
+		name, ch string
+		files    map[string]string
+		want     string // "file:line: prefix of the refusal", "" for none
+	}{
+		{"reflect, aliased", "03", map[string]string{"03/a.go": "package p\n\nimport r \"reflect\"\n\nvar _ = r.ValueOf\n"},
+			"03/a.go:3: chapter 03's code needs no reflect"},
+		{"the race detector's hooks", "03", map[string]string{"03/a.go": "package p\n\nimport \"runtime\"\n\nfunc f(p any) { runtime.RaceAcquire(nil) }\n"},
+			"03/a.go:5: chapter 03's code needs no runtime.RaceAcquire"},
+		{"syscall.Exec where Flock is allowed", "07", map[string]string{"07/a.go": "package p\n\nimport \"syscall\"\n\nvar _ = syscall.Flock\n\nfunc f() { syscall.Exec(\"x\", nil, nil) }\n"},
+			"07/a.go:7: chapter 07's code needs no syscall.Exec"},
+		{"syscall.Flock in 07", "07", map[string]string{"07/a.go": "package p\n\nimport \"syscall\"\n\nfunc f() error { return syscall.Flock(0, syscall.LOCK_EX) }\n"}, ""},
+		{"an aliased import", "07", map[string]string{"07/a.go": "package p\n\nimport s \"syscall\"\n\nfunc f() { s.Exec(\"x\", nil, nil) }\n"},
+			"07/a.go:5: chapter 07's code needs no syscall.Exec"},
+		{"a shadowed package name is not the package", "07", map[string]string{"07/a.go": "package p\n\nimport \"syscall\"\n\ntype x struct{}\n\nfunc (x) Exec() {}\n\nvar _ = syscall.Flock\n\nfunc f() { syscall := x{}; syscall.Exec() }\n"}, ""},
+		{"a dot import", "07", map[string]string{"07/a.go": "package p\n\nimport . \"syscall\"\n\nfunc f() { Exec(\"x\", nil, nil) }\n"},
+			"07/a.go:3: dot import of \"syscall\""},
+		{"a method value through a type alias", "06", map[string]string{"06/a.go": "package p\n\nimport \"os/exec\"\n\ntype C = exec.Cmd\n\nfunc f(c *C) any { return c.ExtraFiles }\n"},
+			"06/a.go:7: chapter 06's code needs no exec.Cmd.ExtraFiles"},
+		{"a method expression", "06", map[string]string{"06/a.go": "package p\n\nimport \"os/exec\"\n\nvar _ = (*exec.Cmd).Output\n"},
+			"06/a.go:5: chapter 06's code needs no exec.Cmd.Output"},
+		{"a struct literal's field", "06", map[string]string{"06/a.go": "package p\n\nimport \"syscall\"\n\nvar _ = &syscall.SysProcAttr{\n\tPtrace: true,\n}\n"},
+			"06/a.go:5: chapter 06's code needs no syscall.SysProcAttr.Ptrace"},
+		{"os.NewFile in an init", "05", map[string]string{"05/a.go": "package p\n\nimport \"os\"\n\nfunc init() { os.NewFile(3, \"judge\") }\n"},
+			"05/a.go:5: no chapter needs os.NewFile"},
+		{"unsafe", "05", map[string]string{"05/a.go": "package p\n\nimport \"unsafe\"\n\nvar _ = unsafe.Sizeof(0)\n"},
+			"05/a.go:3: chapter 05's code needs no unsafe"},
+		{"cgo in cmd/", "01", map[string]string{"01/cmd/x/main.go": "package main\n\n// #include \"/etc/shadow\"\nimport \"C\"\n\nfunc main() {}\n"},
+			"01/cmd/x/main.go:4: chapter 01 is written in Go alone"},
+		{"assembly", "01", map[string]string{"01/a.go": "package p\n\nfunc f()\n", "01/a_amd64.s": "TEXT ·f(SB),0,$0\n"},
+			"01/a_amd64.s:1: chapter 01 is written in Go alone"},
+		{"linkname", "01", map[string]string{"01/a.go": "package p\n\nimport _ \"unsafe\"\n\n//go:linkname x serverlab/tests/testkit.record\nvar x int\n"},
+			"01/a.go:5: chapter 01 needs no //go:linkname"},
+		{"norace", "01", map[string]string{"01/a.go": "package p\n\n//go:norace\nfunc f() {}\n"},
+			"01/a.go:3: chapter 01 needs no //go:norace"},
+		{"the codec 1.1 writes, from cmd/", "01", map[string]string{"01/cmd/x/main.go": "package main\n\nimport \"serverlab/tools/given/wire\"\n\nvar _ = wire.ReadFrame\n\nfunc main() {}\n"},
+			"01/cmd/x/main.go:5: wire.ReadFrame is the course's"},
+		{"the suites", "01", map[string]string{"01/a.go": "package p\n\nimport _ \"serverlab/tests/testkit\"\n"},
+			"01/a.go:3: chapter 01's code may not import \"serverlab/tests/testkit\""},
+		{"another chapter", "01", map[string]string{"01/a.go": "package p\n\nimport _ \"serverlab/chapters/02\"\n"},
+			"01/a.go:3: chapter 01's code may not import"},
+		{"a dependency of another chapter", "01", map[string]string{"01/a.go": "package p\n\nimport _ \"modernc.org/sqlite\"\n"},
+			"01/a.go:3: chapter 01's code needs no \"modernc.org/sqlite\""},
+		{"a file no build here compiles", "01", map[string]string{"01/a.go": "package p\n", "01/b_windows.go": "package p\n\nimport \"reflect\"\n\nvar _ = reflect.ValueOf\n"},
+			"01/b_windows.go:3: chapter 01's code needs no reflect"},
+		{"an ignored generator", "01", map[string]string{"01/gen.go": "//go:build ignore\n\npackage main\n\nimport \"os/exec\"\n\nvar _ = exec.Command\n"},
+			"01/gen.go:5: chapter 01's code needs no os/exec"},
+		{"the same name, another type on another system", "06", map[string]string{
+			"06/a_linux.go": "package p\n\nimport \"os/exec\"\n\ntype T = exec.Cmd\n",
+			"06/a_darwin.go": "package p\n\ntype T = struct{ ExtraFiles []int }\n",
+			"06/b.go": "package p\n\nfunc f(t *T) any { return t.ExtraFiles }\n"},
+			"06/b.go:3: chapter 06's code needs no exec.Cmd.ExtraFiles"},
+		{"a subpackage's test may use testing", "01", map[string]string{"01/a.go": "package p\n", "01/sub/s.go": "package sub\n", "01/sub/s_test.go": "package sub\n\nimport \"testing\"\n\nfunc TestX(t *testing.T) {}\n"}, ""},
+		{"the chapter's own test files are the course's", "01", map[string]string{"01/a.go": "package p\n", "01/x_test.go": "package p\n\nimport \"reflect\"\n\nvar _ = reflect.ValueOf\n"}, ""},
+		{"its own subpackages and the given code", "01", map[string]string{"01/a.go": "package p\n\nimport (\n\t\"serverlab/chapters/01/internal/x\"\n\t\"serverlab/tools/given/wire\"\n)\n\nvar _ = x.Y\nvar _ = wire.MaxPayload\n", "01/internal/x/x.go": "package x\n\nconst Y = 1\n"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := gateRoot(t, tt.files)
+			spec := rubric.Chapter{ID: tt.ch}
+			if tt.ch == "01" {
+				spec.Screen = forbid
+			}
+			hits, err := gateChapter(context.Background(), root, "serverlab", "chapters/"+tt.ch, spec, nil, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, h := range hits {
+				if !teachOnly[h.Rule] {
+					got = append(got, strings.TrimPrefix(h.String(), "chapters/"))
+				}
+			}
+			if tt.want == "" {
+				if len(got) > 0 {
+					t.Errorf("refused, want it let through:\n%s", strings.Join(got, "\n"))
+				}
+				return
+			}
+			for _, g := range got {
+				if strings.HasPrefix(g, tt.want) && strings.HasSuffix(g, "("+gateTeach+")") {
+					return
+				}
+			}
+			t.Errorf("no refusal %q; got:\n%s", tt.want, strings.Join(got, "\n"))
+		})
+	}
+}
+
+// A symbolic link in the tree is refused: the go command would follow it.
+func TestGateRefusesLinks(t *testing.T) {
+	root := gateRoot(t, map[string]string{"01/a.go": "package p\n"})
+	if err := os.Symlink("/etc", filepath.Join(root, "chapters", "01", "etc")); err != nil {
+		t.Skip(err)
+	}
+	hits, err := gateChapter(context.Background(), root, "serverlab", "chapters/01", rubric.Chapter{ID: "01"}, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 1 || !strings.Contains(hits[0].String(), "a symbolic link (etc)") {
+		t.Errorf("hits %v, want one for the link", hits)
+	}
+}
+
+// The gate reads what the build compiles: a file the overlay replaces is
+// checked in its replacement, one it adds is checked, one it deletes is
+// not.
+func TestGateSeesTheOverlay(t *testing.T) {
+	root := gateRoot(t, map[string]string{
+		"01/a.go": "package p\n",
+		"01/c.go": "package p\n\nimport \"unsafe\"\n\nvar n = unsafe.Sizeof(0)\n",
+	})
+	dir := filepath.Join(root, "chapters", "01")
+	repl := filepath.Join(root, "a-replacement.go")
+	writeFile(t, repl, "package p\n\nimport \"reflect\"\n\nvar _ = reflect.ValueOf\n")
+	added := filepath.Join(root, "b-added.go")
+	writeFile(t, added, "package p\n\nimport \"plugin\"\n\nvar _ = plugin.Open\n")
+	replace := map[string]string{
+		filepath.Join(dir, "a.go"): repl,
+		filepath.Join(dir, "b.go"): added,
+		filepath.Join(dir, "c.go"): "",
+	}
+	hits, err := gateChapter(context.Background(), root, "serverlab", "chapters/01", rubric.Chapter{ID: "01"}, nil, replace, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range hits {
+		got = append(got, fmt.Sprintf("%s:%d", h.File, h.Line))
+	}
+	slices.Sort(got)
+	if want := []string{"chapters/01/a.go:3", "chapters/01/b.go:3"}; !slices.Equal(got, want) {
+		t.Errorf("refusals at %q, want %q", got, want)
+	}
+}
+
+// Screening's rules are notes: each is found, none costs a point; -allow
+// drops what it names.
+func TestScreenNotes(t *testing.T) {
+	tests := []struct{ name, src, rule, what string }{
+		{"init", "package p\nfunc init() {}\n", ruleInit, "func init"},
+		{"start-up call", "package p\nimport \"os\"\nvar f, _ = os.Open(\"x\")\n", ruleStartup, "package-level initialiser calls os.Open"},
+		{"os.Exit", "package p\nimport o \"os\"\nvar quit = o.Exit\n", ruleExit, "o.Exit"},
+		{"os.Args", "package p\nimport \"os\"\nvar n = len(os.Args)\n", ruleArgs, "os.Args"},
+		{"/proc", "package p\nconst self = \"/proc/self/mem\"\n", ruleProc, `the path "/proc/self/mem"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := gateRoot(t, map[string]string{"01/a.go": tt.src})
+			hits, err := gateChapter(context.Background(), root, "serverlab", "chapters/01", rubric.Chapter{ID: "01"}, nil, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(hits) != 1 || hits[0].Rule != tt.rule || hits[0].What != tt.what {
+				t.Fatalf("hits %v, want one %s %q", hits, tt.rule, tt.what)
+			}
+			ch := &ChapterResult{Exercises: []ExerciseResult{{ID: "1.1"}}}
+			if lines := screenCost(hits, ch); len(lines) != 1 || ch.Exercises[0].Cause != "" {
+				t.Errorf("a note cost %s (%q)", ch.Exercises[0].Cause, lines)
+			}
+			if hits, _ := gateChapter(context.Background(), root, "serverlab", "chapters/01", rubric.Chapter{ID: "01"}, map[string]bool{tt.rule: true}, nil, nil); len(hits) != 0 {
+				t.Errorf("-allow %s still reports %v", tt.rule, hits)
+			}
+		})
+	}
+}
+
+// A refusal costs the chapter, or the exercises a forbid names.
+func TestGateCost(t *testing.T) {
+	ch := &ChapterResult{Exercises: []ExerciseResult{{ID: "1.1"}, {ID: "1.2"}}}
+	screenCost([]Hit{{Rule: ruleForbid, What: "x", File: "f.go", Line: 1, Exercises: []string{"1.2"}, gate: true}}, ch)
+	if ch.Exercises[0].Cause != "" || ch.Exercises[1].Cause != CauseIntegrity {
+		t.Errorf("a forbid of 1.2 cost %q, %q", ch.Exercises[0].Cause, ch.Exercises[1].Cause)
+	}
+	screenCost([]Hit{{Rule: ruleImport, What: "x", File: "f.go", Line: 1, gate: true}}, ch)
+	if ch.Exercises[0].Cause != CauseIntegrity || !strings.HasPrefix(ch.Exercises[0].Message, "f.go:1: x (") {
+		t.Errorf("a refusal left 1.1 at %q: %q", ch.Exercises[0].Cause, ch.Exercises[0].Message)
+	}
+}
