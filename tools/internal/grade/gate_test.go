@@ -163,9 +163,9 @@ func TestGateRefuses(t *testing.T) {
 		{"an ignored generator", "01", map[string]string{"01/gen.go": "//go:build ignore\n\npackage main\n\nimport \"os/exec\"\n\nvar _ = exec.Command\n"},
 			"01/gen.go:5: chapter 01's code needs no os/exec"},
 		{"the same name, another type on another system", "06", map[string]string{
-			"06/a_linux.go": "package p\n\nimport \"os/exec\"\n\ntype T = exec.Cmd\n",
+			"06/a_linux.go":  "package p\n\nimport \"os/exec\"\n\ntype T = exec.Cmd\n",
 			"06/a_darwin.go": "package p\n\ntype T = struct{ ExtraFiles []int }\n",
-			"06/b.go": "package p\n\nfunc f(t *T) any { return t.ExtraFiles }\n"},
+			"06/b.go":        "package p\n\nfunc f(t *T) any { return t.ExtraFiles }\n"},
 			"06/b.go:3: chapter 06's code needs no exec.Cmd.ExtraFiles"},
 		{"a subpackage's test may use testing", "01", map[string]string{"01/a.go": "package p\n", "01/sub/s.go": "package sub\n", "01/sub/s_test.go": "package sub\n\nimport \"testing\"\n\nfunc TestX(t *testing.T) {}\n"}, ""},
 		{"the chapter's own test files are the course's", "01", map[string]string{"01/a.go": "package p\n", "01/x_test.go": "package p\n\nimport \"reflect\"\n\nvar _ = reflect.ValueOf\n"}, ""},
