@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"serverlab/tools/internal/rubric"
 )
@@ -292,5 +293,65 @@ func TestGateCost(t *testing.T) {
 	screenCost([]Hit{{Rule: ruleImport, What: "x", File: "f.go", Line: 1, gate: true}}, ch)
 	if ch.Exercises[0].Cause != CauseIntegrity || !strings.HasPrefix(ch.Exercises[0].Message, "f.go:1: x (") {
 		t.Errorf("a refusal left 1.1 at %q: %q", ch.Exercises[0].Cause, ch.Exercises[0].Message)
+	}
+}
+
+// allowTable renders the allow-list as docs/grading.md shows it: one row
+// per chapter, its entries grouped by package.
+func allowTable() string {
+	var b strings.Builder
+	b.WriteString("| chapter | beyond the ordinary standard library |\n|---|---|\n")
+	for _, id := range slices.Sorted(maps.Keys(chapterAllow)) {
+		var cells []string
+		byPkg := map[string][]string{}
+		var pkgs []string
+		for _, e := range slices.Concat(everyChapter, chapterAllow[id]) {
+			pkg, member := splitEntry(e)
+			if _, ok := byPkg[pkg]; !ok {
+				pkgs = append(pkgs, pkg)
+			}
+			if member != "" {
+				byPkg[pkg] = append(byPkg[pkg], member)
+			} else {
+				byPkg[pkg] = byPkg[pkg][:0:0]
+			}
+		}
+		for _, pkg := range pkgs {
+			if len(byPkg[pkg]) == 0 {
+				cells = append(cells, "`"+pkg+"`")
+				continue
+			}
+			cells = append(cells, "`"+pkg+"`: "+strings.Join(byPkg[pkg], ", "))
+		}
+		fmt.Fprintf(&b, "| %s | %s |\n", id, strings.Join(cells, "; "))
+	}
+	return b.String()
+}
+
+// splitEntry splits an allow-list entry into its import path and member:
+// "golang.org/x/sys/unix.Close" → "golang.org/x/sys/unix", "Close". A
+// member is exported, so "github.com/nats-io/nats.go" is a package.
+func splitEntry(e string) (pkg, member string) {
+	slash := strings.LastIndex(e, "/")
+	dot := strings.Index(e[slash+1:], ".")
+	if dot < 0 {
+		return e, ""
+	}
+	pkg, member = e[:slash+1+dot], e[slash+1+dot+1:]
+	if member == "" || !unicode.IsUpper(rune(member[0])) {
+		return e, ""
+	}
+	return pkg, member
+}
+
+// docs/grading.md's table of the allow-list is this file's, so that it
+// cannot drift.
+func TestGateTableInDocs(t *testing.T) {
+	doc, err := os.ReadFile("../../../docs/grading.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := allowTable(); !strings.Contains(string(doc), want) {
+		t.Errorf("docs/grading.md's allow-list table is not gate_allow.go's; it should read:\n%s", want)
 	}
 }
