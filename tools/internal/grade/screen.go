@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/token"
-	"path"
+	"go/types"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,15 +12,15 @@ import (
 
 // Screening names, to teach, what in the student's package would matter if
 // the checks ran in its process: start-up code, exits, the command line,
-// /proc. Under the judge none of it can forge a grade, so it costs nothing
-// (see screenNotes). What could (cgo, assembly, linkname, unsafe, reflect,
-// a package or identifier the chapter does not teach) is the gate's
-// (gate.go), which refuses it. Each rule has a name an instructor can pass
-// to -allow, and a chapter's rubric entry can allow rules (one source of
-// truth: tools/internal/rubric/rubric.json).
+// /proc. Under the judge none of it can forge a grade, so it costs nothing.
+// What could (cgo, assembly, linkname, unsafe, reflect, a package or
+// identifier the chapter does not teach) is the gate's (gate.go), which
+// refuses it; screening rides on the gate's resolved names. Each rule has a
+// name an instructor can pass to -allow, and a chapter's rubric entry can
+// allow rules (one source of truth: tools/internal/rubric/rubric.json).
 const (
-	ruleInit     = "init"     // func init: runs before the harness is ready
-	ruleStartup  = "startup"  // package-level initialisers that call anything but a short list of constructors
+	ruleInit     = "init"     // func init: runs before any check
+	ruleStartup  = "startup"  // package-level initialisers that call the student's own code: likewise
 	ruleExit     = "exit"     // os.Exit, syscall.Exit, unix.Exit: end the process mid-test
 	ruleLinkname = "linkname" // the gate: //go:linkname and every other directive that matters
 	ruleUnsafe   = "unsafe"   // the gate: import "unsafe"
@@ -36,6 +36,18 @@ var teachOnly = map[string]bool{ruleInit: true, ruleStartup: true, ruleExit: tru
 
 // The rule names are rubric.Rules; a test keeps the two lists equal.
 var screenRules = []string{ruleInit, ruleStartup, ruleExit, ruleLinkname, ruleUnsafe, ruleCgo, ruleImport, ruleArgs, ruleProc, ruleForbid}
+
+// exitCalls end the process without a word from the testing package.
+var exitCalls = map[string]bool{
+	"os.Exit": true, "syscall.Exit": true, "golang.org/x/sys/unix.Exit": true,
+}
+
+// argsRefs are how code reads the test binary's command line.
+var argsRefs = map[string]bool{
+	"os.Args": true, "flag.CommandLine": true, "flag.Lookup": true, "flag.Parse": true, "flag.Parsed": true,
+	"flag.Args": true, "flag.Arg": true, "flag.NArg": true, "flag.NFlag": true, "flag.Visit": true, "flag.VisitAll": true,
+	"flag.Set": true,
+}
 
 // Hit is one thing the gate or screening found.
 type Hit struct {
@@ -56,113 +68,86 @@ func (h Hit) String() string {
 	return fmt.Sprintf("%s at %s:%d (screening rule %q; see docs/grading.md)", h.What, h.File, h.Line, h.Rule)
 }
 
-// screenNotes applies the teaching rules to the files the grader's build
-// links into the tests: the chapter's package and its subpackages, not
-// cmd/ (programs, where os.Exit and flag.Parse are what they should be).
-func (g *gate) screenNotes() {
-	s := &screener{fset: g.fset, sentinels: map[string]map[string]bool{}}
-	var files []*srcFile
-	for _, sf := range g.files {
-		if sf.host && sf.dir != g.chapterDir+"/cmd" && !strings.HasPrefix(sf.dir, g.chapterDir+"/cmd/") {
-			files = append(files, sf)
-			s.noteSentinels(sf)
-		}
-	}
-	for _, sf := range files {
-		s.check(sf)
-	}
-	g.hits = append(g.hits, s.hits...)
+func (g *gate) note(rule, what string, sf *srcFile, line int) {
+	g.hits = append(g.hits, Hit{Rule: rule, What: what, File: sf.rel, Line: line})
 }
 
-type screener struct {
-	fset      *token.FileSet
-	hits      []Hit
-	sentinels map[string]map[string]bool // package directory → vars = errors.New("…")
+// teaches reports whether screening reads a file: one the grader's build
+// links into the tests, not a program's under cmd/ (where os.Exit and
+// flag.Parse are what they should be).
+func (g *gate) teaches(sf *srcFile) bool {
+	cmd := g.chapterDir + "/cmd"
+	return sf.host && sf.dir != cmd && !strings.HasPrefix(sf.dir, cmd+"/")
 }
 
-func (s *screener) hit(rule, what, file string, line int) {
-	s.hits = append(s.hits, Hit{Rule: rule, What: what, File: file, Line: line})
-}
-
-// noteSentinels records the package-level vars of a file that are plain
-// errors.New("…") values: fmt.Errorf may wrap them at start-up, since their
-// Error method is the standard library's.
-func (s *screener) noteSentinels(sf *srcFile) {
-	if s.sentinels[sf.dir] == nil {
-		s.sentinels[sf.dir] = map[string]bool{}
-	}
+// startup names the code of a file that runs before any check: func init,
+// and package-level initialisers that call a function or method of the
+// student's own (constructors of the standard library's are what they
+// look like).
+func (g *gate) startup(sf *srcFile, info *types.Info) {
 	for _, decl := range sf.f.Decls {
-		d, ok := decl.(*ast.GenDecl)
-		if !ok || d.Tok != token.VAR {
-			continue
-		}
-		for _, spec := range d.Specs {
-			vs := spec.(*ast.ValueSpec)
-			if vs.Type != nil || len(vs.Names) != len(vs.Values) {
-				continue
-			}
-			for i, v := range vs.Values {
-				if c, ok := v.(*ast.CallExpr); ok && callName(c.Fun) == "errors.New" && len(c.Args) == 1 {
-					if _, lit := c.Args[0].(*ast.BasicLit); lit {
-						s.sentinels[sf.dir][vs.Names[i].Name] = true
-					}
-				}
-			}
-		}
-	}
-}
-
-// check screens one file.
-func (s *screener) check(sf *srcFile) {
-	f, rel := sf.f, sf.rel
-	line := func(n ast.Node) int { return s.fset.Position(n.Pos()).Line }
-	imports := map[string]string{} // local name → import path
-	for _, im := range f.Imports {
-		ip, _ := strconv.Unquote(im.Path.Value)
-		local := path.Base(ip)
-		if ip == "golang.org/x/sys/unix" {
-			local = "unix"
-		}
-		if im.Name != nil {
-			local = im.Name.Name
-		}
-		imports[local] = ip
-	}
-	for _, decl := range f.Decls {
 		switch d := decl.(type) {
 		case *ast.FuncDecl:
 			if d.Recv == nil && d.Name.Name == "init" {
-				s.hit(ruleInit, "func init", rel, line(d))
+				g.note(ruleInit, "func init", sf, g.fset.Position(d.Pos()).Line)
 			}
 		case *ast.GenDecl:
-			if d.Tok == token.VAR {
-				s.startup(d, rel, imports)
+			if d.Tok != token.VAR {
+				continue
 			}
+			ast.Inspect(d, func(n ast.Node) bool {
+				if _, ok := n.(*ast.FuncLit); ok {
+					return false // a value, not run at start-up
+				}
+				if c, ok := n.(*ast.CallExpr); ok && g.callsOwn(c, info) {
+					g.note(ruleStartup, "a package-level initialiser calls the package's own code", sf, g.fset.Position(c.Pos()).Line)
+				}
+				return true
+			})
 		}
 	}
-	ast.Inspect(f, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.SelectorExpr:
-			id, ok := n.X.(*ast.Ident)
-			if !ok || imports[id.Name] == "" {
-				return true
-			}
-			full, short := imports[id.Name]+"."+n.Sel.Name, id.Name+"."+n.Sel.Name
-			if exitCalls[full] {
-				s.hit(ruleExit, short, rel, line(n))
-			}
-			if argsRefs[full] {
-				s.hit(ruleArgs, short, rel, line(n))
-			}
-		case *ast.BasicLit:
-			if n.Kind == token.STRING {
-				if v, err := strconv.Unquote(n.Value); err == nil && strings.Contains(v, "/proc") {
-					s.hit(ruleProc, fmt.Sprintf("the path %q", v), rel, line(n))
-				}
-			}
-		}
+}
+
+// callsOwn reports whether a call runs code of the student's: a function
+// literal, or a function or method declared in the tree.
+func (g *gate) callsOwn(c *ast.CallExpr, info *types.Info) bool {
+	fun := ast.Unparen(c.Fun)
+	if _, ok := fun.(*ast.FuncLit); ok {
 		return true
-	})
+	}
+	var id *ast.Ident
+	switch f := fun.(type) {
+	case *ast.Ident:
+		id = f
+	case *ast.SelectorExpr:
+		id = f.Sel
+	case *ast.IndexExpr: // a generic function, instantiated
+		return g.callsOwn(&ast.CallExpr{Fun: f.X}, info)
+	}
+	fn, ok := info.Uses[id].(*types.Func)
+	return ok && fn.Pkg() != nil && g.ownPath(fn.Pkg().Path())
+}
+
+// noteRef names exits and reads of the command line; ref is as written
+// ("os.Exit", "o.Exit").
+func (g *gate) noteRef(sf *srcFile, line int, ip, ref string) {
+	_, name, _ := strings.Cut(ref, ".")
+	switch {
+	case exitCalls[ip+"."+name]:
+		g.note(ruleExit, ref, sf, line)
+	case argsRefs[ip+"."+name]:
+		g.note(ruleArgs, ref, sf, line)
+	}
+}
+
+// noteProc names string literals that name /proc.
+func (g *gate) noteProc(sf *srcFile, line int, lit *ast.BasicLit) {
+	if lit.Kind != token.STRING {
+		return
+	}
+	if v, err := strconv.Unquote(lit.Value); err == nil && strings.Contains(v, "/proc") {
+		g.note(ruleProc, fmt.Sprintf("the path %q", v), sf, line)
+	}
 }
 
 // screenCost applies the gate's refusals to a chapter's exercises: one
