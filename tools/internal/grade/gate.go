@@ -66,7 +66,7 @@ func gateChapter(ctx context.Context, root, module, chapterDir string, spec rubr
 
 func newGate(root, module, chapterDir string, spec rubric.Chapter) *gate {
 	return &gate{
-		fset: token.NewFileSet(), root: root, module: module, chapterDir: chapterDir,
+		root: root, module: module, chapterDir: chapterDir,
 		chapter: spec, allow: allowSet(spec.ID), own: map[string]*types.Package{}, used: map[string]bool{},
 		course: map[string][]*ast.File{}, coursePkgs: map[string]*types.Package{},
 	}
@@ -74,6 +74,10 @@ func newGate(root, module, chapterDir string, spec rubric.Chapter) *gate {
 
 // run collects, type-checks and screens the tree.
 func (g *gate) run(ctx context.Context, replace map[string]string, goFlags []string) error {
+	shared.Lock()
+	defer shared.Unlock()
+	shared.reset(g.root, goFlags)
+	g.fset = shared.fset
 	if err := g.collect(replace); err != nil {
 		return err
 	}
@@ -94,8 +98,7 @@ type gate struct {
 	allow      map[string]bool
 	files      []*srcFile
 	hits       []Hit
-	exports    map[string]string         // import path → export data file
-	imp        types.ImporterFrom        // reads export data
+	exports    map[string]string         // import path → export data file: what this tree may import
 	own        map[string]*types.Package // the tree's own packages, checked from source
 	loading    map[string]bool           // own packages being checked (import cycles)
 	used       map[string]bool           // the allow-list's entries something referred to
@@ -234,17 +237,11 @@ func (g *gate) loadExports(ctx context.Context, goFlags []string, replace map[st
 			}
 		}
 	}
-	exports, err := exportData(ctx, g.root, goFlags, slices.Sorted(maps.Keys(want)))
+	exports, err := exportData(ctx, g.root, slices.Sorted(maps.Keys(want)))
 	if err != nil {
 		return err
 	}
 	g.exports = exports
-	g.imp = importer.ForCompiler(g.fset, "gc", func(ip string) (io.ReadCloser, error) {
-		if f, ok := g.exports[ip]; ok && f != "" {
-			return os.Open(f)
-		}
-		return nil, fmt.Errorf("no export data for %q", ip)
-	}).(types.ImporterFrom)
 	return nil
 }
 
@@ -292,34 +289,53 @@ func (g *gate) coursePackage(ip string) (*types.Package, error) {
 	return pkg, nil
 }
 
-// exportCache remembers export data files across the chapters of a run
-// (and the runs of a process): the standard library is listed once.
-var exportCache = struct {
-	sync.Mutex
-	files map[string]string // "flags\x00import path" → file; "" when it has none
-}{files: map[string]string{}}
+// shared is what the gates of a process share, one at a time: the export
+// data files listed so far and one importer reading them, so that the
+// standard library is listed once and each package's types are read once,
+// not once per chapter.
+var shared sharedImports
 
-// exportData returns the export data files of pkgs, from `go list -export`
-// with the build's flags and race detector (so that what it compiles is what
-// the build would), in the module root.
-func exportData(ctx context.Context, root string, goFlags, pkgs []string) (map[string]string, error) {
-	// Only packages outside the module are listed: the overlay cannot
-	// change them, the go.mod can.
-	key := root + "\x00"
+type sharedImports struct {
+	sync.Mutex
+	key   string // the module root and -modfile they are for
+	flags []string
+	fset  *token.FileSet
+	files map[string]string // import path → export data file; "" when it has none
+	imp   types.ImporterFrom
+}
+
+// reset makes shared hold what the build in root with goFlags sees. Only
+// packages outside the module are listed: the overlay cannot change them,
+// the go.mod can.
+func (sh *sharedImports) reset(root string, goFlags []string) {
+	key := root
 	var flags []string
 	for _, f := range goFlags {
 		if strings.HasPrefix(f, "-modfile=") {
-			key += f
+			key += "\x00" + f
 			flags = append(flags, f)
 		}
 	}
-	key += "\x00"
-	exportCache.Lock()
-	defer exportCache.Unlock()
+	if sh.fset != nil && sh.key == key {
+		return
+	}
+	sh.key, sh.flags, sh.fset, sh.files = key, flags, token.NewFileSet(), map[string]string{}
+	sh.imp = importer.ForCompiler(sh.fset, "gc", func(ip string) (io.ReadCloser, error) {
+		if f := sh.files[ip]; f != "" {
+			return os.Open(f)
+		}
+		return nil, fmt.Errorf("no export data for %q", ip)
+	}).(types.ImporterFrom)
+}
+
+// exportData returns the export data files of pkgs, listing those not yet
+// known with `go list -export` with the build's go.mod and race detector
+// (so that what it compiles is what the build would), in the module root.
+func exportData(ctx context.Context, root string, pkgs []string) (map[string]string, error) {
 	found := map[string]string{}
 	var missing []string
 	for _, p := range pkgs {
-		if f, ok := exportCache.files[key+p]; ok {
+		if f, ok := shared.files[p]; ok {
 			found[p] = f
 		} else {
 			missing = append(missing, p)
@@ -328,7 +344,7 @@ func exportData(ctx context.Context, root string, goFlags, pkgs []string) (map[s
 	if len(missing) == 0 {
 		return found, nil
 	}
-	args := append([]string{"list", "-e", "-race", "-export", "-f", "{{.ImportPath}}\t{{.Export}}"}, flags...)
+	args := append([]string{"list", "-e", "-race", "-export", "-f", "{{.ImportPath}}\t{{.Export}}"}, shared.flags...)
 	cmd := exec.CommandContext(ctx, "go", append(append(args, "--"), missing...)...)
 	cmd.Dir = root
 	cmd.Env = buildEnv()
@@ -345,12 +361,9 @@ func exportData(ctx context.Context, root string, goFlags, pkgs []string) (map[s
 	for sc.Scan() {
 		ip, file, _ := strings.Cut(sc.Text(), "\t")
 		found[ip] = file
-		exportCache.files[key+ip] = file
 	}
 	for _, p := range missing {
-		if _, ok := found[p]; !ok {
-			exportCache.files[key+p] = ""
-		}
+		shared.files[p] = found[p]
 	}
 	return found, nil
 }
@@ -488,7 +501,7 @@ func (i gateImporter) ImportFrom(ip, dir string, mode types.ImportMode) (*types.
 	if _, ok := i.g.exports[ip]; !ok {
 		return nil, fmt.Errorf("%q is not loaded", ip)
 	}
-	return i.g.imp.ImportFrom(ip, dir, mode)
+	return shared.imp.ImportFrom(ip, dir, mode)
 }
 
 // allowedDirectives are the //go: comments that change nothing the grader
