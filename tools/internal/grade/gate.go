@@ -163,12 +163,12 @@ func (g *gate) collect(replace map[string]string) error {
 var nonGoSources = []string{".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".hxx", ".m", ".s", ".S", ".sx", ".f", ".F", ".for", ".f90", ".syso", ".swig", ".swigcxx"}
 
 func (g *gate) file(p, rel string, replace map[string]string) {
-	name := filepath.Base(p)
+	name, src := filepath.Base(p), p
 	if repl, ok := replace[p]; ok {
 		if repl == "" {
 			return // the build leaves it out
 		}
-		p = repl
+		src = repl
 	}
 	dir := path.Dir(rel)
 	test := strings.HasSuffix(name, "_test.go")
@@ -181,11 +181,11 @@ func (g *gate) file(p, rel string, replace map[string]string) {
 	case test && dir == g.chapterDir:
 		return // the chapter's wiring: the course's copy is built, and no other test file
 	}
-	f, err := parser.ParseFile(g.fset, p, nil, parser.ParseComments|parser.SkipObjectResolution)
+	f, err := parser.ParseFile(g.fset, src, nil, parser.ParseComments|parser.SkipObjectResolution)
 	if err != nil {
 		return // the build reports it, with the compiler's words; a file no build compiles cannot harm
 	}
-	g.files = append(g.files, &srcFile{rel: rel, dir: dir, f: f, test: test, host: !test && builds(p)})
+	g.files = append(g.files, &srcFile{rel: rel, dir: dir, f: f, test: test, host: !test && builds(p, src)})
 }
 
 // buildContext is the build the grader compiles the student's code for:
@@ -197,10 +197,13 @@ var buildContext = func() build.Context {
 	return c
 }()
 
-// builds reports whether the grader's build compiles the file at p: its
+// builds reports whether the grader's build compiles the file named name
+// whose content is at src (the overlay's replacement, or name itself): its
 // build constraints and its name's _GOOS/_GOARCH suffix allow it.
-func builds(p string) bool {
-	ok, err := buildContext.MatchFile(filepath.Dir(p), filepath.Base(p))
+func builds(name, src string) bool {
+	c := buildContext
+	c.OpenFile = func(string) (io.ReadCloser, error) { return os.Open(src) }
+	ok, err := c.MatchFile(filepath.Dir(name), filepath.Base(name))
 	return err != nil || ok
 }
 
@@ -257,17 +260,17 @@ func (g *gate) parseCourse(ip string, replace map[string]string) []*ast.File {
 		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
 			continue
 		}
-		p := filepath.Join(dir, name)
+		p, src := filepath.Join(dir, name), filepath.Join(dir, name)
 		if repl, ok := replace[p]; ok {
 			if repl == "" {
 				continue
 			}
-			p = repl
+			src = repl
 		}
-		if !builds(p) {
+		if !builds(p, src) {
 			continue
 		}
-		if f, err := parser.ParseFile(g.fset, p, nil, parser.SkipObjectResolution); err == nil {
+		if f, err := parser.ParseFile(g.fset, src, nil, parser.SkipObjectResolution); err == nil {
 			files = append(files, f)
 		}
 	}
