@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 
 	"serverlab/tools/internal/rubric"
 )
@@ -722,7 +723,9 @@ func (g *gate) packageAllowed(ip string, test bool) bool {
 		return true
 	}
 	for entry := range g.allow {
-		if strings.HasPrefix(entry, ip+".") && !strings.Contains(entry[len(ip)+1:], "/") {
+		// A member is exported: "github.com/nats-io/nats.go" is a
+		// package, not a member of "github.com/nats-io/nats".
+		if member, ok := strings.CutPrefix(entry, ip+"."); ok && member != "" && unicode.IsUpper(rune(member[0])) {
 			return true
 		}
 	}
