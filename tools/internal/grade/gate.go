@@ -352,16 +352,19 @@ func exportData(ctx context.Context, root string, pkgs []string) (map[string]str
 	cmd := exec.CommandContext(ctx, "go", append(append(args, "--"), missing...)...)
 	cmd.Dir = root
 	cmd.Env = buildEnv()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := startTracked(cmd) // the grader's child: no sweep for orphans may take it for one
+	if err == nil {
+		err = waitTracked(cmd)
+	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("the gate could not list the allowed packages' types (go list -export): %v\n%s", err, FirstLines(stderr.Bytes(), maxBuildLines))
 	}
-	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc := bufio.NewScanner(&stdout)
 	for sc.Scan() {
 		ip, file, _ := strings.Cut(sc.Text(), "\t")
 		found[ip] = file
