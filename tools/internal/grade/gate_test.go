@@ -43,6 +43,10 @@ func TestGatePassesTheCourse(t *testing.T) {
 		t.Fatal(err)
 	}
 	root, _ := filepath.Abs("../../..")
+	// The student release has no solutions/: what the list is derived from
+	// is the maintainers' to check.
+	_, err = os.Stat(filepath.Join(root, "solutions"))
+	derive := err == nil
 	for _, ch := range r.Chapters {
 		used := map[string]bool{}
 		for _, tree := range []string{"solutions", "chapters"} {
@@ -55,7 +59,7 @@ func TestGatePassesTheCourse(t *testing.T) {
 			maps.Copy(used, u)
 		}
 		for _, e := range chapterAllow[ch.ID] {
-			if !used[e] {
+			if derive && !used[e] {
 				t.Errorf("gate_allow.go: chapter %s allows %s, which neither solutions/%s nor chapters/%s uses: remove it", ch.ID, e, ch.ID, ch.ID)
 			}
 		}
