@@ -174,7 +174,9 @@ func TestGateRefuses(t *testing.T) {
 			"06/a_darwin.go": "package p\n\ntype T = struct{ ExtraFiles []int }\n",
 			"06/b.go":        "package p\n\nfunc f(t *T) any { return t.ExtraFiles }\n"},
 			"06/b.go:3: chapter 06's code needs no exec.Cmd.ExtraFiles"},
-		{"a subpackage's test may use testing", "01", map[string]string{"01/a.go": "package p\n", "01/sub/s.go": "package sub\n", "01/sub/s_test.go": "package sub\n\nimport \"testing\"\n\nfunc TestX(t *testing.T) {}\n"}, ""},
+		{"a subpackage's test may use testing", "01", map[string]string{"01/a.go": "package p\n", "01/sub/s.go": "package sub\n", "01/sub/s_test.go": "package sub\n\nimport (\n\t\"reflect\"\n\t\"testing\"\n)\n\nfunc TestX(t *testing.T) { _ = reflect.DeepEqual(1, 1) }\n"}, ""},
+		{"a subpackage's test may not use unsafe", "01", map[string]string{"01/a.go": "package p\n", "01/sub/s.go": "package sub\n", "01/sub/s_test.go": "package sub\n\nimport \"unsafe\"\n\nvar _ = unsafe.Sizeof(0)\n"},
+			"01/sub/s_test.go:3: chapter 01's code needs no unsafe"},
 		{"the chapter's own test files are the course's", "01", map[string]string{"01/a.go": "package p\n", "01/x_test.go": "package p\n\nimport \"reflect\"\n\nvar _ = reflect.ValueOf\n"}, ""},
 		{"its own subpackages and the given code", "01", map[string]string{"01/a.go": "package p\n\nimport (\n\t\"serverlab/chapters/01/internal/x\"\n\t\"serverlab/tools/given/wire\"\n)\n\nvar _ = x.Y\nvar _ = wire.MaxPayload\n", "01/internal/x/x.go": "package x\n\nconst Y = 1\n"}, ""},
 	}
