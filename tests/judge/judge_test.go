@@ -136,7 +136,7 @@ func startSubject(t *testing.T) {
 
 func TestAcrossProcesses(t *testing.T) {
 	startSubject(t)
-	impl := Remote[testImpl]()
+	impl := Remote(testImpl{Flag: true})
 	require.NotNil(t, impl.Echo, "Remote got no functions")
 	assert.True(t, impl.Flag)
 

@@ -26,7 +26,7 @@ func (o *Object) Has(string) bool { return false }
 
 func IsJudge() bool                  { return false }
 func IsSubject() bool                { return false }
-func Remote[T any]() T               { var v T; return v }
+func Remote[T any](course T) T       { return course }
 func Serve(...any) int               { return 3 }
 func Proxy[I any](func(*Object) I)   {}
 func Sentinel(string, error)         {}

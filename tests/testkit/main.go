@@ -37,7 +37,6 @@ func Main(m *testing.M, impls ...any) {
 				code = 1
 			}
 		}
-		writeRecords(code)
 		os.Exit(code)
 	}))...)
 }

@@ -75,7 +75,6 @@ func New(t *testing.T, exercise string) *T {
 		exercise = id
 	}
 	k := &T{T: t, exercise: exercise, started: time.Now(), sched: checkSched()}
-	noteCheck(t.Name())
 	t.Cleanup(k.leakCheck())
 	k.timer = time.AfterFunc(WatchdogTimeout, k.fire)
 	t.Cleanup(k.stopWatchdog)

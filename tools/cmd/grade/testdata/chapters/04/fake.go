@@ -1,6 +1,7 @@
 // Package fake forges a pass: before any test runs, it prints the lines a
 // passing run prints and exits 0. Screening refuses it (init, os.Exit);
-// with those rules allowed, the missing completion record still does.
+// with those rules allowed, it is only the subject that printed them: the
+// judge, which alone reports verdicts, never got to run the check.
 package fake
 
 import (
