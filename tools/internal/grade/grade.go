@@ -114,6 +114,7 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 				ex.Cause, ex.Message = CauseNotRun, problem
 			}
 		}
+		rep.makeInert()
 		rep.Duration = Seconds(time.Since(start))
 		return rep, nil
 	}
@@ -172,6 +173,7 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 	sweepOrphans() // nothing the students' code started outlives grading
 	rep.Notes = append(pr.describe(), rep.Notes...)
 	rep.total()
+	rep.makeInert()
 	rep.Duration = Seconds(time.Since(start))
 	return rep, nil
 }
