@@ -68,38 +68,30 @@ func checkResults(t *testing.T, rep *grade.Report, want map[string]wantResult) {
 }
 
 // TestGradeCheats grades fixture chapters that each try a way of earning
-// points without doing the work. Screening must refuse each one, naming
-// what it found and where; a chapter's honest exercises keep their points
-// when the cheat is confined to one exercise.
+// points without doing the work. What the judge drives cannot forge a pass:
+// a forged "--- PASS" from an init is only the subject's output, and
+// exiting in the middle of a test is cause "exited", read from the
+// subject's exit status (screening's init and os.Exit rules only teach:
+// they are notes). What screening still refuses (linkname, a forbidden
+// reference) costs the exercises it names; honest exercises keep their
+// points.
 func TestGradeCheats(t *testing.T) {
 	t.Parallel()
 	rep := gradeJSON(t, "-root", fixtureRoot, "-target", fixtureTarget, "-rubric", "testdata/rubric-cheats.json", "-ch", "04,05,06,07")
-	checkResults(t, rep, map[string]wantResult{
-		"4.1": {grade.CauseIntegrity, "func init at tools/cmd/grade/testdata/chapters/04/fake.go:11"},
-		"5.1": {grade.CauseIntegrity, "os.Exit at tools/cmd/grade/testdata/chapters/05/exits.go:9"},
-		"5.2": {grade.CauseIntegrity, "os.Exit at tools/cmd/grade/testdata/chapters/05/exits.go:9"},
-		"5.3": {grade.CauseIntegrity, "os.Exit at"}, // exiting ends every exercise's test: the whole chapter
-		"6.1": {grade.CauseIntegrity, "//go:linkname at tools/cmd/grade/testdata/chapters/06/linkname.go:11"},
-		"7.1": {grade.CauseIntegrity, "wire.ReadFrame: exercise 7.1 is writing this codec yourself at tools/cmd/grade/testdata/chapters/07/codec.go:12"},
-		"7.2": {"", ""},
-	})
-}
-
-// TestGradeCheatsPastScreening allows the screening rules a cheat breaks,
-// to prove the runtime defences on their own: a forged "--- PASS" from an
-// init is the subject's output, which decides nothing (the judge never got
-// the chapter's code to check), and exiting in the middle of a test is cause
-// "exited", which the grader reads from the subject's exit status.
-func TestGradeCheatsPastScreening(t *testing.T) {
-	t.Parallel()
-	rep := gradeJSON(t, "-root", fixtureRoot, "-target", fixtureTarget, "-rubric", "testdata/rubric-cheats.json",
-		"-ch", "04,05", "-allow", "init,exit")
 	checkResults(t, rep, map[string]wantResult{
 		"4.1": {grade.CauseExited, "ended its process (exit status 0) while TestEx4_1_Fake was running"},
 		"5.1": {grade.CauseExited, "ended its process (exit status 0) while TestEx5_1_ExitZero was running"},
 		"5.2": {grade.CauseExited, "ended its process (exit status 3) while TestEx5_2_ExitThree was running"},
 		"5.3": {"", ""},
+		"6.1": {grade.CauseIntegrity, "//go:linkname at tools/cmd/grade/testdata/chapters/06/linkname.go:11"},
+		"7.1": {grade.CauseIntegrity, "wire.ReadFrame: exercise 7.1 is writing this codec yourself at tools/cmd/grade/testdata/chapters/07/codec.go:12"},
+		"7.2": {"", ""},
 	})
+	for _, ch := range rep.Chapters {
+		if ch.ID == "04" && !strings.Contains(strings.Join(ch.Integrity, "\n"), "func init at tools/cmd/grade/testdata/chapters/04/fake.go:11") {
+			t.Errorf("chapter 04's screening notes do not name the init: %q", ch.Integrity)
+		}
+	}
 }
 
 // tamperedCourse writes a module root holding only go.mod, go.sum and
