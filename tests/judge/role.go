@@ -154,20 +154,25 @@ func Serve(impls ...any) int {
 			return []reflect.Value{v}
 		})
 	}
-	s := &subject{snapshots: map[uint64]goleak.Option{}}
-	p.service("snapshot", s.snapshot)
-	p.service("leaks", s.leaks)
-	p.service("stacks", stacks)
-	p.service("memstats", memstats)
-	p.service("gc", runtime.GC)
-	p.service("pid", os.Getpid)
-	p.service("exhaustFDs", exhaustFDs)
-	p.service("releaseFDs", releaseFDs)
-	p.service("idle", func() bool { return idle(stacksHere()) })
-	p.service("finish", s.finish)
+	for name, fn := range subjectServices() {
+		p.service(name, fn)
+	}
 	go p.loop()
 	<-p.lost
 	return 0
+}
+
+// subjectServices are what the subject does for the judge: its leak
+// checks, stacks, memory statistics, descriptors. Under go test, with no
+// judge, the same functions serve the suites in their own process (see
+// callService), so that a suite calls one mechanism in both modes.
+func subjectServices() map[string]any {
+	s := &subject{snapshots: map[uint64]goleak.Option{}}
+	return map[string]any{
+		"snapshot": s.snapshot, "leaks": s.leaks, "stacks": stacks, "memstats": memstats, "gc": runtime.GC,
+		"pid": os.Getpid, "exhaustFDs": exhaustFDs, "releaseFDs": releaseFDs,
+		"idle": func() bool { return idle(stacksHere()) }, "finish": s.finish,
+	}
 }
 
 // subject is the subject's state of the judge's leak checks.
@@ -292,8 +297,12 @@ func Finish() string {
 	return report
 }
 
-// Lost reports whether the subject has gone.
+// Lost reports whether the subject has gone (never, under go test: there
+// is none).
 func Lost() bool {
+	if !IsJudge() {
+		return false
+	}
 	p, err := judgeSide()
 	if err != nil {
 		return true
@@ -306,10 +315,32 @@ func Lost() bool {
 	}
 }
 
+// callService calls the subject's service name; in a process that is not
+// the judge (go test), this process's own.
 func callService(name string, ft reflect.Type, args []any, results ...any) error {
+	if !IsJudge() {
+		callLocal(name, args, results)
+		return nil
+	}
 	p, err := judgeSide()
 	if err != nil {
 		return err
 	}
 	return p.callTyped(0, name, ft, args, results)
+}
+
+// localServices are subjectServices for a process that is its own subject.
+var localServices = sync.OnceValue(subjectServices)
+
+func callLocal(name string, args []any, results []any) {
+	fn := reflect.ValueOf(localServices()[name])
+	in := make([]reflect.Value, len(args))
+	for i, a := range args {
+		in[i] = reflect.ValueOf(a)
+	}
+	for i, r := range fn.Call(in) {
+		if i < len(results) {
+			reflect.ValueOf(results[i]).Elem().Set(r)
+		}
+	}
 }

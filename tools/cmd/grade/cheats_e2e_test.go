@@ -88,7 +88,7 @@ func TestGradeCheats(t *testing.T) {
 		"7.2": {"", ""},
 	})
 	for _, ch := range rep.Chapters {
-		if ch.ID == "04" && !strings.Contains(strings.Join(ch.Integrity, "\n"), "func init at tools/cmd/grade/testdata/chapters/04/fake.go:11") {
+		if ch.ID == "04" && !strings.Contains(strings.Join(ch.Integrity, "\n"), "func init at tools/cmd/grade/testdata/chapters/04/fake.go:12") {
 			t.Errorf("chapter 04's screening notes do not name the init: %q", ch.Integrity)
 		}
 	}
