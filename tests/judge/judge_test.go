@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -299,4 +300,27 @@ func TestProxiesAreFaithful(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestImplDataIsTheCourses: Remote keeps the subject's functions but takes
+// every plain-data field from the course's wiring, and names the first one
+// the subject reported otherwise (a subject claiming Threaded: false).
+func TestImplDataIsTheCourses(t *testing.T) {
+	type impl struct {
+		Threaded bool
+		Sizes    []int
+		Err      error
+		Run      func() int
+	}
+	run := func() int { return 7 }
+	fromSubject := impl{Threaded: false, Sizes: []int{1}, Err: errTooMuch, Run: run}
+	course := impl{Threaded: true, Sizes: []int{1}}
+	got := fromSubject
+	differs := takeData(reflect.ValueOf(&got).Elem(), reflect.ValueOf(course))
+	assert.Equal(t, "Threaded", differs, "the field the subject lied about")
+	assert.True(t, got.Threaded, "data comes from the course")
+	assert.Equal(t, errTooMuch, got.Err, "an error is the subject's (its identity crosses)")
+	assert.Equal(t, 7, got.Run(), "functions are the subject's")
+	same := course
+	assert.Empty(t, takeData(reflect.ValueOf(&same).Elem(), reflect.ValueOf(course)))
 }
