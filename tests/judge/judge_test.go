@@ -121,7 +121,9 @@ func startSubject(t *testing.T) {
 	require.NoError(t, err)
 	mine, theirs := os.NewFile(uintptr(fds[0]), "judge"), os.NewFile(uintptr(fds[1]), "subject")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), RoleEnv+"="+Subject)
+	id, err := SocketID(theirs)
+	require.NoError(t, err)
+	cmd.Env = append(os.Environ(), RoleEnv+"="+Subject, SocketIDEnv+"="+id)
 	cmd.ExtraFiles = []*os.File{theirs}
 	cmd.Stderr = os.Stderr
 	require.NoError(t, cmd.Start())

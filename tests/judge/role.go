@@ -142,6 +142,10 @@ func implService(t reflect.Type) string { return "impl:" + t.PkgPath() + "." + t
 // a panic end the process on their own; the grader reads either from its
 // exit status.
 func Serve(impls ...any) int {
+	if err := checkSocket(SocketFD); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
 	p, err := connect("s")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

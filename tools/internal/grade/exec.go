@@ -68,7 +68,7 @@ func (rn *runner) test2jsonCmd(pkg string) *exec.Cmd {
 func raceEnv(env []string) []string {
 	out := make([]string, 0, len(env)+1)
 	for _, kv := range env {
-		if strings.HasPrefix(kv, "GORACE=") || strings.HasPrefix(kv, judge.RoleEnv+"=") {
+		if strings.HasPrefix(kv, "GORACE=") || strings.HasPrefix(kv, judge.RoleEnv+"=") || strings.HasPrefix(kv, judge.SocketIDEnv+"=") {
 			continue
 		}
 		out = append(out, kv)
