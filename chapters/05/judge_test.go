@@ -13,7 +13,7 @@ import (
 // student's code, and every call of an Impl function goes to the subject
 // that has it (see tests/judge).
 var (
-	impl      = judge.Remote[epolltest.Impl]()
-	chatImpl  = judge.Remote[chattest.Impl]()
-	stockImpl = judge.Remote[stocktest.Impl]()
+	impl      = judge.Remote(epolltest.Impl{})
+	chatImpl  = judge.Remote(chattest.Impl{})
+	stockImpl = judge.Remote(stocktest.Impl{})
 )

@@ -149,13 +149,7 @@ func decodeListener(d *decoder, x value, t reflect.Type) (reflect.Value, error) 
 	if err != nil || x.Home {
 		return v, err
 	}
-	var l *listenerProxy
-	switch p := v.Interface().(type) {
-	case *listenerProxy:
-		l = p
-	case *faultListenerProxy:
-		l = p.listenerProxy
-	}
+	l := asListenerProxy(v.Interface())
 	if addr, aerr := net.ResolveTCPAddr("tcp", x.Str); l != nil && aerr == nil {
 		l.mu.Lock()
 		l.addr = addr

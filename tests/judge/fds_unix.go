@@ -71,6 +71,9 @@ func ExhaustFDs(highest int) (int, error) {
 func ReleaseFDs() { _ = callService("releaseFDs", reflect.TypeFor[func()](), nil) }
 
 var subjectPID = sync.OnceValue(func() int {
+	if !IsJudge() {
+		return os.Getpid()
+	}
 	if f := os.NewFile(PIDFD, "subject-pid"); f != nil {
 		defer f.Close()
 		var pid int
@@ -83,5 +86,6 @@ var subjectPID = sync.OnceValue(func() int {
 	return pid
 })
 
-// SubjectPID is the subject's process id (the grader's word for it).
+// SubjectPID is the process id of the code under test: the subject's (the
+// grader's word for it), or this process's under go test.
 func SubjectPID() int { return subjectPID() }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -61,6 +62,10 @@ type testImpl struct {
 	Unwrap     func(err error) error
 	Errno      func() error
 	NotImpl    func() error
+	// The checks TestProxiesAreFaithful runs on real objects here and on
+	// proxies in the subject.
+	CheckListener func(ln net.Listener) string
+	CheckConn     func(c net.Conn) string
 }
 
 var subjectImpl = testImpl{
@@ -90,9 +95,11 @@ var subjectImpl = testImpl{
 		<-ctx.Done()
 		return ctx.Err()
 	},
-	Unwrap:  func(err error) error { return fmt.Errorf("wrapped: %w", err) },
-	Errno:   func() error { return &os.SyscallError{Syscall: "accept", Err: syscall.EMFILE} },
-	NotImpl: func() error { return lab.NotImplemented("9.9", "Thing") },
+	Unwrap:        func(err error) error { return fmt.Errorf("wrapped: %w", err) },
+	Errno:         func() error { return &os.SyscallError{Syscall: "accept", Err: syscall.EMFILE} },
+	NotImpl:       func() error { return lab.NotImplemented("9.9", "Thing") },
+	CheckListener: checkListener,
+	CheckConn:     checkConn,
 }
 
 func init() {
@@ -114,7 +121,9 @@ func startSubject(t *testing.T) {
 	require.NoError(t, err)
 	mine, theirs := os.NewFile(uintptr(fds[0]), "judge"), os.NewFile(uintptr(fds[1]), "subject")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), RoleEnv+"="+Subject)
+	id, err := SocketID(theirs)
+	require.NoError(t, err)
+	cmd.Env = append(os.Environ(), RoleEnv+"="+Subject, SocketIDEnv+"="+id)
 	cmd.ExtraFiles = []*os.File{theirs}
 	cmd.Stderr = os.Stderr
 	require.NoError(t, cmd.Start())
@@ -136,7 +145,7 @@ func startSubject(t *testing.T) {
 
 func TestAcrossProcesses(t *testing.T) {
 	startSubject(t)
-	impl := Remote[testImpl]()
+	impl := Remote(testImpl{Flag: true})
 	require.NotNil(t, impl.Echo, "Remote got no functions")
 	assert.True(t, impl.Flag)
 
@@ -196,4 +205,124 @@ func TestAcrossProcesses(t *testing.T) {
 	assert.ErrorIs(t, impl.Errno(), syscall.EMFILE)
 	assert.ErrorIs(t, impl.NotImpl(), lab.ErrNotImplemented)
 	assert.Contains(t, impl.NotImpl().Error(), "ex 9.9: Thing")
+}
+
+// checkListener is what a correct accept loop may rely on: a deadline that
+// ends Accept with a timeout (os.ErrDeadlineExceeded, net.Error.Timeout),
+// and, once closed, net.ErrClosed. It says what differs, or "".
+func checkListener(ln net.Listener) string {
+	dl, ok := ln.(interface{ SetDeadline(time.Time) error })
+	if !ok {
+		return fmt.Sprintf("a %T has no SetDeadline", ln)
+	}
+	if err := dl.SetDeadline(time.Now().Add(20 * time.Millisecond)); err != nil {
+		return "SetDeadline: " + err.Error()
+	}
+	_, err := ln.Accept()
+	var ne net.Error
+	if !errors.Is(err, os.ErrDeadlineExceeded) || !errors.As(err, &ne) || !ne.Timeout() {
+		return fmt.Sprintf("Accept past the listener's deadline returned %v; want a timeout (os.ErrDeadlineExceeded)", err)
+	}
+	if err := dl.SetDeadline(time.Time{}); err != nil {
+		return "SetDeadline(zero): " + err.Error()
+	}
+	if err := ln.Close(); err != nil {
+		return "Close: " + err.Error()
+	}
+	if _, err := ln.Accept(); !errors.Is(err, net.ErrClosed) {
+		return fmt.Sprintf("Accept on a closed listener returned %v; want net.ErrClosed", err)
+	}
+	return ""
+}
+
+// checkConn is what a correct server may rely on of a connection that is
+// not a bare socket: a read deadline that ends Read with a timeout, and a
+// half-close (CloseWrite) when the connection has one.
+func checkConn(c net.Conn) string {
+	if err := c.SetReadDeadline(time.Now().Add(20 * time.Millisecond)); err != nil {
+		return "SetReadDeadline: " + err.Error()
+	}
+	_, err := c.Read(make([]byte, 1))
+	var ne net.Error
+	if !errors.Is(err, os.ErrDeadlineExceeded) || !errors.As(err, &ne) || !ne.Timeout() {
+		return fmt.Sprintf("Read past the deadline returned %v; want a timeout (os.ErrDeadlineExceeded)", err)
+	}
+	hc, ok := c.(interface{ CloseWrite() error })
+	if !ok {
+		return fmt.Sprintf("a %T has no CloseWrite", c)
+	}
+	if err := hc.CloseWrite(); err != nil {
+		return "CloseWrite: " + err.Error()
+	}
+	return ""
+}
+
+// wrappedConn is a connection that is not a bare socket (a check's
+// wrapper): it crosses as a proxy, not as a descriptor.
+type wrappedConn struct{ *net.TCPConn }
+
+// TestProxiesAreFaithful runs the same checks on real objects and, in the
+// subject, on their proxies: what a correct solution can tell of a listener
+// or a connection must not differ under the grader.
+func TestProxiesAreFaithful(t *testing.T) {
+	startSubject(t)
+	impl := Remote(testImpl{Flag: true})
+	for _, side := range []struct {
+		name           string
+		listener       func(net.Listener) string
+		conn           func(net.Conn) string
+		wantProxyTypes bool
+	}{
+		{"real", checkListener, checkConn, false},
+		{"proxy", impl.CheckListener, impl.CheckConn, true},
+	} {
+		t.Run(side.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			defer ln.Close()
+			if msg := side.listener(ln); msg != "" {
+				t.Error(msg)
+			}
+
+			peer, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			defer peer.Close()
+			dialed, err := net.DialTimeout("tcp", peer.Addr().String(), 5*time.Second)
+			require.NoError(t, err)
+			defer dialed.Close()
+			accepted, err := peer.Accept()
+			require.NoError(t, err)
+			defer accepted.Close()
+			if msg := side.conn(&wrappedConn{dialed.(*net.TCPConn)}); msg != "" {
+				t.Error(msg)
+			}
+			accepted.SetReadDeadline(time.Now().Add(5 * time.Second))
+			if n, err := accepted.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+				t.Errorf("after CloseWrite the peer read %d bytes, %v; want io.EOF", n, err)
+			}
+		})
+	}
+}
+
+// TestImplDataIsTheCourses: Remote keeps the subject's functions but takes
+// every plain-data field from the course's wiring, and names the first one
+// the subject reported otherwise (a subject claiming Threaded: false).
+func TestImplDataIsTheCourses(t *testing.T) {
+	type impl struct {
+		Threaded bool
+		Sizes    []int
+		Err      error
+		Run      func() int
+	}
+	run := func() int { return 7 }
+	fromSubject := impl{Threaded: false, Sizes: []int{1}, Err: errTooMuch, Run: run}
+	course := impl{Threaded: true, Sizes: []int{1}}
+	got := fromSubject
+	differs := takeData(reflect.ValueOf(&got).Elem(), reflect.ValueOf(course))
+	assert.Equal(t, "Threaded", differs, "the field the subject lied about")
+	assert.True(t, got.Threaded, "data comes from the course")
+	assert.Equal(t, errTooMuch, got.Err, "an error is the subject's (its identity crosses)")
+	assert.Equal(t, 7, got.Run(), "functions are the subject's")
+	same := course
+	assert.Empty(t, takeData(reflect.ValueOf(&same).Elem(), reflect.ValueOf(course)))
 }

@@ -42,6 +42,174 @@ type value struct {
 	Kind    string // a special codec's name ("listener", "ctx", …)
 }
 
+// The wire form of a message is flat: its values, in one table, refer to
+// their elements by index, never by nesting, so that neither gob nor the
+// decoder recurses on what the other process sent (a value nested a million
+// deep would overflow the stack: a crash, not an error). The other process
+// is untrusted, so receive bounds everything: a message's size (gob's own
+// framing, maxMessage), the depth of its values (maxDepth), and each table
+// entry is some value's element once at most, after it (no cycles, no
+// sharing that would multiply on expansion).
+const (
+	maxMessage = 64 << 20
+	maxDepth   = 64
+)
+
+// wireMessage is a message as it crosses.
+type wireMessage struct {
+	Call   uint64
+	Reply  bool
+	Handle uint64
+	Method string
+	Args   []int32 // the arguments: indices into Values
+	Values []wireValue
+	Fail   string
+	NFD    int
+}
+
+// wireValue is a value whose Elems are indices into the message's Values.
+type wireValue struct {
+	Nil     bool
+	Int     int64
+	Uint    uint64
+	Float   float64
+	Str     string
+	Bytes   []byte
+	Elems   []int32
+	Handle  uint64
+	Home    bool
+	Methods []string
+	Err     *errValue
+	FD      int
+	Kind    string
+}
+
+func flatten(m *message) *wireMessage {
+	w := &wireMessage{Call: m.Call, Reply: m.Reply, Handle: m.Handle, Method: m.Method, Fail: m.Fail, NFD: m.NFD}
+	var add func(v value) int32
+	add = func(v value) int32 {
+		i := int32(len(w.Values))
+		w.Values = append(w.Values, wireValue{Nil: v.Nil, Int: v.Int, Uint: v.Uint, Float: v.Float, Str: v.Str,
+			Bytes: v.Bytes, Handle: v.Handle, Home: v.Home, Methods: v.Methods, Err: v.Err, FD: v.FD, Kind: v.Kind})
+		for _, e := range v.Elems {
+			c := add(e)
+			w.Values[i].Elems = append(w.Values[i].Elems, c)
+		}
+		return i
+	}
+	for _, a := range m.Args {
+		w.Args = append(w.Args, add(a))
+	}
+	return w
+}
+
+// unflatten rebuilds the message w describes, or says why it cannot.
+func unflatten(w *wireMessage) (*message, error) {
+	m := &message{Call: w.Call, Reply: w.Reply, Handle: w.Handle, Method: w.Method, Fail: w.Fail, NFD: w.NFD}
+	used := make([]bool, len(w.Values))
+	var build func(i, after int32, depth int) (value, error)
+	build = func(i, after int32, depth int) (value, error) {
+		switch {
+		case depth > maxDepth:
+			return value{}, fmt.Errorf("judge: a value nested deeper than %d", maxDepth)
+		case i <= after || int(i) >= len(w.Values) || used[i]:
+			return value{}, fmt.Errorf("judge: a message refers to value %d of %d out of order", i, len(w.Values))
+		}
+		used[i] = true
+		x := w.Values[i]
+		v := value{Nil: x.Nil, Int: x.Int, Uint: x.Uint, Float: x.Float, Str: x.Str, Bytes: x.Bytes,
+			Handle: x.Handle, Home: x.Home, Methods: x.Methods, Err: x.Err, FD: x.FD, Kind: x.Kind}
+		for _, e := range x.Elems {
+			ev, err := build(e, i, depth+1)
+			if err != nil {
+				return value{}, err
+			}
+			v.Elems = append(v.Elems, ev)
+		}
+		return v, nil
+	}
+	for _, a := range w.Args {
+		v, err := build(a, -1, 0)
+		if err != nil {
+			return nil, err
+		}
+		m.Args = append(m.Args, v)
+	}
+	if w.NFD < 0 || w.NFD > maxFDs {
+		return nil, fmt.Errorf("judge: a message claims %d descriptors", w.NFD)
+	}
+	return m, nil
+}
+
+// maxFDs is the most descriptors one message carries (the kernel's own
+// limit per SCM_RIGHTS message is 253).
+const maxFDs = 253
+
+// frameLimit passes a gob stream through and refuses a message longer than
+// max before gob allocates room for it. A gob stream is a sequence of
+// messages, each a byte count (gob's unsigned integer: a byte below 128,
+// or the negated length of a big-endian number that follows) and as many
+// bytes.
+type frameLimit struct {
+	r      io.Reader
+	max    uint64
+	head   []byte // the count read so far
+	need   int    // bytes of the count still to come (0: in a body or between messages)
+	body   uint64 // bytes of the current message still to come
+	broken error
+}
+
+func (f *frameLimit) Read(p []byte) (int, error) {
+	if f.broken != nil {
+		return 0, f.broken
+	}
+	n, err := f.r.Read(p)
+	for _, b := range p[:n] {
+		if f.broken = f.step(b); f.broken != nil {
+			return 0, f.broken
+		}
+	}
+	return n, err
+}
+
+// step follows one byte of the stream.
+func (f *frameLimit) step(b byte) error {
+	switch {
+	case f.body > 0:
+		f.body--
+		return nil
+	case f.need == 0 && len(f.head) == 0:
+		if b < 0x80 {
+			return f.open(uint64(b))
+		}
+		f.need = 256 - int(b) // the negated length, as a byte
+		if f.need > 8 {
+			return errors.New("judge: a malformed message length")
+		}
+		f.head = append(f.head, b)
+		return nil
+	}
+	f.head = append(f.head, b)
+	f.need--
+	if f.need > 0 {
+		return nil
+	}
+	var size uint64
+	for _, c := range f.head[1:] {
+		size = size<<8 | uint64(c)
+	}
+	f.head = f.head[:0]
+	return f.open(size)
+}
+
+func (f *frameLimit) open(size uint64) error {
+	if size > f.max {
+		return fmt.Errorf("judge: a message of %d bytes (at most %d)", size, f.max)
+	}
+	f.body = size
+	return nil
+}
+
 // link carries messages and the descriptors that go with them over a Unix
 // stream socket. The descriptors travel as SCM_RIGHTS with the bytes of their
 // message; the kernel delivers them no later than those bytes, so a reader
@@ -61,7 +229,7 @@ type link struct {
 func newLink(uc *net.UnixConn) *link {
 	l := &link{uc: uc}
 	l.enc = gob.NewEncoder(&l.wbuf)
-	l.dec = gob.NewDecoder(&rightsReader{uc: uc, q: &l.fds})
+	l.dec = gob.NewDecoder(&frameLimit{r: &rightsReader{uc: uc, q: &l.fds}, max: maxMessage})
 	return l
 }
 
@@ -71,7 +239,7 @@ func (l *link) send(m *message, files []*os.File) error {
 	defer l.wmu.Unlock()
 	m.NFD = len(files)
 	l.wbuf.Reset()
-	if err := l.enc.Encode(m); err != nil {
+	if err := l.enc.Encode(flatten(m)); err != nil {
 		return fmt.Errorf("judge: encode: %w", err)
 	}
 	b := l.wbuf.Bytes()
@@ -98,12 +266,16 @@ func (l *link) send(m *message, files []*os.File) error {
 
 // receive reads the next message and the descriptors that came with it.
 func (l *link) receive() (*message, []*os.File, error) {
-	var m message
-	if err := l.dec.Decode(&m); err != nil {
+	var w wireMessage
+	if err := l.dec.Decode(&w); err != nil {
+		return nil, nil, err
+	}
+	m, err := unflatten(&w)
+	if err != nil {
 		return nil, nil, err
 	}
 	files, err := l.fds.take(m.NFD)
-	return &m, files, err
+	return m, files, err
 }
 
 func (l *link) close() { l.uc.Close() }

@@ -25,14 +25,8 @@ func init() {
 	Proxy(func(o *Object) io.Writer { return &writerProxy{o} })
 	Proxy(func(o *Object) sync.Locker { return &lockerProxy{o} })
 	Proxy(func(o *Object) lab.Server { return &serverProxy{o} })
-	Proxy(func(o *Object) net.Listener {
-		l := &listenerProxy{o: o}
-		if o.Has("AcceptFault") {
-			return &faultListenerProxy{l}
-		}
-		return l
-	})
-	Proxy(func(o *Object) net.Conn { return &connProxy{o} })
+	Proxy(newListenerProxy)
+	Proxy(newConnProxy)
 }
 
 func dupCloexec(fd int) (int, error) { return unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0) }
@@ -159,14 +153,65 @@ func (l *listenerProxy) SyscallConn() (syscall.RawConn, error) {
 	return l.local.SyscallConn()
 }
 
-// faultListenerProxy is a listenerProxy whose listener injects accept
-// faults into an event loop (tests/testkit's faulty listener).
-type faultListenerProxy struct{ *listenerProxy }
+// A proxy has the optional methods its object has, and no others, so that a
+// type assertion in the student's code (an accept loop that stops by the
+// listener's deadline, a half-close) answers as it would on the object.
 
-func (l *faultListenerProxy) AcceptFault() (err error) {
-	_ = l.o.p.callTyped(l.o.handle, "AcceptFault", reflect.TypeFor[func() error](), nil, []any{&err})
+// newListenerProxy stands in for a listener of the other process.
+func newListenerProxy(o *Object) net.Listener {
+	l := &listenerProxy{o: o}
+	switch {
+	case o.Has("AcceptFault") && o.Has("SetDeadline"):
+		return &struct {
+			*listenerProxy
+			deadlineProxy
+			faultProxy
+		}{l, deadlineProxy{o}, faultProxy{o}}
+	case o.Has("AcceptFault"):
+		return &struct {
+			*listenerProxy
+			faultProxy
+		}{l, faultProxy{o}}
+	case o.Has("SetDeadline"):
+		return &struct {
+			*listenerProxy
+			deadlineProxy
+		}{l, deadlineProxy{o}}
+	}
+	return l
+}
+
+// deadlineProxy is a listener's SetDeadline: the Accept calls in flight at
+// home end with the same timeout error they would end with here.
+type deadlineProxy struct{ o *Object }
+
+func (d deadlineProxy) SetDeadline(t time.Time) (err error) {
+	_ = d.o.p.callTyped(d.o.handle, "SetDeadline", reflect.TypeFor[func(time.Time) error](), []any{t}, []any{&err})
 	return err
 }
+
+// faultProxy is the accept-fault injection of tests/testkit's faulty
+// listener, for an event loop.
+type faultProxy struct{ o *Object }
+
+func (f faultProxy) AcceptFault() (err error) {
+	_ = f.o.p.callTyped(f.o.handle, "AcceptFault", reflect.TypeFor[func() error](), nil, []any{&err})
+	return err
+}
+
+// asListenerProxy finds the listenerProxy in any of newListenerProxy's
+// results.
+func asListenerProxy(v any) *listenerProxy {
+	switch p := v.(type) {
+	case *listenerProxy:
+		return p
+	case interface{ base() *listenerProxy }:
+		return p.base()
+	}
+	return nil
+}
+
+func (l *listenerProxy) base() *listenerProxy { return l }
 
 func (p *peer) exportedAs(handle uint64) (reflect.Value, bool) {
 	p.mu.Lock()
@@ -201,6 +246,26 @@ func (p *peer) serveListenerAddr(handle uint64) string {
 // connProxy is a connection that is not a socket of this machine (a
 // check's wrapper): every call goes to it.
 type connProxy struct{ o *Object }
+
+// newConnProxy stands in for a connection of the other process that is not
+// a bare socket: with CloseWrite if it has one (a half-close).
+func newConnProxy(o *Object) net.Conn {
+	c := &connProxy{o}
+	if o.Has("CloseWrite") {
+		return &struct {
+			*connProxy
+			closeWriteProxy
+		}{c, closeWriteProxy{o}}
+	}
+	return c
+}
+
+type closeWriteProxy struct{ o *Object }
+
+func (c closeWriteProxy) CloseWrite() (err error) {
+	_ = c.o.p.callTyped(c.o.handle, "CloseWrite", reflect.TypeFor[func() error](), nil, []any{&err})
+	return err
+}
 
 func (c *connProxy) Read(p []byte) (int, error) { return (&readerProxy{c.o}).Read(p) }
 func (c *connProxy) Write(p []byte) (n int, err error) {

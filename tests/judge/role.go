@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"go.uber.org/goleak"
+
+	"serverlab/tools/given/lab"
 )
 
 // role is this process's role, read once: the variable is removed from the
@@ -60,10 +62,18 @@ func connect(side string) (*peer, error) {
 	return newPeer(newLink(uc), side), nil
 }
 
-// Remote returns the subject's value of the suite's Impl type T: its data
-// as the subject has it, its functions calling the subject's. A judge that
-// cannot reach its subject fails at once: every check would.
-func Remote[T any]() T {
+// Remote returns the suite's Impl of type T as the subject has it: its
+// functions and objects call the subject's; its data is course's.
+//
+// course is the Impl as the judge's wiring states it. Every field that is
+// plain data (a bool, number or string, or a struct, array, slice or map of
+// them) comes from course, never from the subject, whose process could say
+// anything (Threaded: false, to be spared a pool's checks). The subject's
+// copy must agree with course: if it does not, either the course's two
+// wirings disagree or the subject lies, and the judge stops at once, before
+// any check, so that every exercise is lost. A judge that cannot reach its
+// subject fails at once too: every check would.
+func Remote[T any](course T) T {
 	var v T
 	p, err := judgeSide()
 	if err == nil {
@@ -71,9 +81,57 @@ func Remote[T any]() T {
 		err = p.callTyped(0, implService(t), reflect.FuncOf(nil, []reflect.Type{t}, false), nil, []any{&v})
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "judge: cannot get the %s of the student's code: %v\n", reflect.TypeFor[T](), err)
+		fmt.Fprintf(os.Stderr, "%s the judge cannot get the %s of the student's code: %v\n",
+			lab.SubjectGoneMarker, reflect.TypeFor[T](), err)
+		os.Exit(3)
+	}
+	if field := takeData(reflect.ValueOf(&v).Elem(), reflect.ValueOf(course)); field != "" {
+		fmt.Fprintf(os.Stderr, "judge: the student's process reports %s.%s unlike the course's wiring: "+
+			"no check can be trusted, none is run\n", reflect.TypeFor[T](), field)
+		os.Exit(3)
 	}
 	return v
+}
+
+// takeData copies the plain-data fields of struct course into v and returns
+// the name of the first one v held differently ("" if none).
+func takeData(v, course reflect.Value) (differs string) {
+	if v.Kind() != reflect.Struct {
+		return ""
+	}
+	for i := range v.NumField() {
+		if !isData(v.Type().Field(i).Type) {
+			continue
+		}
+		if !reflect.DeepEqual(v.Field(i).Interface(), course.Field(i).Interface()) && differs == "" {
+			differs = v.Type().Field(i).Name
+		}
+		v.Field(i).Set(course.Field(i))
+	}
+	return differs
+}
+
+// isData reports whether values of t are plain data: nothing in them calls
+// or refers to code.
+func isData(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.String:
+		return true
+	case reflect.Array, reflect.Slice:
+		return isData(t.Elem())
+	case reflect.Map:
+		return isData(t.Key()) && isData(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if !isData(t.Field(i).Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 func implService(t reflect.Type) string { return "impl:" + t.PkgPath() + "." + t.Name() }
@@ -84,6 +142,10 @@ func implService(t reflect.Type) string { return "impl:" + t.PkgPath() + "." + t
 // a panic end the process on their own; the grader reads either from its
 // exit status.
 func Serve(impls ...any) int {
+	if err := checkSocket(SocketFD); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
 	p, err := connect("s")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -96,20 +158,25 @@ func Serve(impls ...any) int {
 			return []reflect.Value{v}
 		})
 	}
-	s := &subject{snapshots: map[uint64]goleak.Option{}}
-	p.service("snapshot", s.snapshot)
-	p.service("leaks", s.leaks)
-	p.service("stacks", stacks)
-	p.service("memstats", memstats)
-	p.service("gc", runtime.GC)
-	p.service("pid", os.Getpid)
-	p.service("exhaustFDs", exhaustFDs)
-	p.service("releaseFDs", releaseFDs)
-	p.service("idle", func() bool { return idle(stacksHere()) })
-	p.service("finish", s.finish)
+	for name, fn := range subjectServices() {
+		p.service(name, fn)
+	}
 	go p.loop()
 	<-p.lost
 	return 0
+}
+
+// subjectServices are what the subject does for the judge: its leak
+// checks, stacks, memory statistics, descriptors. Under go test, with no
+// judge, the same functions serve the suites in their own process (see
+// callService), so that a suite calls one mechanism in both modes.
+func subjectServices() map[string]any {
+	s := &subject{snapshots: map[uint64]goleak.Option{}}
+	return map[string]any{
+		"snapshot": s.snapshot, "leaks": s.leaks, "stacks": stacks, "memstats": memstats, "gc": runtime.GC,
+		"pid": os.Getpid, "exhaustFDs": exhaustFDs, "releaseFDs": releaseFDs,
+		"idle": func() bool { return idle(stacksHere()) }, "finish": s.finish,
+	}
 }
 
 // subject is the subject's state of the judge's leak checks.
@@ -234,8 +301,12 @@ func Finish() string {
 	return report
 }
 
-// Lost reports whether the subject has gone.
+// Lost reports whether the subject has gone (never, under go test: there
+// is none).
 func Lost() bool {
+	if !IsJudge() {
+		return false
+	}
 	p, err := judgeSide()
 	if err != nil {
 		return true
@@ -248,10 +319,32 @@ func Lost() bool {
 	}
 }
 
+// callService calls the subject's service name; in a process that is not
+// the judge (go test), this process's own.
 func callService(name string, ft reflect.Type, args []any, results ...any) error {
+	if !IsJudge() {
+		callLocal(name, args, results)
+		return nil
+	}
 	p, err := judgeSide()
 	if err != nil {
 		return err
 	}
 	return p.callTyped(0, name, ft, args, results)
+}
+
+// localServices are subjectServices for a process that is its own subject.
+var localServices = sync.OnceValue(subjectServices)
+
+func callLocal(name string, args []any, results []any) {
+	fn := reflect.ValueOf(localServices()[name])
+	in := make([]reflect.Value, len(args))
+	for i, a := range args {
+		in[i] = reflect.ValueOf(a)
+	}
+	for i, r := range fn.Call(in) {
+		if i < len(results) {
+			reflect.ValueOf(results[i]).Elem().Set(r)
+		}
+	}
 }

@@ -27,8 +27,8 @@ type schedTimes struct{ ran, waited time.Duration }
 
 func checkSched() schedTimes {
 	t := procSched("/proc/self")
-	if p := ServerProc(); p != "/proc/self" {
-		s := procSched(p)
+	if ServerPID() != os.Getpid() {
+		s := procSched(ServerProc())
 		t.ran += s.ran
 		t.waited += s.waited
 	}

@@ -29,7 +29,7 @@ func Main(m *testing.M, impls ...any) {
 		os.Exit(judge.Serve(impls...))
 	}
 	goleak.VerifyTestMain(m, append(judge.LeakOptions(), goleak.Cleanup(func(code int) {
-		if code == 0 && judge.IsJudge() {
+		if code == 0 {
 			if report := judge.Finish(); report != "" {
 				fmt.Fprintf(os.Stderr, "%s goroutines of the student's code were still running after every check.\n"+
 					"Likely cause: Close must stop every goroutine the server started and wait for it.\n\n%s\n",
@@ -37,20 +37,13 @@ func Main(m *testing.M, impls ...any) {
 				code = 1
 			}
 		}
-		writeRecords(code)
 		os.Exit(code)
 	}))...)
 }
 
 // ReadMemStats is runtime.ReadMemStats of the process that runs the code
 // under test: the subject's under tools/cmd/grade, this one's under go test.
-func ReadMemStats(m *runtime.MemStats) {
-	if judge.IsJudge() {
-		*m = judge.MemStats()
-		return
-	}
-	runtime.ReadMemStats(m)
-}
+func ReadMemStats(m *runtime.MemStats) { *m = judge.MemStats() }
 
 // Logger is the logger servers under test should use: errors only by default,
 // so that test output shows failures, and verbose with SERVERLAB_LOG=debug.
@@ -63,10 +56,4 @@ func Logger() *slog.Logger {
 }
 
 // GC is runtime.GC in the process that runs the code under test.
-func GC() {
-	if judge.IsJudge() {
-		judge.GC()
-		return
-	}
-	runtime.GC()
-}
+func GC() { judge.GC() }

@@ -1,7 +1,6 @@
 package testkit
 
 import (
-	"os"
 	"strconv"
 
 	"serverlab/tests/judge"
@@ -9,18 +8,8 @@ import (
 
 // ServerPID is the process id of the process that runs the code under test:
 // the subject's under tools/cmd/grade (tests/judge), this one's under go test.
-func ServerPID() int {
-	if judge.IsJudge() {
-		return judge.SubjectPID()
-	}
-	return os.Getpid()
-}
+func ServerPID() int { return judge.SubjectPID() }
 
 // ServerProc is the /proc directory of the process that runs the code under
 // test (Linux), for the checks that count its descriptors, threads or reads.
-func ServerProc() string {
-	if judge.IsJudge() {
-		return "/proc/" + strconv.Itoa(judge.SubjectPID())
-	}
-	return "/proc/self"
-}
+func ServerProc() string { return "/proc/" + strconv.Itoa(judge.SubjectPID()) }

@@ -21,8 +21,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"serverlab/tests/judge"
 	"serverlab/tools/given/lab"
 )
@@ -75,7 +73,6 @@ func New(t *testing.T, exercise string) *T {
 		exercise = id
 	}
 	k := &T{T: t, exercise: exercise, started: time.Now(), sched: checkSched()}
-	noteCheck(t.Name())
 	t.Cleanup(k.leakCheck())
 	k.timer = time.AfterFunc(WatchdogTimeout, k.fire)
 	t.Cleanup(k.stopWatchdog)
@@ -170,23 +167,15 @@ func (k *T) stopWatchdog() {
 // goleak retries for a while, so goroutines that are merely on their way
 // out are not reported.
 func (k *T) leakCheck() func() {
-	if judge.IsJudge() {
-		snap := judge.Snapshot()
-		return func() {
-			if judge.Lost() {
-				k.T.Errorf("%s the process that runs the student's code ended during the check of exercise %s "+
-					"(the grader's report says how)", lab.SubjectGoneMarker, k.exercise)
-				return
-			}
-			if report := judge.Leaks(snap); report != "" {
-				k.reportLeak(report)
-			}
-		}
-	}
-	ignore := goleak.IgnoreCurrent()
+	snap := judge.Snapshot()
 	return func() {
-		if err := goleak.Find(ignore); err != nil {
-			k.reportLeak(err.Error())
+		if judge.Lost() {
+			k.T.Errorf("%s the process that runs the student's code ended during the check of exercise %s "+
+				"(the grader's report says how)", lab.SubjectGoneMarker, k.exercise)
+			return
+		}
+		if report := judge.Leaks(snap); report != "" {
+			k.reportLeak(report)
 		}
 	}
 }

@@ -82,20 +82,20 @@ func TestGradeCheats(t *testing.T) {
 	})
 }
 
-// TestGradeCheatsPastScreening grades the cheats screening only names
-// (its notes cost nothing), to prove the runtime defences on their own: a
-// forged "--- PASS" from an init earns nothing without the harness's
-// completion record, and exiting in the middle of a test is cause
-// "exited", with the student's frames; the honest exercise beside them
-// keeps its points.
+// TestGradeCheatsPastScreening grades the cheats the gate only names (its
+// notes cost nothing), to prove the runtime defences on their own. What the
+// judge drives cannot forge a pass: a forged "--- PASS" from an init is only
+// the subject's output, and exiting in the middle of a test is cause
+// "exited", read from the subject's exit status, with the student's frames;
+// the honest exercise beside them keeps its points.
 func TestGradeCheatsPastScreening(t *testing.T) {
 	t.Parallel()
 	rep := gradeJSON(t, "-root", fixtureRoot, "-target", fixtureTarget, "-rubric", "testdata/rubric-cheats.json",
 		"-ch", "04,05")
 	checkResults(t, rep, map[string]wantResult{
-		"4.1": {grade.CauseIntegrity, "did not confirm it with this run's completion record"},
-		"5.1": {grade.CauseExited, "os.Exit(0) while TestEx5_1_ExitZero was running"},
-		"5.2": {grade.CauseExited, "exited with status 3 while TestEx5_2_ExitThree was running"},
+		"4.1": {grade.CauseExited, "ended its process (exit status 0) while TestEx4_1_Fake was running"},
+		"5.1": {grade.CauseExited, "ended its process (exit status 0) while TestEx5_1_ExitZero was running"},
+		"5.2": {grade.CauseExited, "ended its process (exit status 3) while TestEx5_2_ExitThree was running"},
 		"5.3": {"", ""},
 	})
 	rep.Exercises(func(_ grade.ChapterResult, ex grade.ExerciseResult) {
@@ -192,6 +192,8 @@ func TestGradeTamperedCourseFiles(t *testing.T) {
 		"tools/cmd/grade/testdata/chapters/08/added_test.go is not one of the course's test files: left out of the build",
 		"tests/testkit/zz_forge.go is not one of the course's files: left out of the build",
 		"tests/testkit/testkit.go is missing: built with the course's copy",
+		// Deleting the judge's wiring does not switch the judge off.
+		"tools/cmd/grade/testdata/chapters/08/judge_test.go is missing: built with the course's copy",
 	} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("the report's notes lack %q; they are:\n%s", want, notes)

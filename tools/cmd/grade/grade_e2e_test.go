@@ -69,7 +69,7 @@ func TestGradeFixtures(t *testing.T) {
 		"1.4":  {grade.CauseTimeout, "the test did not finish within its "}, // 2s, longer on a busy machine
 		"1.5":  {grade.CauseLeak, "serverlab: leak: found unexpected goroutines"},
 		"1.6":  {grade.CauseLeak, "goleak: Errors on successful test run: found unexpected goroutines"},
-		"1.7":  {grade.CauseRace, "WARNING: DATA RACE"},
+		"1.7":  {grade.CauseRace, "the race detector found a data race in the student's code while TestEx1_7_Race was running"},
 		"1.8":  {grade.CausePanic, "panic: assignment to entry in nil map"},
 		"1.9":  {grade.CauseTimeout, "serverlab: watchdog: check 1.9"},
 		"1.10": {grade.CauseNotRun, "needs a network this machine does not have"},

@@ -8,9 +8,9 @@
 // wiring without any of the student's files (tests/judge) — runs every graded
 // exercise alone with a time limit as a judge driving a subject, the subject
 // in a sandbox (sandbox_linux.go), and awards an exercise's points only for a
-// pass the judge reported, with no leak, race, crash or timeout. (Where the
-// platform cannot pass descriptors, Windows, the test binary runs alone and
-// a pass needs the harness's completion record.)
+// pass the judge reported, with no leak, race, crash or timeout. It grades
+// on Linux and macOS only: on Windows, students practise with go test and get
+// official grades in WSL or the course's dev container.
 // Every lost point has a stated cause: build error, integrity, timeout,
 // exited, panic, race, leak, failed, not run. The rubric (which exercises,
 // worth what, checked by which test, screened how) is embedded from

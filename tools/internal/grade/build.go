@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -133,12 +134,19 @@ type position struct {
 
 var testDecl = regexp.MustCompile(`^func (Test\w+)\(`)
 
-// findTests maps the test functions declared in dir/*_test.go to where they
-// are, so that reports can point at them. It is best effort: a file it cannot
-// read just goes without positions.
+// findTests maps the test functions declared in dir/*_test.go, as the build
+// saw them (the checkout's files and the overlay's), to where they are, so
+// that reports can point at them. It is best effort: a file it cannot read
+// just goes without positions.
 func findTests(root, dir string, ov overlay) map[string]position {
 	found := map[string]position{}
-	files, _ := filepath.Glob(filepath.Join(root, filepath.FromSlash(dir), "*_test.go"))
+	abs := filepath.Join(root, filepath.FromSlash(dir))
+	files, _ := filepath.Glob(filepath.Join(abs, "*_test.go"))
+	for f := range ov.Replace {
+		if filepath.Dir(f) == abs && strings.HasSuffix(f, "_test.go") && !slices.Contains(files, f) {
+			files = append(files, f)
+		}
+	}
 	for _, f := range files {
 		read := f
 		if r, ok := ov.Replace[f]; ok { // the course's copy is what was built
@@ -180,28 +188,6 @@ func modulePath(root, modfile string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s has no module line", modfile)
-}
-
-// hasJudgeWiring reports whether the chapter's wiring (as the build will see
-// it) has the judge's side, a test file built with the tag "judge": every
-// chapter of the course does; the grader's own fixtures may not.
-func hasJudgeWiring(root, dir string, ov overlay) bool {
-	abs := filepath.Join(root, filepath.FromSlash(dir))
-	files, _ := filepath.Glob(filepath.Join(abs, "*_test.go"))
-	for _, f := range files {
-		src := f
-		if r, ok := ov.Replace[f]; ok {
-			if r == "" {
-				continue
-			}
-			src = r
-		}
-		b, err := os.ReadFile(src)
-		if err == nil && regexp.MustCompile(`(?m)^//go:build (linux && )?judge$`).Match(b) {
-			return true
-		}
-	}
-	return false
 }
 
 // buildJudge builds the judge of the chapter in dir: the overlay ov, less

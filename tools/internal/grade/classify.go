@@ -44,14 +44,12 @@ type Run struct {
 	Timeout  time.Duration // the -test.timeout the binary was given
 	Killed   bool          // the grader killed the process group: it outlived its timeout
 	ExitCode int           // the test binary's exit status (-1: ended by a signal)
-	Recorded bool          // the harness wrote a valid completion record for Test
-	Channel  string        // how the harness got its secret: channelFD, or channelEnv (not tamper-proof)
 	Student  string        // the graded package's directory, slash-separated ("chapters/01"): whose frames to show
-	// Subject is how the student's process of a judged run ended (nil: the
-	// test binary ran alone, and Recorded is what makes its pass count).
+	// Subject is how the student's process ended, as the grader saw it (nil:
+	// there was none, and a pass is not a pass).
 	Subject *SubjectRun
-	// CPU is the judge's (or the lone test binary's) processor time, Wall
-	// the run's: what a timeout's message says of a busy machine.
+	// CPU is the judge's processor time, Wall the run's: what a timeout's
+	// message says of a busy machine.
 	CPU, Wall time.Duration
 }
 
@@ -75,12 +73,13 @@ type Outcome struct {
 // Classify turns a run into a verdict. It is a pure function of the events,
 // so every cause can be tested on recorded streams without running anything.
 //
-// Points are awarded only for an explicit pass of the test, confirmed by the
-// harness's completion record and a zero exit status, with no timeout,
-// panic, race or leak marker anywhere in the run's output: the package-level
-// output counts too, because goleak.VerifyTestMain reports leaks after the
-// test has passed, and the binary ran this one test alone. The record is what
-// makes a pass trustworthy: output and exit status are the student's to forge.
+// Points are awarded only for an explicit pass of the test reported by the
+// judge, with a zero exit status, with no timeout, panic, race or leak
+// marker anywhere in the judge's output (the package-level output counts
+// too: goleak.VerifyTestMain reports leaks after the test has passed, and the
+// binary ran this one test alone), and a subject that did not end in a race,
+// panic or exit of its own. The judge's output is the verdict because no code
+// of the student's runs in the judge's process.
 func Classify(r Run) Outcome {
 	v := observe(r)
 	out := Outcome{Elapsed: v.elapsed}
@@ -101,11 +100,10 @@ func Classify(r Run) Outcome {
 		out.Cause, out.Message = CauseRace, raceMessage(r, v)
 	case v.has(markLeak) || v.has(markGoleak):
 		out.Cause, out.Message = CauseLeak, leakMessage(r, v)
-	case v.passed && r.ExitCode == 0 && (r.Recorded || r.Subject != nil):
+	case v.passed && r.ExitCode == 0 && r.Subject != nil:
 		// Points.
 	case v.passed && r.ExitCode == 0:
-		out.Cause, out.Message = CauseIntegrity, "the test reported a pass, but the course's harness (tests/testkit) "+
-			"did not confirm it with this run's completion record: output and exit status alone earn nothing"
+		out.Cause, out.Message = CauseNotRun, "the test passed, but no subject ran the student's code: the grader's fault, not the student's"
 	case v.passed:
 		out.Cause, out.Message = CauseExited, fmt.Sprintf("the test passed, but the test binary then exited with status %d", r.ExitCode)
 	case v.skipped:

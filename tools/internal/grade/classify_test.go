@@ -132,18 +132,18 @@ func TestClassify(t *testing.T) {
 	}{
 		{
 			name:    "pass",
-			run:     Run{Test: T, Recorded: true, Events: stream(startPkg, runT, headerT, out(T, "--- PASS: "+T+" (1.50s)"), pass(T, 1.5), pkgPass)},
+			run:     Run{Test: T, Subject: &SubjectRun{}, Events: stream(startPkg, runT, headerT, out(T, "--- PASS: "+T+" (1.50s)"), pass(T, 1.5), pkgPass)},
 			elapsed: 1500 * time.Millisecond,
 		},
 		{
-			name:     "a pass without the harness's record is not a pass",
+			name:     "a pass with no subject is not a pass",
 			run:      Run{Test: T, Events: stream(startPkg, runT, headerT, out(T, "--- PASS: "+T+" (1.50s)"), pass(T, 1.5), pkgPass)},
-			cause:    CauseIntegrity,
-			contains: []string{"did not confirm it with this run's completion record"},
+			cause:    CauseNotRun,
+			contains: []string{"no subject ran the student's code"},
 		},
 		{
 			name:     "a pass and then a failing exit status",
-			run:      Run{Test: T, Recorded: true, ExitCode: 1, Events: stream(startPkg, runT, headerT, pass(T, 0.1), pkgPass)},
+			run:      Run{Test: T, Subject: &SubjectRun{}, ExitCode: 1, Events: stream(startPkg, runT, headerT, pass(T, 0.1), pkgPass)},
 			cause:    CauseExited,
 			contains: []string{"then exited with status 1"},
 		},
@@ -351,7 +351,7 @@ func TestClassify(t *testing.T) {
 		{
 			name: "other tests' output is ignored",
 			run: Run{Test: T, Events: stream(runEv("TestOther"), out("TestOther", "panic: not ours"),
-				runT, headerT, out(T, "--- PASS: "+T+" (0.00s)"), pass(T, 0), pkgPass), Recorded: true},
+				runT, headerT, out(T, "--- PASS: "+T+" (0.00s)"), pass(T, 0), pkgPass), Subject: &SubjectRun{}},
 		},
 		{
 			name: "a subtest named like the test is not the test",

@@ -31,16 +31,12 @@ func warnColdBuild(ctx context.Context, w io.Writer, root, target string, chapte
 	if err != nil {
 		return
 	}
-	how := "under -race"
-	if judged {
-		judge, err := coldbuild.Stale(ctx, "go", root, buildEnv(), []string{"-tags", "judge"}, pkgs...)
-		if err != nil {
-			return
-		}
-		stale = slices.Concat(stale, judge)
-		how = "under -race (and without it, for the judge)"
+	judge, err := coldbuild.Stale(ctx, "go", root, buildEnv(), []string{"-tags", "judge"}, pkgs...)
+	if err != nil {
+		return
 	}
-	if note := coldbuild.Note(stale, how, "2-3 min"); note != "" {
+	stale = slices.Concat(stale, judge)
+	if note := coldbuild.Note(stale, "under -race (and without it, for the judge)", "2-3 min"); note != "" {
 		fmt.Fprintln(w, "grade: "+note)
 	}
 }

@@ -10,9 +10,9 @@
 // wiring without any of the student's files (tests/judge) — runs every graded
 // exercise alone with a time limit as a judge driving a subject, the subject
 // in a sandbox (sandbox_linux.go), and awards an exercise's points only for a
-// pass the judge reported, with no leak, race, crash or timeout. (Where the
-// platform cannot pass descriptors, Windows, the test binary runs alone and
-// a pass needs the harness's completion record.)
+// pass the judge reported, with no leak, race, crash or timeout. There is one
+// way to grade: where the platform cannot pass descriptors (Windows), Grade
+// refuses with ErrPlatform.
 // Every lost point has a stated cause: build error, integrity, timeout,
 // exited, panic, race, leak, failed, not run. The rubric (which exercises,
 // worth what, checked by which test, screened how) is embedded from
@@ -21,3 +21,12 @@
 // Grade runs one grading; Flags are the command-line flags both commands
 // share; the formats (text, gradescope, classroom, junit, json) write a Report.
 package grade
+
+import "errors"
+
+// ErrPlatform is Grade's answer where processes cannot pass descriptors
+// (Windows): there the judge cannot drive a subject, and a grade made any
+// other way would take the student's process at its word.
+var ErrPlatform = errors.New("grading needs Linux or macOS (the judge drives the student's code " +
+	"from a process of its own over a Unix socket that carries descriptors): on Windows, run go test " +
+	"to practise, and grade in WSL or the course's dev container")

@@ -24,7 +24,7 @@ type runner struct {
 	test2json string // the tool's path, or "" for go tool test2json
 	env       []string
 	user      *Credential // run test binaries as this user; nil: as the grader
-	tmp       string      // the grader's scratch directory (records on the env fallback)
+	tmp       string      // the grader's scratch directory: binaries, the subjects' scratch folders
 	root      string      // the module root: what a sandboxed subject may read of the checkout
 }
 
@@ -60,24 +60,20 @@ func (rn *runner) test2jsonCmd(pkg string) *exec.Cmd {
 	return exec.Command("go", "tool", "test2json", "-t", "-p", pkg)
 }
 
-// raceEnv turns off the race runtime's one-second sleep at exit, which would
-// otherwise add a second to every passing exercise. A GORACE the caller set
-// still applies: later options win. Whatever the grader's caller set for the
-// harness (SERVERLAB_GRADE…) is dropped: the grader sets it per run.
+// raceEnv is the environment the processes of a run start from: the
+// grader's, without any GORACE or role the grader's caller set (the grader
+// alone decides how the race detector reports, see subjectGORACE), and
+// without the race runtime's one-second sleep at exit, which would add a
+// second to every passing exercise.
 func raceEnv(env []string) []string {
 	out := make([]string, 0, len(env)+1)
-	gorace := "atexit_sleep_ms=0"
 	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "GORACE="); ok {
-			gorace += " " + v
-			continue
-		}
-		if strings.HasPrefix(kv, "SERVERLAB_GRADE") {
+		if strings.HasPrefix(kv, "GORACE=") || strings.HasPrefix(kv, judge.RoleEnv+"=") || strings.HasPrefix(kv, judge.SocketIDEnv+"=") {
 			continue
 		}
 		out = append(out, kv)
 	}
-	return append(out, "GORACE="+gorace)
+	return append(out, "GORACE=atexit_sleep_ms=0")
 }
 
 // killGrace is how long past its own -test.timeout a test binary may take to
@@ -88,8 +84,8 @@ func killGrace(timeout time.Duration) time.Duration {
 
 // exercise is one test to run: where its binary is and how long it may take.
 type exercise struct {
-	binary  string  // the chapter's compiled test binary (the subject, when judge is set)
-	judge   string  // the judge's binary: the wiring without the student's code ("": run binary alone)
+	binary  string  // the chapter's compiled test binary: the subject
+	judge   string  // the judge's binary: the wiring without the student's code
 	scale   float64 // the factor the checks' waits are multiplied by (busy machine, a run again alone)
 	pkgDir  string  // the package directory: the test's working directory, as under go test
 	pkg     string  // import path, for test2json's events
@@ -102,19 +98,13 @@ type exercise struct {
 // and how long it took. An error means the grader could not run it at all
 // (or was interrupted), not that the test failed.
 //
-// With a judge (ex.judge set), the judge binary runs the test, its output
-// piped into test2json, and the subject serves it over a socket pair (fd 3
-// of both; fd 4 of the judge tells it the subject's pid): the judge's events
-// are the verdict, the subject's end only names a cause. Without one
-// (Windows), the test binary runs alone; it gets a fresh secret on fd 3 and
-// writes its completion records to fd 4 (see tests/testkit/record.go), and
-// only a record carrying a MAC made with this run's secret counts.
+// The judge binary runs the test, its output piped into test2json, and the
+// subject serves it over a socket pair (fd 3 of both; fd 4 of the judge
+// tells it the subject's pid): the judge's events are the verdict, the
+// subject's end (its exit status, observed by the grader) only names a
+// cause.
 func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, error) {
-	testBinary := ex.binary
-	if ex.judge != "" {
-		testBinary = ex.judge
-	}
-	cmd := exec.Command(testBinary,
+	cmd := exec.Command(ex.judge,
 		"-test.v=test2json",
 		"-test.run", "^"+ex.test+"$",
 		"-test.count=1",
@@ -122,56 +112,38 @@ func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, err
 		"-test.paniconexit0",
 		"-test.fullpath")
 	cmd.Dir = ex.pkgDir
-	var (
-		ch   *channel
-		subj *subjectProc
-		err  error
-	)
-	if ex.judge != "" {
-		// Both run as the -user, if one was given, so that the files a check
-		// makes are the server's to use. The judge makes itself undumpable
-		// (tests/judge) before the subject starts, so that the subject can
-		// neither trace it nor reach its memory or descriptors; it can only
-		// end or stop it, which loses the point.
-		if subj, err = rn.newSubject(ex); err != nil {
-			return Run{}, 0, err
+	// Both run as the -user, if one was given, so that the files a check
+	// makes are the server's to use. The judge makes itself undumpable
+	// (tests/judge) before the subject starts, so that the subject can
+	// neither trace it nor reach its memory or descriptors; it can only end
+	// or stop it, which loses the point.
+	subj, err := rn.newSubject(ex)
+	if err != nil {
+		return Run{}, 0, err
+	}
+	defer func() {
+		if subj != nil {
+			subj.finish(0)
 		}
-		defer func() {
-			if subj != nil {
-				subj.finish(0)
-			}
-		}()
-		cmd.Env = append(rn.env[:len(rn.env):len(rn.env)], judge.RoleEnv+"="+judge.Judge)
-		if ex.scale > 1 {
-			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%.2f", testkit.TimeScaleEnv, ex.scale))
-		}
-		if subj.scratch != "" {
-			cmd.Env = append(cmd.Env, "TMPDIR="+subj.scratch)
-		}
-		// fd 3: the socket; fd 4: where the grader writes the subject's pid.
-		pidR, pidW, err := os.Pipe()
-		if err != nil {
-			return Run{}, 0, err
-		}
-		defer pidW.Close()
-		cmd.ExtraFiles = []*os.File{subj.judgeEnd, pidR}
-		subj.tellPID = pidW
-		defer pidR.Close()
-		if err := rn.asStudent(cmd); err != nil {
-			return Run{}, 0, err
-		}
-	} else {
-		secret, err := newSecret()
-		if err != nil {
-			return Run{}, 0, err
-		}
-		if ch, err = rn.handOver(cmd, secret); err != nil {
-			return Run{}, 0, err
-		}
-		defer ch.close()
-		if err := rn.asStudent(cmd); err != nil {
-			return Run{}, 0, err
-		}
+	}()
+	cmd.Env = append(rn.env[:len(rn.env):len(rn.env)], judge.RoleEnv+"="+judge.Judge)
+	if ex.scale > 1 {
+		cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%.2f", testkit.TimeScaleEnv, ex.scale))
+	}
+	if subj.scratch != "" {
+		cmd.Env = append(cmd.Env, "TMPDIR="+subj.scratch)
+	}
+	// fd 3: the socket; fd 4: where the grader writes the subject's pid.
+	pidR, pidW, err := os.Pipe()
+	if err != nil {
+		return Run{}, 0, err
+	}
+	defer pidW.Close()
+	defer pidR.Close()
+	cmd.ExtraFiles = []*os.File{subj.judgeEnd, pidR}
+	subj.tellPID = pidW
+	if err := rn.asStudent(cmd); err != nil {
+		return Run{}, 0, err
 	}
 
 	// The binary's stdout and stderr are one pipe, as under go test, read by
@@ -223,30 +195,23 @@ func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, err
 		return Run{}, 0, err
 	}
 	outW.Close()
-	if subj != nil {
-		subj.judgeEnd.Close()
-		awaitProtected(cmd.Process.Pid)
-		if err := subj.start(); err != nil {
-			_ = killGroup(cmd)
-			endRun()
-			_ = waitTracked(cmd)
-			return Run{}, 0, err
-		}
-		fmt.Fprintf(subj.tellPID, "%d\n", subj.cmd.Process.Pid)
-		subj.tellPID.Close()
-	} else {
-		ch.started()
+	subj.judgeEnd.Close()
+	awaitProtected(cmd.Process.Pid)
+	if err := subj.start(); err != nil {
+		_ = killGroup(cmd)
+		endRun()
+		_ = waitTracked(cmd)
+		return Run{}, 0, err
 	}
+	fmt.Fprintf(subj.tellPID, "%d\n", subj.cmd.Process.Pid)
+	subj.tellPID.Close()
 	exitCode, killed, waitErr := waitLimited(ctx, cmd, ex.timeout+killGrace(ex.timeout))
 	wall := time.Since(start)
 	_ = killGroup(cmd) // sweep up anything the test left running
-	var subject *SubjectRun
-	if subj != nil {
-		// The judge has gone, and with it its end of the socket: a subject
-		// that is still there is given a moment to see it.
-		r := subj.finish(2 * time.Second)
-		subject, subj = &r, nil
-	}
+	// The judge has gone, and with it its end of the socket: a subject that
+	// is still there is given a moment to see it.
+	subject := subj.finish(2 * time.Second)
+	subj = nil
 	endRun()
 	// Output that something escaped keeps writing must not hold the grader
 	// up: test2json gets two seconds to see the end of its input.
@@ -274,10 +239,7 @@ func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, err
 	}
 	run := Run{
 		Test: ex.test, Events: events, Timeout: ex.timeout, Killed: killed,
-		ExitCode: exitCode, Student: ex.student, Subject: subject,
-	}
-	if ch != nil {
-		run.Recorded, run.Channel = ch.recorded(ex.test), ch.kind
+		ExitCode: exitCode, Student: ex.student, Subject: &subject,
 	}
 	if st := cmd.ProcessState; st != nil {
 		run.CPU = st.UserTime() + st.SystemTime()

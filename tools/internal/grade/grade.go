@@ -46,7 +46,15 @@ type job struct {
 // Jobs workers run the exercises of the chapters already built. The only
 // error is the grader's own failure (e.g. an interrupt): everything a
 // submission can get wrong is a cause in the report.
+//
+// Every chapter is judged: the judge and the subject are two processes, and
+// that needs Unix sockets that carry descriptors (Linux, macOS). Elsewhere
+// Grade refuses (ErrPlatform): on Windows, students practise with go test
+// and get official grades in WSL or the course's dev container.
 func Grade(ctx context.Context, opt Options) (*Report, error) {
+	if !judged {
+		return nil, ErrPlatform
+	}
 	start := time.Now()
 	root, err := filepath.Abs(opt.Root)
 	if err != nil {
@@ -106,6 +114,7 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 				ex.Cause, ex.Message = CauseNotRun, problem
 			}
 		}
+		rep.makeInert()
 		rep.Duration = Seconds(time.Since(start))
 		return rep, nil
 	}
@@ -163,11 +172,8 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 	}
 	sweepOrphans() // nothing the students' code started outlives grading
 	rep.Notes = append(pr.describe(), rep.Notes...)
-	if runtime.GOOS == "windows" {
-		rep.Notes = append(rep.Notes, "on Windows the student's code runs in the same process as the checks "+
-			"(no judge apart), so passes here are not tamper-proof; grade on Linux or macOS for a grade that counts")
-	}
 	rep.total()
+	rep.makeInert()
 	rep.Duration = Seconds(time.Since(start))
 	return rep, nil
 }
@@ -234,7 +240,6 @@ func (b builder) buildAndQueue(ctx context.Context, spec rubric.Chapter, ch *Cha
 	if err != nil {
 		return nil, err
 	}
-	isJudged := judged && hasJudgeWiring(b.root, ch.Dir, ov)
 	ch.Integrity = append(ch.Integrity, screenCost(hits, ch)...)
 	if !slices.ContainsFunc(ch.Exercises, func(e ExerciseResult) bool { return e.Cause != CauseIntegrity }) {
 		return pending, nil // nothing left to earn: do not even compile it
@@ -262,16 +267,16 @@ func (b builder) buildAndQueue(ctx context.Context, spec rubric.Chapter, ch *Cha
 		}
 		return pending, nil
 	}
-	judgeBinary := ""
-	if isJudged {
-		judgeBinary = filepath.Join(b.tmp, ch.ID+".judge")
-		failure, err := b.buildJudge(ctx, ch.Dir, judgeBinary, ov)
-		if err != nil {
-			return nil, err
-		}
-		if failure != "" {
-			return nil, fmt.Errorf("the course's judge for %s does not build (a fault of the course, not of the student's code):\n%s", ch.Dir, failure)
-		}
+	// The judge is built from the course's wiring whatever the checkout
+	// holds (forChapter restores it): whether a chapter is judged is not the
+	// student's tree's to say.
+	judgeBinary := filepath.Join(b.tmp, ch.ID+".judge")
+	failure, err = b.buildJudge(ctx, ch.Dir, judgeBinary, ov)
+	if err != nil {
+		return nil, err
+	}
+	if failure != "" {
+		return nil, fmt.Errorf("the course's judge for %s does not build (a fault of the course, not of the student's code):\n%s", ch.Dir, failure)
 	}
 	positions := findTests(b.root, ch.Dir, ov)
 	for i := range ch.Exercises {

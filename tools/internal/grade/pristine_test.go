@@ -123,11 +123,3 @@ func writeTestFile(t *testing.T, root, rel, content string) {
 		t.Fatal(err)
 	}
 }
-
-// Must agree with tests/testkit/record_test.go's vector.
-func TestRecordMACVector(t *testing.T) {
-	const want = "0f084f1a2b43dac98889b0a24b798109c3549e7b98ba9c43c84540edc9d932ab"
-	if got := recordMAC([]byte("0123456789abcdef"), "TestEx1_1_ReadFrame"); got != want {
-		t.Errorf("recordMAC = %s, want %s (tests/testkit/record.go computes the same)", got, want)
-	}
-}

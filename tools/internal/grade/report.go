@@ -15,7 +15,7 @@ type Cause string
 
 const (
 	CauseBuildError Cause = "build error" // the chapter's tests do not compile (or the chapter is missing)
-	CauseIntegrity  Cause = "integrity"   // the submission breaks a rule of the grader (screening, course files, no harness record)
+	CauseIntegrity  Cause = "integrity"   // the submission breaks a rule of the grader (screening, course files)
 	CauseTimeout    Cause = "timeout"     // the test hung: its time limit or the course watchdog stopped it
 	CausePanic      Cause = "panic"       // the test binary crashed (panic or fatal error)
 	CauseRace       Cause = "race"        // the race detector reported a data race

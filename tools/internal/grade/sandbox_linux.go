@@ -26,8 +26,10 @@ import (
 //   - every file system is read-only but the exercise's scratch folder: the
 //     student's code can write none of the user's files (the Go build cache
 //     that later builds come from, the grader's binaries, the course);
-//   - it is the first process of its own PID namespace: it sees and signals
-//     no process outside.
+//   - it is the first process of its own PID namespace, with a /proc of that
+//     namespace mounted afresh: it sees and signals no process outside (no
+//     other student's command line, working folder or files through
+//     /proc/PID/cwd), only its own.
 //
 // The grader starts itself with sandboxFlag as the namespaces' first
 // process, which makes the mounts, gives up its privileges (as root: it
@@ -155,6 +157,11 @@ func lockDown(spec sandboxSpec) error {
 			return fmt.Errorf("put back %s: %w", p, err)
 		}
 		unix.Close(trees[i])
+	}
+	// The host's /proc shows every process of the machine; this one, the
+	// namespace's own.
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mount the namespace's /proc: %w", err)
 	}
 	ro := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
 	if err := unix.MountSetattr(-1, "/", unix.AT_RECURSIVE, ro); err != nil {

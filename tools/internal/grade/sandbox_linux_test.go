@@ -4,13 +4,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
 
 // TestSandbox runs a shell in the sandbox a subject runs in (as nobody when
-// the test runs as root): it is pid 1 of its own namespace, may write its
-// scratch folder and nothing else, and does not see the files beside it.
+// the test runs as root): it is pid 1 of its own namespace, sees no other
+// process in /proc (this test's, say), may write its scratch folder and
+// nothing else, and does not see the files beside it.
 func TestSandbox(t *testing.T) {
 	if !sandboxAvailable() {
 		t.Skip("this system does not let the grader make namespaces")
@@ -31,7 +33,8 @@ func TestSandbox(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	script := `echo $$; echo ok > "$1/mine" && echo wrote-scratch; (echo bad > "$2/theirs") 2>/dev/null && echo wrote-outside; ` +
+	script := `echo $$; [ -e /proc/` + strconv.Itoa(os.Getpid()) + ` ] && echo sees-host-process; ` +
+		`echo ok > "$1/mine" && echo wrote-scratch; (echo bad > "$2/theirs") 2>/dev/null && echo wrote-outside; ` +
 		`(cat "$3") 2>/dev/null && echo read-outside; (echo bad > /etc/serverlab-sandbox) 2>/dev/null && echo wrote-etc; true`
 	cmd := exec.Command("/bin/sh", "-c", script, "sh", scratch, outside, secret)
 	if err := sandboxed(cmd, spec); err != nil {

@@ -3,16 +3,14 @@
 package grade
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"time"
 )
 
-// judged reports whether this platform runs exercises as a judge and a
-// subject. Windows cannot pass descriptors over its sockets: there the test
-// binary runs alone, as under go test, and the report says that such a grade
-// is not tamper-proof.
+// judged reports whether this platform can run exercises as a judge and a
+// subject. Windows cannot pass descriptors over its sockets, and the grader
+// has no other way to grade: Grade refuses.
 const judged = false
 
 type subjectProc struct {
@@ -23,9 +21,7 @@ type subjectProc struct {
 
 func (s *subjectProc) start() error { return nil }
 
-func (rn *runner) newSubject(exercise) (*subjectProc, error) {
-	return nil, errors.New("judged runs need Unix sockets that carry descriptors")
-}
+func (rn *runner) newSubject(exercise) (*subjectProc, error) { return nil, ErrPlatform }
 
 func (s *subjectProc) finish(time.Duration) SubjectRun { return SubjectRun{} }
 

@@ -50,7 +50,13 @@ func (rn *runner) newSubject(ex exercise) (*subjectProc, error) {
 	s := &subjectProc{judgeEnd: judgeEnd, subjectEnd: subjectEnd, out: &limitedBuffer{max: 256 << 10}, done: make(chan struct{})}
 	s.cmd = exec.Command(ex.binary)
 	s.cmd.Dir = ex.pkgDir
-	s.cmd.Env = append(withGORACE(rn.env, subjectGORACE), judge.RoleEnv+"="+judge.Subject)
+	id, err := judge.SocketID(subjectEnd)
+	if err != nil {
+		judgeEnd.Close()
+		subjectEnd.Close()
+		return nil, err
+	}
+	s.cmd.Env = append(withGORACE(rn.env, subjectGORACE), judge.RoleEnv+"="+judge.Subject, judge.SocketIDEnv+"="+id)
 	s.cmd.ExtraFiles = []*os.File{subjectEnd} // fd 3
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	if !sandboxAvailable() {

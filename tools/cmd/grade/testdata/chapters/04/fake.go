@@ -1,6 +1,7 @@
 // Package fake forges a pass: before any test runs, it prints the lines a
 // passing run prints and exits 0. Screening names it (init, os.Exit), at no
-// cost; the missing completion record refuses it.
+// cost: it is only the subject that printed them; the judge, which alone
+// reports verdicts, never got to run the check.
 package fake
 
 import (

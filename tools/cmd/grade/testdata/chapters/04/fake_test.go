@@ -6,11 +6,14 @@ import (
 	"serverlab/tests/testkit"
 )
 
-func TestMain(m *testing.M) { testkit.Main(m) }
+// Impl is what the check calls of the chapter's code.
+type Impl struct{ Answer func() int }
+
+func TestMain(m *testing.M) { testkit.Main(m, impl) }
 
 func TestEx4_1_Fake(t *testing.T) {
 	k := testkit.New(t, "4.1")
-	if got := Answer(); got != 42 {
+	if got := impl.Answer(); got != 42 {
 		k.Errorf("Answer() = %d, want 42", got)
 	}
 }
