@@ -47,14 +47,16 @@ var restricted = map[string]string{
 // descriptor number into a file or connection (the grader's own included),
 // or start a process bypassing os/exec.
 var never = map[string]string{
-	"os.NewFile":         "os.NewFile makes a file of any descriptor, the grader's included",
-	"os.StartProcess":    "starting processes is not part of any chapter",
-	"os.FindProcess":     "signalling other processes is not part of any chapter",
-	"net.FileConn":       "net.FileConn makes a connection of any descriptor, the grader's included",
-	"net.FileListener":   "net.FileListener makes a listener of any descriptor, the grader's included",
-	"net.FilePacketConn": "net.FilePacketConn makes a connection of any descriptor, the grader's included",
-	"os/signal.Ignore":   "ignoring signals is not part of any chapter",
-	"os/signal.Reset":    "the signals' handling is the runtime's",
+	"os.NewFile":                "os.NewFile makes a file of any descriptor, the grader's included",
+	"os.StartProcess":           "starting processes is not part of any chapter",
+	"os.FindProcess":            "signalling other processes is not part of any chapter",
+	"net.FileConn":              "net.FileConn makes a connection of any descriptor, the grader's included",
+	"net.FileListener":          "net.FileListener makes a listener of any descriptor, the grader's included",
+	"net.FilePacketConn":        "net.FilePacketConn makes a connection of any descriptor, the grader's included",
+	"net.UnixConn.WriteMsgUnix": "sending descriptors (SCM_RIGHTS) can copy any descriptor, the grader's included",
+	"net.UnixConn.ReadMsgUnix":  "receiving descriptors (SCM_RIGHTS) can copy any descriptor, the grader's included",
+	"os/signal.Ignore":          "ignoring signals is not part of any chapter",
+	"os/signal.Reset":           "the signals' handling is the runtime's",
 }
 
 // everyChapter is allowed in every chapter besides the ordinary packages:

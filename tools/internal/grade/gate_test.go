@@ -165,6 +165,8 @@ func TestGateRefuses(t *testing.T) {
 			"01/a.go:3: chapter 01's code may not import"},
 		{"a dependency of another chapter", "01", map[string]string{"01/a.go": "package p\n\nimport _ \"modernc.org/sqlite\"\n"},
 			"01/a.go:3: chapter 01's code needs no \"modernc.org/sqlite\""},
+		{"a descriptor copied over a Unix socket", "02", map[string]string{"02/a.go": "package p\n\nimport \"net\"\n\nfunc f(c *net.UnixConn) { c.WriteMsgUnix(nil, nil, nil) }\n"},
+			"02/a.go:5: no chapter needs net.UnixConn.WriteMsgUnix"},
 		{"a file no build here compiles", "01", map[string]string{"01/a.go": "package p\n", "01/b_windows.go": "package p\n\nimport \"reflect\"\n\nvar _ = reflect.ValueOf\n"},
 			"01/b_windows.go:3: chapter 01's code needs no reflect"},
 		{"an ignored generator", "01", map[string]string{"01/gen.go": "//go:build ignore\n\npackage main\n\nimport \"os/exec\"\n\nvar _ = exec.Command\n"},
