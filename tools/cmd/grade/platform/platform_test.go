@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestGradescopeAutograder runs platform/gradescope's setup.sh (without
@@ -59,10 +58,12 @@ func TestGradescopeAutograder(t *testing.T) {
 
 	// The solution, zipped with a top-level folder, with a tampered test file
 	// (which must be ignored) and a file of the student's own that, from
-	// ReadFrame, forges results.json twice: at once, and from a process that
-	// leaves its group and writes after a second. Neither may survive.
+	// ReadFrame, tries to forge results.json. It may not survive.
 	sol := map[string]string{}
 	addTree(t, sol, "../../../../solutions/01", "serverlab-main/chapters/01/")
+	for name, src := range sol { // the solution's programs import it as the chapter: the student's are in chapters/01
+		sol[name] = strings.ReplaceAll(src, `"serverlab/solutions/01"`, `"serverlab/chapters/01"`)
+	}
 	sol["serverlab-main/chapters/01/zz_extra.go"] = forger
 	const codec = "serverlab-main/chapters/01/codec.go"
 	sol[codec] = strings.Replace(sol[codec], "func ReadFrame(r io.Reader) (wire.Frame, error) {\n",
@@ -72,7 +73,6 @@ func TestGradescopeAutograder(t *testing.T) {
 	if res.Score != 100 || len(res.Tests) != 6 {
 		t.Errorf("the solution scored %v with %d tests, want 100 with 6; results:\n%+v", res.Score, len(res.Tests), res)
 	}
-	time.Sleep(1500 * time.Millisecond) // the forger's delayed write, had it survived
 	if raw, _ := os.ReadFile(filepath.Join(ag, "results", "results.json")); strings.Contains(string(raw), "forged") {
 		t.Errorf("the submission's code rewrote results.json:\n%s", raw)
 	}
@@ -100,16 +100,16 @@ func TestGradescopeAutograder(t *testing.T) {
 	}
 }
 
-// forger is a student's file that tries to overwrite results.json, once
-// when first called and once from a detached process a second later.
+// forger is a student's file that tries to overwrite results.json when
+// first called, with nothing the gate refuses (a detached writer would need
+// os/exec or syscall, which chapter 01's allow-list refuses before anything
+// is built: the gate's own tests hold that).
 const forger = `package discovery
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 )
 
 var once sync.Once
@@ -118,9 +118,6 @@ func forge() {
 	once.Do(func() {
 		results := filepath.Join(os.Getenv("AUTOGRADER_ROOT"), "results", "results.json")
 		_ = os.WriteFile(results, []byte("{\"score\": 100, \"output\": \"forged\"}"), 0o644)
-		cmd := exec.Command("sh", "-c", "sleep 1; echo '{\"score\": 100, \"output\": \"forged\"}' > "+results)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		_ = cmd.Start()
 	})
 }
 `
