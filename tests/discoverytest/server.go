@@ -18,6 +18,7 @@ import (
 
 	"serverlab/tests/testkit"
 	"serverlab/tools/given/lab"
+	"serverlab/tools/given/users"
 	"serverlab/tools/given/wire"
 )
 
@@ -197,6 +198,140 @@ func Deadlines(t *testing.T, impl Impl) {
 	checkTrickle(k, srv, timeout)
 	if got := readFile(k, path); strings.Contains(got, "slowpoke") {
 		k.Errorf("a client that took %v to send its request was registered; the deadline must cover the whole request", 50*time.Millisecond*80)
+	}
+	checkSlowSync(k, impl)
+	checkTimeoutBounded(k, impl)
+}
+
+// slowSyncFile is a users file whose Sync takes delay (fault injection: a
+// slow disk).
+type slowSyncFile struct {
+	users.AppendFile
+	delay time.Duration
+}
+
+func (f *slowSyncFile) Sync() error {
+	time.Sleep(f.delay) // fault injection: a slow fsync, not synchronisation
+	return f.AppendFile.Sync()
+}
+
+// checkSlowSync: the answer has a deadline of its own, set once the user is
+// on disk. A sync slower than Timeout must not cost the client the OK that
+// says it is registered: a user stored but told nothing registers again,
+// and a client that was told nothing cannot know it may log in.
+func checkSlowSync(k *testkit.T, impl Impl) {
+	k.Helper()
+	const timeout = 300 * time.Millisecond
+	slow := func(p string) (users.AppendFile, error) {
+		f, err := users.OpenAppend(p)
+		if err != nil {
+			return nil, err
+		}
+		return &slowSyncFile{AppendFile: f, delay: 2 * timeout}, nil
+	}
+	raw, path := newServer(k, impl, Config{Timeout: timeout, OpenUsers: slow})
+	srv := k.Serve(raw)
+	c := k.Dial(srv)
+	c.SendFrame(registration("patient", "pw"))
+	got, err := c.TryReadFrame()
+	if err != nil || testkit.FrameDiff(answer("patient", "OK"), got) != "" {
+		stored := strings.Contains(readFile(k, path), "patient ")
+		k.Fatalf("Config.Timeout = %v and the users file's Sync takes %v; sent a registration of patient\n"+
+			"  want: %v\n   got: %v (%s); patient is in the users file: %v\n"+
+			"hint: after the store has answered, give the answer's write a deadline of its own "+
+			"(conn.SetWriteDeadline(time.Now().Add(Timeout))): the one set for the request has run out",
+			timeout, 2*timeout, answer("patient", "OK"), got, testkit.Describe(err), stored)
+	}
+}
+
+// deadlineConn records the deadlines the server sets on a connection, and
+// when it set them.
+type deadlineConn struct {
+	net.Conn
+	mu  sync.Mutex
+	set []deadlineSet
+}
+
+type deadlineSet struct {
+	which        string
+	at, deadline time.Time
+}
+
+func (c *deadlineConn) record(which string, t time.Time) {
+	c.mu.Lock()
+	c.set = append(c.set, deadlineSet{which, time.Now(), t})
+	c.mu.Unlock()
+}
+
+func (c *deadlineConn) SetDeadline(t time.Time) error {
+	c.record("SetDeadline", t)
+	return c.Conn.SetDeadline(t)
+}
+
+func (c *deadlineConn) SetReadDeadline(t time.Time) error {
+	c.record("SetReadDeadline", t)
+	return c.Conn.SetReadDeadline(t)
+}
+
+func (c *deadlineConn) SetWriteDeadline(t time.Time) error {
+	c.record("SetWriteDeadline", t)
+	return c.Conn.SetWriteDeadline(t)
+}
+
+// deadlineListener hands out deadlineConns and keeps them.
+type deadlineListener struct {
+	net.Listener
+	mu    sync.Mutex
+	conns []*deadlineConn
+}
+
+func (l *deadlineListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	dc := &deadlineConn{Conn: c}
+	l.mu.Lock()
+	l.conns = append(l.conns, dc)
+	l.mu.Unlock()
+	return dc, nil
+}
+
+// maxTimeout is the chapter's MaxTimeout (README: New clamps Config.Timeout
+// to it).
+const maxTimeout = 10 * time.Second
+
+// checkTimeoutBounded: every limit has an upper bound. Config.Timeout = 1h
+// (-timeout 1h) must be clamped to MaxTimeout, or one silent client holds
+// the iterative server for an hour. The deadlines the server sets on a
+// connection are recorded, so that no one has to wait for them.
+func checkTimeoutBounded(k *testkit.T, impl Impl) {
+	k.Helper()
+	raw, _ := newServer(k, impl, Config{Timeout: time.Hour})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen: %v", err)
+	}
+	dl := &deadlineListener{Listener: ln}
+	srv := k.ServeListener(raw, dl)
+	register(k, srv, "hour", "pw", "OK")
+	dl.mu.Lock()
+	defer dl.mu.Unlock()
+	if len(dl.conns) != 1 {
+		k.Fatalf("one client registered; the server accepted %d connections", len(dl.conns))
+	}
+	dc := dl.conns[0]
+	dc.mu.Lock()
+	defer dc.mu.Unlock()
+	if len(dc.set) == 0 {
+		k.Fatalf("the server served a connection without setting any deadline on it")
+	}
+	for _, d := range dc.set {
+		if !d.deadline.IsZero() && d.deadline.Sub(d.at) > maxTimeout+time.Second {
+			k.Fatalf("Config.Timeout = 1h: the server called %s(now + %v); want at most MaxTimeout (%v) from now: "+
+				"New clamps Timeout to MaxTimeout, so that one silent client cannot hold the server for an hour",
+				d.which, d.deadline.Sub(d.at).Round(time.Second), maxTimeout)
+		}
 	}
 }
 
