@@ -21,5 +21,6 @@ var impl = chattest.Impl{
 			Logger:       c.Logger,
 		})
 	},
-	SlowsSender: true, // a full outbox slows the sender down (Config.StallTimeout)
+	SlowsSender:      true, // a full outbox slows the sender down (Config.StallTimeout)
+	ConcurrentLogins: true, // a login runs on its connection's goroutine
 }

@@ -47,6 +47,8 @@ func Login(t *testing.T, impl Impl) {
 	checkMissingUsersFile(k, impl)
 	checkOriginalsUsersFile(k, impl)
 	checkLoginCost(k, impl)
+	checkUsersFileFollowed(k, impl)
+	checkSlowUsersFile(k, impl)
 }
 
 // checkLoginCost: with a users file at its limit (users.MaxUsers users), a

@@ -51,6 +51,11 @@ type Impl struct {
 	// once (chapter 05): the suite then also checks that readers that fall
 	// behind a burst for a moment are not disconnected.
 	SlowsSender bool
+	// ConcurrentLogins says that each login runs on a goroutine of its own
+	// (chapter 02): one that waits for the users file holds up no one else,
+	// which the suite checks with a users file that hangs. An event loop
+	// reads the file on its loop and is not asked this.
+	ConcurrentLogins bool
 }
 
 // Config is what the suite sets when it builds a server, in protocol terms.
