@@ -88,6 +88,7 @@ func Shutdown(t *testing.T, impl Impl) {
 	e.srv.Close() // and wait for Serve's answer: lab.ErrServerClosed
 	checkCloseBeforeServe(k, impl)
 	checkHalfClose(k, impl)
+	checkHalfClosedNotReading(k, impl)
 	k.CheckContract(testkit.Contract{
 		New: func(log *slog.Logger) lab.Server {
 			dir := k.TempDir()

@@ -26,7 +26,7 @@ import (
 //     in flight must not lock the right one out.
 func checkSlowUsersFile(k *testkit.T, impl Impl) {
 	k.Helper()
-	if !impl.ConcurrentLogins {
+	if !impl.GoroutinePerClient {
 		return
 	}
 	e := start(k, impl, Config{}, "kim", "lee")

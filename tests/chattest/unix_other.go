@@ -6,3 +6,6 @@ import "serverlab/tests/testkit"
 
 // checkSlowUsersFile needs a FIFO (Unix).
 func checkSlowUsersFile(k *testkit.T, impl Impl) {}
+
+// checkHalfClosedNotReading needs socket options (Unix).
+func checkHalfClosedNotReading(k *testkit.T, impl Impl) {}
