@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -579,56 +578,12 @@ func checkCloseWaitsForServe(k *testkit.T, impl Impl) {
 	}
 }
 
-// backoffListener fails every Accept with EMFILE until it is closed, as a
-// process out of file descriptors does.
-type backoffListener struct {
-	net.Listener
-	failures atomic.Int32
-	closed   atomic.Bool
-}
-
-func (l *backoffListener) Accept() (net.Conn, error) {
-	if l.closed.Load() {
-		return nil, net.ErrClosed
-	}
-	l.failures.Add(1)
-	return nil, &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
-}
-
-func (l *backoffListener) Close() error {
-	l.closed.Store(true)
-	return l.Listener.Close()
-}
-
-// checkCloseDuringBackoff: while Accept keeps failing with EMFILE, Serve
-// waits between attempts (up to a second); Close must interrupt that wait
-// (lab.Accept's done channel, which Close closes) instead of waiting it out.
+// checkCloseDuringBackoff: Close interrupts lab.Accept's wait between
+// retries (testkit.CheckCloseDuringBackoff).
 func checkCloseDuringBackoff(k *testkit.T, impl Impl) {
 	k.Helper()
 	raw, _ := newServer(k, impl, Config{Timeout: time.Minute})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		k.Fatalf("listen: %v", err)
-	}
-	bl := &backoffListener{Listener: ln}
-	k.ServeListener(raw, bl)
-	deadline := time.Now().Add(testkit.IOTimeout)
-	for bl.failures.Load() < 9 && time.Now().Before(deadline) { // 5 ms doubling: the 9th wait is a second
-		time.Sleep(10 * time.Millisecond) // polling a counter, with a deadline
-	}
-	start := time.Now()
-	closed := make(chan struct{})
-	go func() { raw.Close(); close(closed) }()
-	select {
-	case <-closed:
-		if took := time.Since(start); took > 300*time.Millisecond {
-			k.Errorf("Accept had failed %d times with EMFILE and Serve was waiting to retry; Close took %v: it must "+
-				"interrupt the wait (close s.done, which lab.Accept watches) rather than sit it out", bl.failures.Load(), took)
-		}
-	case <-time.After(testkit.IOTimeout):
-		k.Fatalf("Close did not return within %v while Serve was retrying an Accept that failed with EMFILE: "+
-			"close s.done, which lab.Accept watches", testkit.IOTimeout)
-	}
+	k.CheckCloseDuringBackoff(raw)
 }
 
 // heldListener hands out its next connection only once Close has been called
