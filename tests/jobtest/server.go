@@ -149,6 +149,7 @@ func Server(t *testing.T, impl Impl) {
 	run("whole-lines", func(k *testkit.T) { checkWholeLines(k, impl) })
 	run("non-reader-stalls-no-one", func(k *testkit.T) { checkNonReaderStallsNoOne(k, impl) })
 	run("non-reader-dropped", func(k *testkit.T) { checkNonReaderDropped(k, impl) })
+	run("old-connection-kept", func(k *testkit.T) { checkOldConnectionKept(k, impl) })
 	run("released", func(k *testkit.T) { checkReleased(k, impl) })
 }
 
@@ -485,5 +486,29 @@ func checkNonReaderDropped(k *testkit.T, impl Impl) {
 			"the connection once a write has made no progress for WriteTimeout; the client's write ended with %s "+
 			"after %v\nhint: set a write deadline before every Write (SetWriteDeadline), and close the "+
 			"connection when it expires", sent, timeout, testkit.Describe(err), time.Since(start).Round(time.Millisecond))
+	}
+}
+
+// checkOldConnectionKept: WriteTimeout bounds each write, not the
+// connection's life. A client connected for longer than WriteTimeout that
+// reads its answers is served: a deadline set once per connection (or once
+// per client, never renewed) fails every write after it, and drops a client
+// that did nothing wrong the first time it is answered late in its life.
+func checkOldConnectionKept(k *testkit.T, impl Impl) {
+	k.Helper()
+	const timeout = 200 * time.Millisecond
+	_, srv := newServer(k, impl, Config{Workers: 2, QueueCap: 8, WriteTimeout: timeout})
+	c := k.Dial(srv)
+	roundTrip(c, ok("HASH a", jobs.HashResult(jobs.Hash("a"))), 1)
+	// The scenario, not synchronisation: the connection grows older than
+	// WriteTimeout while the client is quiet.
+	time.Sleep(3 * timeout)
+	c.Write([]byte("HASH b\n"), "HASH b, "+(3*timeout).String()+" after the first answer")
+	got, err := c.TryReadLine()
+	if want := ok("", jobs.HashResult(jobs.Hash("b"))).answer(2); err != nil || got != want {
+		k.Fatalf("a client that reads its answers sent HASH b %v after its first request (WriteTimeout is %v)\n"+
+			"  want: %q\n   got: %q (%s)\nhint: WriteTimeout bounds each write: set the write deadline before "+
+			"every Write (SetWriteDeadline(time.Now().Add(WriteTimeout))), not once for the connection",
+			3*timeout, timeout, want, got, testkit.Describe(err))
 	}
 }
