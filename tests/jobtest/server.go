@@ -200,6 +200,9 @@ func checkTooLarge(k *testkit.T, impl Impl) {
 		{"a 100000-byte line, then PRIME 7", strings.Repeat("z", 100_000) + "\nPRIME 7\n"},
 		{fmt.Sprintf("%d bytes and no newline (yet)", jobs.MaxLine+1), strings.Repeat("w", jobs.MaxLine+1)},
 	}
+	warm := k.Dial(srv) // the workers run: what starts after the mark is the clients'
+	expectAnyID(k, warm, "HASH warm", ok("", jobs.HashResult(jobs.Hash("warm"))))
+	mark := testkit.MarkGoroutines()
 	for _, tc := range cases {
 		c := k.Dial(srv)
 		expectAnyID(k, c, "HASH first", ok("", jobs.HashResult(jobs.Hash("first"))))
@@ -210,6 +213,20 @@ func checkTooLarge(k *testkit.T, impl Impl) {
 				tc.what, msgTooLarge, got, testkit.Describe(err), c.Context())
 		}
 		c.ExpectClosed()
+	}
+	// Each client read its answer and the end of its stream, and keeps its
+	// socket open, sending nothing more. The server's lingering (reading
+	// what the client still sends, so that closing does not reset the
+	// answer) is bounded in time: every goroutine of theirs must end.
+	deadline := time.Now().Add(testkit.IOTimeout)
+	for running := mark.ServerGoroutines(); running != ""; running = mark.ServerGoroutines() {
+		if time.Now().After(deadline) {
+			k.Fatalf("%d clients each sent a line too large, read the ERROR and the end of the stream, and kept their "+
+				"sockets open; %v later the server still ran for them:\n%s\nhint: the linger after a too-large line "+
+				"reads with a deadline (and a byte limit): a client that never closes must not hold a goroutine and "+
+				"a socket for ever", len(cases), testkit.IOTimeout, running)
+		}
+		time.Sleep(20 * time.Millisecond) // between looks at the server's goroutines, which no event announces
 	}
 }
 
