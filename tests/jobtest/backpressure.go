@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -50,6 +51,66 @@ func BackPressure(t *testing.T, impl Impl) {
 	k := testkit.New(t, "3.5")
 	k.Run("full-queue", func(t *testing.T) { checkFullQueue(testkit.New(t, k.Exercise()), impl) })
 	k.Run("full-outbox", func(t *testing.T) { checkFullOutbox(testkit.New(t, k.Exercise()), impl) })
+	k.Run("outbox-bound-held", func(t *testing.T) { checkOutboxBoundHeld(testkit.New(t, k.Exercise()), impl) })
+}
+
+// checkOutboxBoundHeld: MaxPending bounds every answer the server holds for
+// a client, those its writer is writing included. The client stops reading
+// until the reader stops; then it reads a little, which lets the writer's
+// stuck write finish and the writer take the whole outbox as its next
+// batch. A bound that counts only the outbox, not the batch being written,
+// then lets the reader read MaxPending more: the bound doubles, unseen by a
+// client that never reads at all. Room must come only as fast as answers
+// leave the server.
+func checkOutboxBoundHeld(k *testkit.T, impl Impl) {
+	k.Helper()
+	const maxPending = 1 << 20
+	const shortest = len("OK 1 prime\n")
+	lines := newLineCounter(-1)
+	_, srv := newServerOn(k, impl, Config{Workers: 2, QueueCap: 4, MaxPending: maxPending,
+		OnLineRead: lines.onLineRead, WriteTimeout: time.Minute}, k.ListenSmall())
+	mute := k.DialSmall(srv.Addr)
+	wrote := make(chan struct{})
+	go func() { // sends until the test ends (and closes the connection)
+		defer close(wrote)
+		mute.SetWriteDeadline(time.Now().Add(testkit.WatchdogTimeout))
+		mute.Write(bytes.Repeat([]byte("PRIME 7\n"), 8<<20/8))
+	}()
+	k.Cleanup(func() { mute.Close(); <-wrote })
+	before := stillAt(k, lines, "the client sent PRIME 7 lines and read nothing")
+	const read = 32 << 10
+	mute.SetReadDeadline(time.Now().Add(testkit.IOTimeout))
+	if _, err := io.ReadFull(mute, make([]byte, read)); err != nil {
+		k.Fatalf("reading the first %d bytes of answers: %s", read, testkit.Describe(err))
+	}
+	after := stillAt(k, lines, fmt.Sprintf("the client read %d bytes of answers", read))
+	if more, bound := after-before, int64(read+testkit.SmallAbsorption)/int64(shortest)+4+2+1; more > bound {
+		k.Fatalf("a client sent PRIME 7 lines without reading until the server stopped reading (%d lines, "+
+			"MaxPending %d); it then read %d bytes of answers, and the server read %d more lines, want at most %d: "+
+			"room in the outbox must come only as answers leave it. Count the batch the writer is writing "+
+			"against MaxPending too (pending + writing), or the bound doubles when the writer takes a full outbox",
+			before, maxPending, read, more, bound)
+	}
+}
+
+// stillAt waits until the server has stopped reading lines (the count holds
+// for testkit.QuietWindow) and returns the count.
+func stillAt(k *testkit.T, lines *lineCounter, what string) int64 {
+	k.Helper()
+	deadline := time.Now().Add(4 * testkit.IOTimeout)
+	last := lines.n.Load()
+	for {
+		time.Sleep(testkit.QuietWindow) // a window in which a reader that goes on shows itself
+		now := lines.n.Load()
+		if now == last {
+			return now
+		}
+		if time.Now().After(deadline) {
+			k.Fatalf("%s: the server was still reading lines %v later (%d so far): with MaxPending of answers "+
+				"waiting, the reader must stop", what, 4*testkit.IOTimeout, now)
+		}
+		last = now
+	}
 }
 
 // checkFullOutbox: a client that pipelines cheap requests and never reads
