@@ -352,6 +352,14 @@ func checkFailedWrites(k *testkit.T, impl Impl, initial string) {
 		k.Fatalf("Register(carol) after two failed writes: %v", err)
 	}
 	wantFile(k, path, initial+alice.Line()+carol.Line(), "store opened on "+state+"; after two failed registrations of bob, and carol's")
+	// Nothing of bob's failed registrations stayed: not in the index, not
+	// among the names' keys (which would refuse bob as a look-alike of
+	// himself).
+	bob := users.User{Name: "bob", Password: "pw", IP: "127.0.0.1", Port: 2}
+	if err := s.Register(bob); err != nil {
+		k.Fatalf("Register(bob) after two failed registrations of bob: %v; want success: a failed registration "+
+			"must leave the index, the keys and the size as they were", err)
+	}
 }
 
 // checkFull: the file holds at most users.MaxUsers users; registrations
