@@ -49,6 +49,7 @@ func Login(t *testing.T, impl Impl) {
 	checkLoginCost(k, impl)
 	checkUsersFileFollowed(k, impl)
 	checkSlowUsersFile(k, impl)
+	checkUnreadableUsersFile(k, impl)
 }
 
 // checkLoginCost: with a users file at its limit (users.MaxUsers users), a

@@ -9,3 +9,6 @@ func checkSlowUsersFile(k *testkit.T, impl Impl) {}
 
 // checkHalfClosedNotReading needs socket options (Unix).
 func checkHalfClosedNotReading(k *testkit.T, impl Impl) {}
+
+// checkUnreadableUsersFile needs a Unix file system.
+func checkUnreadableUsersFile(k *testkit.T, impl Impl) {}

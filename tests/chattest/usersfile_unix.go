@@ -104,3 +104,29 @@ func waitQueuedForRefresh(k *testkit.T) {
 		time.Sleep(5 * time.Millisecond) // between looks at the server's goroutines, which no event announces
 	}
 }
+
+// checkUnreadableUsersFile: when the users file cannot be read, a login is
+// answered from what was read before (and the failure logged), not refused:
+// a users file being replaced, or a disk error, must not lock everyone out.
+// The file is replaced by a directory, which opens but cannot be read.
+func checkUnreadableUsersFile(k *testkit.T, impl Impl) {
+	k.Helper()
+	if !impl.GoroutinePerClient {
+		return
+	}
+	e := start(k, impl, Config{}, "max")
+	checkFail(k, e, "max", "wrong", "a wrong password") // the server has read the file
+	if err := os.Rename(e.users, e.users+".away"); err != nil {
+		k.Fatalf("test bug: %v", err)
+	}
+	if err := os.Mkdir(e.users, 0o755); err != nil {
+		k.Fatalf("test bug: %v", err)
+	}
+	c, got, err := e.tryLogin("max", password("max"))
+	if err != nil || string(got.Payload) != replyOK {
+		k.Fatalf("the users file cannot be read (a directory took its place); max, read from it before, logged in "+
+			"with his password\n  want: %v\n   got: %v (%s)\nhint: if Refresh fails, log it and answer from the "+
+			"cache (what was read before)", loginReply("max", replyOK), got, testkit.Describe(err))
+	}
+	c.Close()
+}
