@@ -133,22 +133,33 @@ func checkFullOutbox(k *testkit.T, impl Impl) {
 	_, srv := newServerOn(k, impl, Config{Workers: 2, QueueCap: 4, MaxPending: maxPending,
 		OnLineRead: lines.onLineRead, WriteTimeout: time.Minute}, k.ListenSmall())
 	mute := k.DialSmall(srv.Addr)
-	sent, err := flood(mute, "PRIME 7\n", 4<<20, time.Second)
-	read := int(lines.n.Load())
+	// The client sends for as long as the server reads (a flood for a fixed
+	// time would end before a slow server, say one whose every OnLineRead is
+	// a call from the subject, had read past the bound), and the check waits
+	// for the reader to stop.
+	const flooded = 4 << 20 / len("PRIME 7\n")
+	wrote := make(chan struct{})
+	go func() {
+		defer close(wrote)
+		mute.SetWriteDeadline(time.Now().Add(testkit.WatchdogTimeout))
+		mute.Write(bytes.Repeat([]byte("PRIME 7\n"), flooded))
+	}()
+	k.Cleanup(func() { mute.Close(); <-wrote })
 	bound := (maxPending+testkit.SmallAbsorption)/shortest + 4 + 2 + 1 // answers in the outbox and the kernel, queued, running, in Put
-	if err == nil || read > bound {
-		k.Fatalf("a client sent %d \"PRIME 7\" lines and read no answer; the server read %d of them, want at most %d: "+
+	read := int(stillAt(k, lines, maxPending/len("OK 9999999 prime\n"), "a client sent PRIME 7 lines and read no answer"))
+	if read > bound {
+		k.Fatalf("a client sent up to %d \"PRIME 7\" lines and read no answer; the server read %d of them, want at most %d: "+
 			"with MaxPending %d bytes of answers waiting for it, the reader must stop reading until the writer has "+
 			"sent them (the workers never wait, so only this keeps the answers from piling up in memory)",
-			sent, read, bound, maxPending)
+			flooded, read, bound, maxPending)
 	}
 	// The client reads at last: every line it got in is answered.
 	c := bufio.NewReader(mute)
-	for i := range sent {
+	for i := range read {
 		mute.SetReadDeadline(time.Now().Add(testkit.IOTimeout))
 		line, err := c.ReadString('\n')
 		if err != nil || !strings.HasSuffix(line, " prime\n") {
-			k.Fatalf("the client that had not read, reading at last: answer %d of %d: %q, %s", i+1, sent, line, testkit.Describe(err))
+			k.Fatalf("the client that had not read, reading at last: answer %d of %d: %q, %s", i+1, read, line, testkit.Describe(err))
 		}
 	}
 }
