@@ -25,6 +25,7 @@ var impl = discoverytest.Impl{
 		if c.Logger == nil {
 			c.Logger = testkit.Logger()
 		}
-		return discovery.New(discovery.Config{UsersPath: c.UsersPath, Timeout: c.Timeout, Logger: c.Logger})
+		return discovery.New(discovery.Config{UsersPath: c.UsersPath, Timeout: c.Timeout, Logger: c.Logger,
+			OpenUsers: c.OpenUsers})
 	},
 }

@@ -23,6 +23,7 @@ var impl = jobtest.Impl{
 	},
 	NewLineReader: func(r io.Reader) func() ([]byte, error) { return jobserver.NewLineReader(r).Next },
 	NewQueue:      func(capacity int) jobtest.Queue { return jobserver.NewBoundedQueue[int](capacity) },
+	NewBytesQueue: func(capacity int) jobtest.BytesQueue { return jobserver.NewBoundedQueue[[]byte](capacity) },
 	StartPool: func(workers, capacity int, work func(worker, item int)) (jobtest.Queue, func()) {
 		q := jobserver.NewBoundedQueue[int](capacity)
 		return q, jobserver.NewPool(workers, q, work).Wait

@@ -25,6 +25,11 @@ type Config struct {
 	Timeout time.Duration
 	// Logger receives the server's log (default slog.Default()).
 	Logger *slog.Logger
+	// OpenUsers opens the users file for appending (default
+	// users.OpenAppend): the store's StoreOptions.Open. Tests pass one whose
+	// syncs are slow, to see that a slow disk does not cost a client its
+	// answer.
+	OpenUsers func(path string) (users.AppendFile, error)
 }
 
 // Bounds of Config.Timeout. A registration is two small frames: a client
@@ -73,7 +78,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	store, err := OpenStore(cfg.UsersPath, StoreOptions{Logger: cfg.Logger})
+	store, err := OpenStore(cfg.UsersPath, StoreOptions{Logger: cfg.Logger, Open: cfg.OpenUsers})
 	if err != nil {
 		return nil, err
 	}

@@ -18,8 +18,10 @@ var impl = chattest.Impl{
 			UsersPath:    c.UsersPath,
 			MaxPending:   c.MaxPending,
 			LoginTimeout: c.LoginTimeout,
+			StallTimeout: c.StallTimeout,
 			Logger:       c.Logger,
 		})
 	},
-	SlowsSender: true, // a full outbox slows the sender down (Config.StallTimeout)
+	SlowsSender:        true, // a full outbox slows the sender down (Config.StallTimeout)
+	GoroutinePerClient: true, // a login runs on its connection's goroutine
 }

@@ -36,7 +36,7 @@ func Login(t *testing.T, impl Impl) {
 	checkFail(k, e, "alice", password("alice"), "the name of a user who is online already (the newcomer is refused)")
 	checkFail(k, e, "alice", password("alice"), "alice again: the refused newcomer must not have taken over her name")
 	checkFirstFrameNotLogin(k, e)
-	checkConcurrentLogins(k, e)
+	checkGoroutinePerClient(k, e)
 
 	e.register("dave")
 	e.loginAs("dave") // registered after the server started
@@ -47,6 +47,9 @@ func Login(t *testing.T, impl Impl) {
 	checkMissingUsersFile(k, impl)
 	checkOriginalsUsersFile(k, impl)
 	checkLoginCost(k, impl)
+	checkUsersFileFollowed(k, impl)
+	checkSlowUsersFile(k, impl)
+	checkUnreadableUsersFile(k, impl)
 }
 
 // checkLoginCost: with a users file at its limit (users.MaxUsers users), a
@@ -145,7 +148,7 @@ func checkFail(k *testkit.T, e *env, name, pw, what string) {
 	c.ExpectClosed()
 }
 
-// checkConcurrentLogins: many connections log in with one name at the same
+// checkGoroutinePerClient: many connections log in with one name at the same
 // moment; exactly one gets OK. join must check and claim the name under one
 // lock: a check under the lock and an insert under another lets several
 // through.
@@ -155,7 +158,7 @@ func checkFail(k *testkit.T, e *env, name, pw, what string) {
 // goroutine has read the frame but one byte, then one loop sends the last
 // bytes, so all of them finish their frames at once. It does so for several
 // names in turn (loginRounds), and one round that lets two in is enough.
-func checkConcurrentLogins(k *testkit.T, e *env) {
+func checkGoroutinePerClient(k *testkit.T, e *env) {
 	k.Helper()
 	for round := range loginRounds {
 		name := fmt.Sprintf("hal%d", round)
@@ -168,7 +171,7 @@ func checkConcurrentLogins(k *testkit.T, e *env) {
 	}
 }
 
-// How many names checkConcurrentLogins races for, and how many connections
+// How many names checkGoroutinePerClient races for, and how many connections
 // race for each.
 const (
 	loginRounds = 24

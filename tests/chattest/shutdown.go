@@ -88,6 +88,14 @@ func Shutdown(t *testing.T, impl Impl) {
 	e.srv.Close() // and wait for Serve's answer: lab.ErrServerClosed
 	checkCloseBeforeServe(k, impl)
 	checkHalfClose(k, impl)
+	checkHalfClosedNotReading(k, impl)
+	if impl.GoroutinePerClient { // an event loop has a retry of its own, checked by its chapter
+		fresh, err := impl.NewServer(Config{UsersPath: filepath.Join(k.TempDir(), "users.txt"), Logger: testkit.Logger()})
+		if err != nil {
+			k.Fatalf("NewServer: %v", err)
+		}
+		k.CheckCloseDuringBackoff(fresh)
+	}
 	k.CheckContract(testkit.Contract{
 		New: func(log *slog.Logger) lab.Server {
 			dir := k.TempDir()

@@ -51,6 +51,13 @@ type Impl struct {
 	// once (chapter 05): the suite then also checks that readers that fall
 	// behind a burst for a moment are not disconnected.
 	SlowsSender bool
+	// GoroutinePerClient says that each client is served by goroutines of
+	// its own (chapter 02). The suite then checks what only that design can
+	// promise or get wrong: a login that waits for the users file holds up
+	// no one else (an event loop reads the file on its loop), and a client's
+	// goroutines end once it is gone, also when it half-closed and stopped
+	// reading.
+	GoroutinePerClient bool
 }
 
 // Config is what the suite sets when it builds a server, in protocol terms.
@@ -67,6 +74,11 @@ type Config struct {
 	// LoginTimeout is how long a new connection has to send a complete LOGIN
 	// frame; 0 means the server's default.
 	LoginTimeout time.Duration
+	// StallTimeout is how long the server may wait for a client that reads
+	// nothing: for room in its queue, or, once it has half-closed, for it to
+	// take its last replies. 0 means the server's default; a server without
+	// one ignores it.
+	StallTimeout time.Duration
 	// Logger receives the server's log (the suite always sets it).
 	Logger *slog.Logger
 }

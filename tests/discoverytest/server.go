@@ -12,12 +12,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"serverlab/tests/testkit"
 	"serverlab/tools/given/lab"
+	"serverlab/tools/given/users"
 	"serverlab/tools/given/wire"
 )
 
@@ -101,6 +101,10 @@ func Serve(t *testing.T, impl Impl) {
 			"and none for refused ones\n  want names: %q\n   got names: %q", wantNames, names)
 	}
 	checkRestart(k, impl, srv, path)
+	// TODO(ex 1.4) asks it of Serve: after Close, Serve closes ln and
+	// returns lab.ErrServerClosed.
+	fresh, _ := newServer(k, impl, Config{Timeout: time.Minute})
+	k.CheckServeAfterClose(fresh)
 }
 
 // checkRestart: registrations survive a restart of the server, and still
@@ -198,6 +202,140 @@ func Deadlines(t *testing.T, impl Impl) {
 	if got := readFile(k, path); strings.Contains(got, "slowpoke") {
 		k.Errorf("a client that took %v to send its request was registered; the deadline must cover the whole request", 50*time.Millisecond*80)
 	}
+	checkSlowSync(k, impl)
+	checkTimeoutBounded(k, impl)
+}
+
+// slowSyncFile is a users file whose Sync takes delay (fault injection: a
+// slow disk).
+type slowSyncFile struct {
+	users.AppendFile
+	delay time.Duration
+}
+
+func (f *slowSyncFile) Sync() error {
+	time.Sleep(f.delay) // fault injection: a slow fsync, not synchronisation
+	return f.AppendFile.Sync()
+}
+
+// checkSlowSync: the answer has a deadline of its own, set once the user is
+// on disk. A sync slower than Timeout must not cost the client the OK that
+// says it is registered: a user stored but told nothing registers again,
+// and a client that was told nothing cannot know it may log in.
+func checkSlowSync(k *testkit.T, impl Impl) {
+	k.Helper()
+	const timeout = 300 * time.Millisecond
+	slow := func(p string) (users.AppendFile, error) {
+		f, err := users.OpenAppend(p)
+		if err != nil {
+			return nil, err
+		}
+		return &slowSyncFile{AppendFile: f, delay: 2 * timeout}, nil
+	}
+	raw, path := newServer(k, impl, Config{Timeout: timeout, OpenUsers: slow})
+	srv := k.Serve(raw)
+	c := k.Dial(srv)
+	c.SendFrame(registration("patient", "pw"))
+	got, err := c.TryReadFrame()
+	if err != nil || testkit.FrameDiff(answer("patient", "OK"), got) != "" {
+		stored := strings.Contains(readFile(k, path), "patient ")
+		k.Fatalf("Config.Timeout = %v and the users file's Sync takes %v; sent a registration of patient\n"+
+			"  want: %v\n   got: %v (%s); patient is in the users file: %v\n"+
+			"hint: after the store has answered, give the answer's write a deadline of its own "+
+			"(conn.SetWriteDeadline(time.Now().Add(Timeout))): the one set for the request has run out",
+			timeout, 2*timeout, answer("patient", "OK"), got, testkit.Describe(err), stored)
+	}
+}
+
+// deadlineConn records the deadlines the server sets on a connection, and
+// when it set them.
+type deadlineConn struct {
+	net.Conn
+	mu  sync.Mutex
+	set []deadlineSet
+}
+
+type deadlineSet struct {
+	which        string
+	at, deadline time.Time
+}
+
+func (c *deadlineConn) record(which string, t time.Time) {
+	c.mu.Lock()
+	c.set = append(c.set, deadlineSet{which, time.Now(), t})
+	c.mu.Unlock()
+}
+
+func (c *deadlineConn) SetDeadline(t time.Time) error {
+	c.record("SetDeadline", t)
+	return c.Conn.SetDeadline(t)
+}
+
+func (c *deadlineConn) SetReadDeadline(t time.Time) error {
+	c.record("SetReadDeadline", t)
+	return c.Conn.SetReadDeadline(t)
+}
+
+func (c *deadlineConn) SetWriteDeadline(t time.Time) error {
+	c.record("SetWriteDeadline", t)
+	return c.Conn.SetWriteDeadline(t)
+}
+
+// deadlineListener hands out deadlineConns and keeps them.
+type deadlineListener struct {
+	net.Listener
+	mu    sync.Mutex
+	conns []*deadlineConn
+}
+
+func (l *deadlineListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	dc := &deadlineConn{Conn: c}
+	l.mu.Lock()
+	l.conns = append(l.conns, dc)
+	l.mu.Unlock()
+	return dc, nil
+}
+
+// maxTimeout is the chapter's MaxTimeout (README: New clamps Config.Timeout
+// to it).
+const maxTimeout = 10 * time.Second
+
+// checkTimeoutBounded: every limit has an upper bound. Config.Timeout = 1h
+// (-timeout 1h) must be clamped to MaxTimeout, or one silent client holds
+// the iterative server for an hour. The deadlines the server sets on a
+// connection are recorded, so that no one has to wait for them.
+func checkTimeoutBounded(k *testkit.T, impl Impl) {
+	k.Helper()
+	raw, _ := newServer(k, impl, Config{Timeout: time.Hour})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen: %v", err)
+	}
+	dl := &deadlineListener{Listener: ln}
+	srv := k.ServeListener(raw, dl)
+	register(k, srv, "hour", "pw", "OK")
+	dl.mu.Lock()
+	defer dl.mu.Unlock()
+	if len(dl.conns) != 1 {
+		k.Fatalf("one client registered; the server accepted %d connections", len(dl.conns))
+	}
+	dc := dl.conns[0]
+	dc.mu.Lock()
+	defer dc.mu.Unlock()
+	if len(dc.set) == 0 {
+		k.Fatalf("the server served a connection without setting any deadline on it")
+	}
+	for _, d := range dc.set {
+		if !d.deadline.IsZero() && d.deadline.Sub(d.at) > maxTimeout+time.Second {
+			k.Fatalf("Config.Timeout = 1h: the server called %s(now + %v); want at most MaxTimeout (%v) from now: "+
+				"New clamps Timeout to MaxTimeout, so that one silent client cannot hold the server for an hour",
+				d.which, d.deadline.Sub(d.at).Round(time.Second), maxTimeout)
+		}
+	}
 }
 
 // registerFrom is register for checks that want the error instead of a
@@ -263,18 +401,19 @@ func checkTrickle(k *testkit.T, srv *testkit.Server, timeout time.Duration) {
 	}
 }
 
-// acceptSignal wraps a listener and reports each accepted connection, so a
-// check knows when the server has a client in hand.
+// acceptSignal wraps a listener and reports each accepted connection, and
+// the time before the server had it, so a check knows when the server has a
+// client in hand, and that any deadline it set on it came later.
 type acceptSignal struct {
 	net.Listener
-	accepted chan struct{}
+	accepted chan time.Time
 }
 
 func (l *acceptSignal) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err == nil {
 		select {
-		case l.accepted <- struct{}{}:
+		case l.accepted <- time.Now():
 		default:
 		}
 	}
@@ -285,15 +424,16 @@ func (l *acceptSignal) Accept() (net.Conn, error) {
 // client is connected, waits for it, and can be called twice.
 func Close(t *testing.T, impl Impl) {
 	k := testkit.New(t, "1.6")
-	// bob's deadline must outlast every wait below before Close's (the
-	// accept, waitReading, Close itself): a server that leaves bob's
-	// connection open would otherwise be saved by it on a busy machine.
-	raw, _ := newServer(k, impl, Config{Timeout: 4 * testkit.IOTimeout})
+	// New clamps Timeout to MaxTimeout: bob's deadline is MaxTimeout after
+	// the server accepted him, however long IOTimeout is on a busy machine.
+	// Close must return before it: only then did closing bob's connection,
+	// not his deadline, end the Read.
+	raw, _ := newServer(k, impl, Config{Timeout: maxTimeout})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		k.Fatalf("listen: %v", err)
 	}
-	sig := &acceptSignal{Listener: ln, accepted: make(chan struct{}, 1)}
+	sig := &acceptSignal{Listener: ln, accepted: make(chan time.Time, 1)}
 	srv := k.ServeListener(raw, sig)
 	register(k, srv, "alice", "pw", "OK")
 	<-sig.accepted // alice's connection
@@ -302,8 +442,9 @@ func Close(t *testing.T, impl Impl) {
 	// reading it, with a minute left on its deadline.
 	c := k.Dial(srv)
 	c.Write(testkit.Encode(registration("bob", "pw"))[:10], "the first 10 bytes of a registration")
+	var bobAccepted time.Time
 	select {
-	case <-sig.accepted:
+	case bobAccepted = <-sig.accepted:
 	case <-time.After(testkit.IOTimeout):
 		k.Fatalf("the server did not accept a second connection within %v", testkit.IOTimeout)
 	}
@@ -311,6 +452,13 @@ func Close(t *testing.T, impl Impl) {
 	// connection, so that only closing it can make that Read return.
 	waitReading(k)
 
+	// Leave a margin before bob's deadline: a Close that returns just
+	// after it was released by it.
+	limit := time.Until(bobAccepted.Add(maxTimeout - time.Second))
+	if limit <= 0 {
+		k.Fatalf("the machine is too slow for this check: bob's deadline (%v after his accept) is near before "+
+			"Close could be called", maxTimeout)
+	}
 	closed := make(chan error, 1)
 	go func() { closed <- raw.Close() }()
 	select {
@@ -318,9 +466,9 @@ func Close(t *testing.T, impl Impl) {
 		if err != nil {
 			k.Fatalf("Close with a client connected: %v", err)
 		}
-	case <-time.After(testkit.IOTimeout):
-		k.Fatalf("Close did not return within %v while a client was connected: "+
-			"Close must close the connection being served, so that its Read returns", testkit.IOTimeout)
+	case <-time.After(limit):
+		k.Fatalf("Close did not return within %v while a client was connected (it will once the client's "+
+			"deadline fires): Close must close the connection being served, so that its Read returns", limit.Round(time.Millisecond))
 	}
 	if err, stopped := srv.Wait(); !stopped {
 		k.Fatalf("Serve did not return within %v after Close returned", testkit.IOTimeout)
@@ -430,56 +578,12 @@ func checkCloseWaitsForServe(k *testkit.T, impl Impl) {
 	}
 }
 
-// backoffListener fails every Accept with EMFILE until it is closed, as a
-// process out of file descriptors does.
-type backoffListener struct {
-	net.Listener
-	failures atomic.Int32
-	closed   atomic.Bool
-}
-
-func (l *backoffListener) Accept() (net.Conn, error) {
-	if l.closed.Load() {
-		return nil, net.ErrClosed
-	}
-	l.failures.Add(1)
-	return nil, &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
-}
-
-func (l *backoffListener) Close() error {
-	l.closed.Store(true)
-	return l.Listener.Close()
-}
-
-// checkCloseDuringBackoff: while Accept keeps failing with EMFILE, Serve
-// waits between attempts (up to a second); Close must interrupt that wait
-// (lab.Accept's done channel, which Close closes) instead of waiting it out.
+// checkCloseDuringBackoff: Close interrupts lab.Accept's wait between
+// retries (testkit.CheckCloseDuringBackoff).
 func checkCloseDuringBackoff(k *testkit.T, impl Impl) {
 	k.Helper()
 	raw, _ := newServer(k, impl, Config{Timeout: time.Minute})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		k.Fatalf("listen: %v", err)
-	}
-	bl := &backoffListener{Listener: ln}
-	k.ServeListener(raw, bl)
-	deadline := time.Now().Add(testkit.IOTimeout)
-	for bl.failures.Load() < 9 && time.Now().Before(deadline) { // 5 ms doubling: the 9th wait is a second
-		time.Sleep(10 * time.Millisecond) // polling a counter, with a deadline
-	}
-	start := time.Now()
-	closed := make(chan struct{})
-	go func() { raw.Close(); close(closed) }()
-	select {
-	case <-closed:
-		if took := time.Since(start); took > 300*time.Millisecond {
-			k.Errorf("Accept had failed %d times with EMFILE and Serve was waiting to retry; Close took %v: it must "+
-				"interrupt the wait (close s.done, which lab.Accept watches) rather than sit it out", bl.failures.Load(), took)
-		}
-	case <-time.After(testkit.IOTimeout):
-		k.Fatalf("Close did not return within %v while Serve was retrying an Accept that failed with EMFILE: "+
-			"close s.done, which lab.Accept watches", testkit.IOTimeout)
-	}
+	k.CheckCloseDuringBackoff(raw)
 }
 
 // heldListener hands out its next connection only once Close has been called

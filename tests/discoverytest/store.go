@@ -50,7 +50,7 @@ func UserStore(t *testing.T, impl Impl) {
 	wantUser(k, s, alice)
 
 	checkInvalidUsers(k, s, path)
-	checkLookAlikes(k, impl, s, path)
+	checkLookAlikes(k, impl, s, path, "")
 
 	bob := users.User{Name: "bob", Password: "secret", IP: "10.0.0.2", Port: 54322}
 	if err := s.Register(bob); err != nil {
@@ -64,6 +64,9 @@ func UserStore(t *testing.T, impl Impl) {
 	s = reopen(k, impl, path)
 	wantUser(k, s, alice)
 	wantUser(k, s, bob)
+	// Every rule holds across a reopen: the names' keys come back with the
+	// file, not only with the registrations of this run.
+	checkLookAlikes(k, impl, s, path, "after the store was reopened")
 	carol := users.User{Name: "carol", Password: "pw", IP: "127.0.0.1", Port: 3}
 	if err := s.Register(carol); err != nil {
 		k.Fatalf("Register(%v) after a restart: %v", carol, err)
@@ -76,8 +79,12 @@ func UserStore(t *testing.T, impl Impl) {
 	checkOriginalsFile(k, impl)
 	checkMalformedFile(k, impl)
 	checkSynced(k, impl)
-	checkFailedWrites(k, impl)
+	checkFailedWrites(k, impl, "")
+	// A failure path holds from every state, not only the empty file's: after
+	// a restart the store must know the size of what is there.
+	checkFailedWrites(k, impl, "zoe pw 127.0.0.1 9\nyan pw 127.0.0.1 8\n")
 	checkFull(k, impl)
+	checkFullAfterReopen(k, impl)
 }
 
 func reopen(k *testkit.T, impl Impl, path string) Store {
@@ -218,14 +225,15 @@ func checkUnterminatedLine(k *testkit.T, impl Impl) {
 
 // checkLookAlikes: a name that a reader cannot tell from a registered one
 // (other case, fullwidth letters) belongs to the first; it is refused.
-func checkLookAlikes(k *testkit.T, impl Impl, s Store, path string) {
+func checkLookAlikes(k *testkit.T, impl Impl, s Store, path, when string) {
 	k.Helper()
 	before, _ := os.ReadFile(path)
 	for _, name := range []string{"Alice", "ALICE", "ａｌｉｃｅ"} {
 		err := s.Register(users.User{Name: name, Password: "other", IP: "127.0.0.1", Port: 1})
 		if !errors.Is(err, impl.ErrTaken) {
-			k.Errorf("alice is registered; registering %q (a look-alike: users.Key(%q) == users.Key(\"alice\")) "+
-				"got %v; want an error wrapping ErrTaken", name, name, err)
+			k.Errorf("alice is registered%s; registering %q (a look-alike: users.Key(%q) == users.Key(\"alice\")) "+
+				"got %v; want an error wrapping ErrTaken (OpenStore must fill the keys from the file too)",
+				" "+when, name, name, err)
 		}
 	}
 	wantFile(k, path, string(before), "after registering look-alikes of alice")
@@ -303,14 +311,23 @@ func checkSynced(k *testkit.T, impl Impl) {
 
 // checkFailedWrites: a write or sync that fails makes Register fail, and
 // leaves the file with whole lines only (what part of the line reached it is
-// cut off), so that the next registration is not glued to a torn line.
-func checkFailedWrites(k *testkit.T, impl Impl) {
+// cut off), so that the next registration is not glued to a torn line. The
+// store is opened on a file that holds initial: a store that forgot the size
+// of what it found would cut the file back to nothing.
+func checkFailedWrites(k *testkit.T, impl Impl, initial string) {
 	k.Helper()
 	path := filepath.Join(k.TempDir(), "users.txt")
+	state := "an empty file"
+	if initial != "" {
+		state = fmt.Sprintf("a file of %d bytes (reopened)", len(initial))
+		if err := os.WriteFile(path, []byte(initial), 0o600); err != nil {
+			k.Fatalf("writing %s: %v", path, err)
+		}
+	}
 	s, file := openFaulty(k, impl, path)
 	alice := users.User{Name: "alice", Password: "pw", IP: "127.0.0.1", Port: 1}
 	if err := s.Register(alice); err != nil {
-		k.Fatalf("Register(alice): %v", err)
+		k.Fatalf("Register(alice) in a store opened on %s: %v", state, err)
 	}
 	for _, c := range []struct {
 		what string
@@ -324,7 +341,8 @@ func checkFailedWrites(k *testkit.T, impl Impl) {
 		if err := s.Register(bob); err == nil {
 			k.Fatalf("Register(bob) after %s returned nil; want the error", c.what)
 		}
-		wantFile(k, path, alice.Line(), "after "+c.what+" (cut the file back to its last whole line: Truncate(size))")
+		wantFile(k, path, initial+alice.Line(), fmt.Sprintf("store opened on %s; after %s (cut the file back "+
+			"to its last whole line: Truncate(size), where size counts the bytes the file had when opened)", state, c.what))
 		if _, ok := s.Lookup("bob"); ok {
 			k.Fatalf("after %s, Lookup(bob) finds bob: a failed registration must leave the index alone", c.what)
 		}
@@ -333,7 +351,15 @@ func checkFailedWrites(k *testkit.T, impl Impl) {
 	if err := s.Register(carol); err != nil {
 		k.Fatalf("Register(carol) after two failed writes: %v", err)
 	}
-	wantFile(k, path, alice.Line()+carol.Line(), "after two failed registrations of bob, and carol's")
+	wantFile(k, path, initial+alice.Line()+carol.Line(), "store opened on "+state+"; after two failed registrations of bob, and carol's")
+	// Nothing of bob's failed registrations stayed: not in the index, not
+	// among the names' keys (which would refuse bob as a look-alike of
+	// himself).
+	bob := users.User{Name: "bob", Password: "pw", IP: "127.0.0.1", Port: 2}
+	if err := s.Register(bob); err != nil {
+		k.Fatalf("Register(bob) after two failed registrations of bob: %v; want success: a failed registration "+
+			"must leave the index, the keys and the size as they were", err)
+	}
 }
 
 // checkFull: the file holds at most users.MaxUsers users; registrations
@@ -355,4 +381,44 @@ func checkFull(k *testkit.T, impl Impl) {
 		k.Fatalf("with users.MaxUsers (%d) users registered, one more was accepted: the file must be bounded", users.MaxUsers)
 	}
 	wantFile(k, path, string(before), "after a registration refused because the file is full")
+	checkRegisteredWhenFull(k, s, path, "")
+}
+
+// checkRegisteredWhenFull: a full file refuses new users only. A user
+// already registered who registers again with the same password is
+// accepted (it changes nothing), and one with another password is refused.
+func checkRegisteredWhenFull(k *testkit.T, s Store, path, when string) {
+	k.Helper()
+	before, _ := os.ReadFile(path)
+	first := users.User{Name: "u00000", Password: "pw", IP: "127.0.0.1", Port: 7}
+	if err := s.Register(first); err != nil {
+		k.Errorf("the file is full%s; u00000, registered, registered again with its own password: got %v; "+
+			"want success (it writes nothing: check the name before the bound)", when, err)
+	}
+	if err := s.Register(users.User{Name: "u00000", Password: "other", IP: "127.0.0.1", Port: 7}); err == nil {
+		k.Errorf("the file is full%s; u00000 registered again with another password succeeded; want ErrTaken", when)
+	}
+	wantFile(k, path, string(before), "the file is full"+when+"; after u00000 registered again")
+}
+
+// checkFullAfterReopen: a file that is full when the store opens is full:
+// the bound counts what the file holds, not what this run registered.
+func checkFullAfterReopen(k *testkit.T, impl Impl) {
+	k.Helper()
+	path := filepath.Join(k.TempDir(), "users.txt")
+	var b strings.Builder
+	for i := range users.MaxUsers {
+		b.WriteString(users.User{Name: fmt.Sprintf("u%05d", i), Password: "pw", IP: "127.0.0.1", Port: 1}.Line())
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		k.Fatalf("writing %s: %v", path, err)
+	}
+	s, file := openFaulty(k, impl, path)
+	file.noSync = true
+	if err := s.Register(users.User{Name: "one-too-many", Password: "pw", IP: "127.0.0.1", Port: 1}); err == nil {
+		k.Fatalf("a store opened on a file of users.MaxUsers (%d) users accepted one more: the bound must count "+
+			"the users read from the file", users.MaxUsers)
+	}
+	wantFile(k, path, b.String(), "store opened on a full file; after a registration refused")
+	checkRegisteredWhenFull(k, s, path, " (read from the file)")
 }

@@ -48,4 +48,7 @@ type Config struct {
 	UsersPath string
 	Timeout   time.Duration
 	Logger    *slog.Logger // nil: the chapter's test logger
+	// OpenUsers opens the users file for appending (nil: the store's
+	// default). The suite passes one whose syncs are slow.
+	OpenUsers func(path string) (users.AppendFile, error)
 }

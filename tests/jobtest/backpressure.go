@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -50,6 +51,74 @@ func BackPressure(t *testing.T, impl Impl) {
 	k := testkit.New(t, "3.5")
 	k.Run("full-queue", func(t *testing.T) { checkFullQueue(testkit.New(t, k.Exercise()), impl) })
 	k.Run("full-outbox", func(t *testing.T) { checkFullOutbox(testkit.New(t, k.Exercise()), impl) })
+	k.Run("outbox-bound-held", func(t *testing.T) { checkOutboxBoundHeld(testkit.New(t, k.Exercise()), impl) })
+}
+
+// checkOutboxBoundHeld: MaxPending bounds every answer the server holds for
+// a client, those its writer is writing included. The client stops reading
+// until the reader stops; then it reads a little, which lets the writer's
+// stuck write finish and the writer take the whole outbox as its next
+// batch. A bound that counts only the outbox, not the batch being written,
+// then lets the reader read MaxPending more: the bound doubles, unseen by a
+// client that never reads at all. Room must come only as fast as answers
+// leave the server.
+func checkOutboxBoundHeld(k *testkit.T, impl Impl) {
+	k.Helper()
+	// Every OnLineRead is a call from the subject under tools/cmd/grade:
+	// MaxPending is kept to what a busy machine reads in seconds.
+	const maxPending = 256 << 10
+	// Once the reader has stopped, ids are past 10000 (MaxPending holds more
+	// than 10000 answers): no later answer is shorter than this.
+	const shortest = len("OK 10000 prime\n")
+	lines := newLineCounter(-1)
+	_, srv := newServerOn(k, impl, Config{Workers: 2, QueueCap: 4, MaxPending: maxPending,
+		OnLineRead: lines.onLineRead, WriteTimeout: time.Minute}, k.ListenSmall())
+	mute := k.DialSmall(srv.Addr)
+	wrote := make(chan struct{})
+	go func() { // sends until the test ends (and closes the connection)
+		defer close(wrote)
+		mute.SetWriteDeadline(time.Now().Add(testkit.WatchdogTimeout))
+		mute.Write(bytes.Repeat([]byte("PRIME 7\n"), 2<<20/8))
+	}()
+	k.Cleanup(func() { mute.Close(); <-wrote })
+	// Before the reader stops, the outbox holds MaxPending bytes of answers
+	// (none longer than "OK 9999999 prime\n").
+	before := stillAt(k, lines, maxPending/len("OK 9999999 prime\n"), "the client sent PRIME 7 lines and read nothing")
+	const read = 16 << 10
+	mute.SetReadDeadline(time.Now().Add(testkit.IOTimeout))
+	if _, err := io.ReadFull(mute, make([]byte, read)); err != nil {
+		k.Fatalf("reading the first %d bytes of answers: %s", read, testkit.Describe(err))
+	}
+	after := stillAt(k, lines, 0, fmt.Sprintf("the client read %d bytes of answers", read))
+	if more, bound := after-before, int64(read+testkit.SmallAbsorption)/int64(shortest)+4+2+1; more > bound {
+		k.Fatalf("a client sent PRIME 7 lines without reading until the server stopped reading (%d lines, "+
+			"MaxPending %d); it then read %d bytes of answers, and the server read %d more lines, want at most %d: "+
+			"room in the outbox must come only as answers leave it. Count the batch the writer is writing "+
+			"against MaxPending too (pending + writing), or the bound doubles when the writer takes a full outbox",
+			before, maxPending, read, more, bound)
+	}
+}
+
+// stillAt waits until the server has read at least least lines and then
+// stopped reading (the count holds for a quiet window, longer on a busy
+// machine), and returns the count.
+func stillAt(k *testkit.T, lines *lineCounter, least int, what string) int64 {
+	k.Helper()
+	quiet := max(testkit.QuietWindow, testkit.IOTimeout/10)
+	deadline := time.Now().Add(4 * testkit.IOTimeout)
+	last := lines.n.Load()
+	for {
+		time.Sleep(quiet) // a window in which a reader that goes on shows itself
+		now := lines.n.Load()
+		if now == last && now >= int64(least) {
+			return now
+		}
+		if time.Now().After(deadline) {
+			k.Fatalf("%s: %v later the server had read %d lines, want it to read at least %d and then stop: with "+
+				"MaxPending of answers waiting, the reader must stop", what, 4*testkit.IOTimeout, now, least)
+		}
+		last = now
+	}
 }
 
 // checkFullOutbox: a client that pipelines cheap requests and never reads
@@ -64,22 +133,33 @@ func checkFullOutbox(k *testkit.T, impl Impl) {
 	_, srv := newServerOn(k, impl, Config{Workers: 2, QueueCap: 4, MaxPending: maxPending,
 		OnLineRead: lines.onLineRead, WriteTimeout: time.Minute}, k.ListenSmall())
 	mute := k.DialSmall(srv.Addr)
-	sent, err := flood(mute, "PRIME 7\n", 4<<20, time.Second)
-	read := int(lines.n.Load())
+	// The client sends for as long as the server reads (a flood for a fixed
+	// time would end before a slow server, say one whose every OnLineRead is
+	// a call from the subject, had read past the bound), and the check waits
+	// for the reader to stop.
+	const flooded = 4 << 20 / len("PRIME 7\n")
+	wrote := make(chan struct{})
+	go func() {
+		defer close(wrote)
+		mute.SetWriteDeadline(time.Now().Add(testkit.WatchdogTimeout))
+		mute.Write(bytes.Repeat([]byte("PRIME 7\n"), flooded))
+	}()
+	k.Cleanup(func() { mute.Close(); <-wrote })
 	bound := (maxPending+testkit.SmallAbsorption)/shortest + 4 + 2 + 1 // answers in the outbox and the kernel, queued, running, in Put
-	if err == nil || read > bound {
-		k.Fatalf("a client sent %d \"PRIME 7\" lines and read no answer; the server read %d of them, want at most %d: "+
+	read := int(stillAt(k, lines, maxPending/len("OK 9999999 prime\n"), "a client sent PRIME 7 lines and read no answer"))
+	if read > bound {
+		k.Fatalf("a client sent up to %d \"PRIME 7\" lines and read no answer; the server read %d of them, want at most %d: "+
 			"with MaxPending %d bytes of answers waiting for it, the reader must stop reading until the writer has "+
 			"sent them (the workers never wait, so only this keeps the answers from piling up in memory)",
-			sent, read, bound, maxPending)
+			flooded, read, bound, maxPending)
 	}
 	// The client reads at last: every line it got in is answered.
 	c := bufio.NewReader(mute)
-	for i := range sent {
+	for i := range read {
 		mute.SetReadDeadline(time.Now().Add(testkit.IOTimeout))
 		line, err := c.ReadString('\n')
 		if err != nil || !strings.HasSuffix(line, " prime\n") {
-			k.Fatalf("the client that had not read, reading at last: answer %d of %d: %q, %s", i+1, sent, line, testkit.Describe(err))
+			k.Fatalf("the client that had not read, reading at last: answer %d of %d: %q, %s", i+1, read, line, testkit.Describe(err))
 		}
 	}
 }

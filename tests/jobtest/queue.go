@@ -101,6 +101,41 @@ func BoundedQueue(t *testing.T, impl Impl) {
 		k.Run(c.name, func(t *testing.T) { inBubble(testkit.New(t, k.Exercise()), func(b bubble) { c.check(b, impl) }) })
 	}
 	k.Run("many-producers-consumers", func(t *testing.T) { checkManyProducersConsumers(testkit.New(t, k.Exercise()), impl) })
+	k.Run("get-lets-go", func(t *testing.T) { checkGetLetsGo(testkit.New(t, k.Exercise()), impl) })
+}
+
+// checkGetLetsGo: the queue lets go of what Get hands out. A ring buffer
+// whose slot still holds the item after Get keeps up to capacity finished
+// items alive (in the server: jobs, and through them their connections)
+// until Puts overwrite them, which an idle server never does. The check
+// fills a queue with 64 items of 64 KiB, takes them all, and measures the
+// live heap of the process that runs the queue.
+func checkGetLetsGo(k *testkit.T, impl Impl) {
+	k.Helper()
+	if impl.NewBytesQueue == nil {
+		k.Fatalf("test bug: the chapter's Impl has no NewBytesQueue")
+	}
+	const items, size = 64, 64 << 10
+	q := impl.NewBytesQueue(items)
+	defer q.Close()
+	before := testkit.ReadFootprint()
+	for i := range items {
+		if err := q.Put(make([]byte, size)); err != nil {
+			k.Fatalf("Put of item %d of %d into an open queue of capacity %d: %v", i+1, items, items, err)
+		}
+	}
+	for i := range items {
+		if _, ok := q.Get(); !ok {
+			k.Fatalf("Get of item %d of %d: ok = false on an open queue that holds it", i+1, items)
+		}
+	}
+	after := testkit.ReadFootprint()
+	if grew := int64(after.Heap) - int64(before.Heap); grew > items*size/4 {
+		k.Fatalf("put %d items of %d KiB into a queue and took them all out again: the live heap grew by %d KiB "+
+			"(want about 0): the queue keeps what Get handed out. Get must clear the slot it takes the item from "+
+			"(q.items[q.head] = zero), or a finished job stays alive until a Put overwrites its slot",
+			items, size>>10, grew>>10)
+	}
 }
 
 func checkFIFO(b bubble, impl Impl) {

@@ -149,6 +149,7 @@ func Server(t *testing.T, impl Impl) {
 	run("whole-lines", func(k *testkit.T) { checkWholeLines(k, impl) })
 	run("non-reader-stalls-no-one", func(k *testkit.T) { checkNonReaderStallsNoOne(k, impl) })
 	run("non-reader-dropped", func(k *testkit.T) { checkNonReaderDropped(k, impl) })
+	run("old-connection-kept", func(k *testkit.T) { checkOldConnectionKept(k, impl) })
 	run("released", func(k *testkit.T) { checkReleased(k, impl) })
 }
 
@@ -199,6 +200,9 @@ func checkTooLarge(k *testkit.T, impl Impl) {
 		{"a 100000-byte line, then PRIME 7", strings.Repeat("z", 100_000) + "\nPRIME 7\n"},
 		{fmt.Sprintf("%d bytes and no newline (yet)", jobs.MaxLine+1), strings.Repeat("w", jobs.MaxLine+1)},
 	}
+	warm := k.Dial(srv) // the workers run: what starts after the mark is the clients'
+	expectAnyID(k, warm, "HASH warm", ok("", jobs.HashResult(jobs.Hash("warm"))))
+	mark := testkit.MarkGoroutines()
 	for _, tc := range cases {
 		c := k.Dial(srv)
 		expectAnyID(k, c, "HASH first", ok("", jobs.HashResult(jobs.Hash("first"))))
@@ -209,6 +213,20 @@ func checkTooLarge(k *testkit.T, impl Impl) {
 				tc.what, msgTooLarge, got, testkit.Describe(err), c.Context())
 		}
 		c.ExpectClosed()
+	}
+	// Each client read its answer and the end of its stream, and keeps its
+	// socket open, sending nothing more. The server's lingering (reading
+	// what the client still sends, so that closing does not reset the
+	// answer) is bounded in time: every goroutine of theirs must end.
+	deadline := time.Now().Add(testkit.IOTimeout)
+	for running := mark.ServerGoroutines(); running != ""; running = mark.ServerGoroutines() {
+		if time.Now().After(deadline) {
+			k.Fatalf("%d clients each sent a line too large, read the ERROR and the end of the stream, and kept their "+
+				"sockets open; %v later the server still ran for them:\n%s\nhint: the linger after a too-large line "+
+				"reads with a deadline (and a byte limit): a client that never closes must not hold a goroutine and "+
+				"a socket for ever", len(cases), testkit.IOTimeout, running)
+		}
+		time.Sleep(20 * time.Millisecond) // between looks at the server's goroutines, which no event announces
 	}
 }
 
@@ -485,5 +503,29 @@ func checkNonReaderDropped(k *testkit.T, impl Impl) {
 			"the connection once a write has made no progress for WriteTimeout; the client's write ended with %s "+
 			"after %v\nhint: set a write deadline before every Write (SetWriteDeadline), and close the "+
 			"connection when it expires", sent, timeout, testkit.Describe(err), time.Since(start).Round(time.Millisecond))
+	}
+}
+
+// checkOldConnectionKept: WriteTimeout bounds each write, not the
+// connection's life. A client connected for longer than WriteTimeout that
+// reads its answers is served: a deadline set once per connection (or once
+// per client, never renewed) fails every write after it, and drops a client
+// that did nothing wrong the first time it is answered late in its life.
+func checkOldConnectionKept(k *testkit.T, impl Impl) {
+	k.Helper()
+	const timeout = 200 * time.Millisecond
+	_, srv := newServer(k, impl, Config{Workers: 2, QueueCap: 8, WriteTimeout: timeout})
+	c := k.Dial(srv)
+	roundTrip(c, ok("HASH a", jobs.HashResult(jobs.Hash("a"))), 1)
+	// The scenario, not synchronisation: the connection grows older than
+	// WriteTimeout while the client is quiet.
+	time.Sleep(3 * timeout)
+	c.Write([]byte("HASH b\n"), "HASH b, "+(3*timeout).String()+" after the first answer")
+	got, err := c.TryReadLine()
+	if want := ok("", jobs.HashResult(jobs.Hash("b"))).answer(2); err != nil || got != want {
+		k.Fatalf("a client that reads its answers sent HASH b %v after its first request (WriteTimeout is %v)\n"+
+			"  want: %q\n   got: %q (%s)\nhint: WriteTimeout bounds each write: set the write deadline before "+
+			"every Write (SetWriteDeadline(time.Now().Add(WriteTimeout))), not once for the connection",
+			3*timeout, timeout, want, got, testkit.Describe(err))
 	}
 }

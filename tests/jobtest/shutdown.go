@@ -38,6 +38,15 @@ func Shutdown(t *testing.T, impl Impl) {
 			},
 		})
 	})
+	k.Run("close-during-backoff", func(t *testing.T) {
+		ck := testkit.New(t, k.Exercise())
+		requireQueueAndPool(ck, impl)
+		raw, err := impl.NewServer(Config{Workers: 2, QueueCap: 4})
+		if err != nil {
+			ck.Fatalf("NewServer: %v", err)
+		}
+		ck.CheckCloseDuringBackoff(raw)
+	})
 }
 
 // checkOrderedShutdown: Close in the original's order, with a job running,

@@ -17,6 +17,41 @@ func Statistics(t *testing.T, impl Impl) {
 	k := testkit.New(t, "3.7")
 	k.Run("exact-counts", func(t *testing.T) { checkExactCounts(testkit.New(t, k.Exercise()), impl) })
 	k.Run("counted-before-written", func(t *testing.T) { checkCountedBeforeWritten(testkit.New(t, k.Exercise()), impl) })
+	k.Run("refused-counted", func(t *testing.T) { checkRefusedCounted(testkit.New(t, k.Exercise()), impl) })
+}
+
+// checkRefusedCounted: every line that took an id is counted answered,
+// whoever answers it and whatever the answer: also a line refused with
+// "server shutting down" because Close came while its reader waited in Put.
+// After Close, Submitted = Completed + Failed, exactly.
+func checkRefusedCounted(k *testkit.T, impl Impl) {
+	k.Helper()
+	h := newHolder(1)
+	k.OnAbort(h.releaseAll)
+	defer h.releaseAll()
+	lines := newLineCounter(3)
+	raw, srv := newServer(k, impl, Config{Workers: 1, QueueCap: 1, OnJobStart: h.onJobStart, OnLineRead: lines.onLineRead})
+	c := k.Dial(srv)
+	c.Write([]byte("PRIME 7\nPRIME 11\nPRIME 13\n"), "3 PRIME lines: job 1 held in OnJobStart, job 2 queued, line 3 waiting in Put")
+	lines.wait(k, "before Close")
+	closed := make(chan error, 1)
+	go func() { closed <- raw.Close() }()
+	k.OnAbort(func() { <-closed })
+	c.ExpectLine(fail("", msgShuttingDown).answer(3))
+	h.releaseAll()
+	for range 2 {
+		c.ReadLine()
+	}
+	select {
+	case <-closed:
+	case <-time.After(testkit.IOTimeout):
+		k.Fatalf("every job was answered, but Close did not return within %v", testkit.IOTimeout)
+	}
+	if got, want := impl.Stats(raw), (Stats{Submitted: 3, Completed: 2, Failed: 1}); got != want {
+		k.Fatalf("3 lines: job 1 ran, job 2 was queued, line 3 waited in Put and was refused (%q) by Close; all "+
+			"three answered\n  want stats: %+v\n   got stats: %+v\n(a line refused because the server is shutting "+
+			"down took its id: count it failed, as every ERROR the reader answers)", msgShuttingDown, want, got)
+	}
 }
 
 // checkCountedBeforeWritten: an answer is counted when it is made, before it

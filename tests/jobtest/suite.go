@@ -31,6 +31,10 @@ type Impl struct {
 	NewLineReader func(r io.Reader) (next func() ([]byte, error))
 	// NewQueue returns an empty bounded queue of ints (exercise 3.2).
 	NewQueue func(capacity int) Queue
+	// NewBytesQueue returns an empty bounded queue of byte slices, the same
+	// type as NewQueue's: the suite checks with it that what Get hands out
+	// is not kept alive by the queue.
+	NewBytesQueue func(capacity int) BytesQueue
 	// StartPool makes a queue of the given capacity and starts a pool of
 	// workers on it that call work for each item (exercise 3.3). wait waits
 	// for the workers to return.
@@ -53,6 +57,13 @@ type Request struct {
 type Queue interface {
 	Put(item int) error
 	Get() (item int, ok bool)
+	Close()
+}
+
+// BytesQueue is a bounded queue of byte slices (exercise 3.2).
+type BytesQueue interface {
+	Put(item []byte) error
+	Get() (item []byte, ok bool)
 	Close()
 }
 

@@ -167,6 +167,12 @@ func (k *T) CheckServeAfterClose(srv lab.Server) {
 		if !errors.Is(err, lab.ErrServerClosed) {
 			k.Fatalf("Serve after Close returned %s; want lab.ErrServerClosed", errString(err))
 		}
+		// Serve owns ln from the call on: one that returns without closing
+		// it leaves the port open, its clients queued with nobody to accept.
+		if tl, ok := ln.(*net.TCPListener); ok && !errors.Is(tl.SetDeadline(time.Time{}), net.ErrClosed) {
+			k.Fatalf("Serve after Close returned lab.ErrServerClosed and left its listener open: " +
+				"Serve must close ln in every case, also when it returns at once")
+		}
 	case <-time.After(IOTimeout):
 		ln.Close()
 		<-served

@@ -1,0 +1,132 @@
+//go:build unix
+
+package chattest
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"serverlab/tests/testkit"
+	"serverlab/tools/given/wire"
+)
+
+// checkSlowUsersFile: a login that waits for the users file holds up that
+// login only (a server of goroutines; an event loop reads the file on its
+// loop and is not asked this). The users file is made to hang by putting a
+// FIFO nobody writes in its place: a login's Refresh then blocks opening it,
+// for as long as the check likes, and the check looks at what still works
+// meanwhile. It finds two mistakes:
+//
+//   - the file read under s.mu (a lock held across I/O): a connection whose
+//     first frame is not LOGIN must still be closed at once, which takes s.mu
+//     (track, untrack);
+//   - the name claimed before the password is checked: a wrong-password login
+//     in flight must not lock the right one out.
+func checkSlowUsersFile(k *testkit.T, impl Impl) {
+	k.Helper()
+	if !impl.GoroutinePerClient {
+		return
+	}
+	e := start(k, impl, Config{}, "kim", "lee")
+	e.loginAs("kim") // the server has read the file: what follows is a refresh
+	dir := filepath.Dir(e.users)
+	real, fifo := filepath.Join(dir, "users.real"), filepath.Join(dir, "users.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		k.Logf("not checking a slow users file: mkfifo: %v", err)
+		return
+	}
+	if err := os.Rename(e.users, real); err != nil {
+		k.Fatalf("test bug: %v", err)
+	}
+	if err := os.Link(fifo, e.users); err != nil {
+		k.Fatalf("test bug: %v", err)
+	}
+	released := false
+	release := func() { // opening the FIFO for writing lets its reader's open return
+		if !released {
+			released = true
+			if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				f.Close()
+			}
+		}
+	}
+	k.Cleanup(release) // before the server's Close, which waits for the login
+
+	wrong := k.Dial(e.srv)
+	wrong.SendFrame(loginFrame("lee", "wrong"))
+	if !waitBlockedInRefresh(k) {
+		k.Fatalf("lee sent a LOGIN and the users file hangs when opened (a FIFO nobody writes); no goroutine of "+
+			"the server was reading it %v later: authenticate must re-read the file at every login "+
+			"(s.users.Refresh), so that it answers from the file as it is now", testkit.IOTimeout)
+	}
+
+	// A lock held across the read: nothing else that needs s.mu can happen.
+	other := k.Dial(e.srv)
+	other.Write(testkit.Encode(wire.Frame{Type: wire.Broadcast, Sender: "kim", Target: everyone, Payload: []byte("hi")}),
+		"a BROADCAST before logging in")
+	other.NetConn().SetReadDeadline(time.Now().Add(testkit.IOTimeout))
+	var buf [1]byte
+	if _, err := other.NetConn().Read(buf[:]); !testkit.IsClosed(err) {
+		k.Fatalf("while lee's login waited for the users file, a new connection sent a BROADCAST as its first "+
+			"frame: want it closed at once, got %s.\nhint: the server's mutex must not be held while the users "+
+			"file is read (authenticate outside s.mu; join takes it for one test and one change)", testkit.Describe(err))
+	}
+
+	// The file is back; lee logs in with the right password while the wrong
+	// one is still in flight.
+	if err := os.Rename(real, e.users); err != nil {
+		k.Fatalf("test bug: %v", err)
+	}
+	right := k.Dial(e.srv)
+	right.SendFrame(loginFrame("lee", password("lee")))
+	waitQueuedForRefresh(k) // the right login waits behind the wrong one's read, or was answered already
+	release()
+	expect(k, right, "lee", loginReply("lee", replyOK), "lee logged in with the right password while a login "+
+		"of lee with a wrong password waited for the users file (released after): a name is claimed (join) only "+
+		"once the password is checked, or wrong-password logins in flight lock the right one out")
+	expect(k, wrong, "lee", loginReply("lee", replyFail), "lee's login with a wrong password, once the users file answered")
+}
+
+// waitQueuedForRefresh waits until a goroutine of the server waits for the
+// users cache's lock in Refresh (a login queued behind one that reads the
+// file), for testkit.IOTimeout at most: a server that answered the login
+// without reading the file has no such goroutine, and its answer tells.
+func waitQueuedForRefresh(k *testkit.T) {
+	deadline := time.Now().Add(testkit.IOTimeout)
+	for time.Now().Before(deadline) {
+		for _, g := range testkit.Goroutines() {
+			if g.State == "sync.Mutex.Lock" && hasFunc(g.Funcs, "serverlab/tools/given/users.(*Cache).Refresh(") {
+				return
+			}
+		}
+		time.Sleep(5 * time.Millisecond) // between looks at the server's goroutines, which no event announces
+	}
+}
+
+// checkUnreadableUsersFile: when the users file cannot be read, a login is
+// answered from what was read before (and the failure logged), not refused:
+// a users file being replaced, or a disk error, must not lock everyone out.
+// The file is replaced by a directory, which opens but cannot be read.
+func checkUnreadableUsersFile(k *testkit.T, impl Impl) {
+	k.Helper()
+	if !impl.GoroutinePerClient {
+		return
+	}
+	e := start(k, impl, Config{}, "max")
+	checkFail(k, e, "max", "wrong", "a wrong password") // the server has read the file
+	if err := os.Rename(e.users, e.users+".away"); err != nil {
+		k.Fatalf("test bug: %v", err)
+	}
+	if err := os.Mkdir(e.users, 0o755); err != nil {
+		k.Fatalf("test bug: %v", err)
+	}
+	c, got, err := e.tryLogin("max", password("max"))
+	if err != nil || string(got.Payload) != replyOK {
+		k.Fatalf("the users file cannot be read (a directory took its place); max, read from it before, logged in "+
+			"with his password\n  want: %v\n   got: %v (%s)\nhint: if Refresh fails, log it and answer from the "+
+			"cache (what was read before)", loginReply("max", replyOK), got, testkit.Describe(err))
+	}
+	c.Close()
+}
