@@ -25,7 +25,8 @@ import (
 type maintainerConfig struct {
 	ladder, mutants bool
 	mutate          bool          // -mutate: mechanical mutants of the students' declarations
-	mutateFor       time.Duration // -mutate: start no mutant after this long; 0 for no limit
+	mutateFor       time.Duration // -mutate: the run's hard time budget; 0 for no limit
+	only            string        // -mutate: only the mutants whose keys start with one of these (comma-separated)
 	rotate          bool          // -ladder: one chapter, chosen by the seed
 	rungs           int           // -ladder: only this many rungs per chapter, chosen by the seed
 	solutions       string        // the reference tree, relative to the root
@@ -44,7 +45,8 @@ func (m *maintainerConfig) register(fs *flag.FlagSet) {
 	fs.BoolVar(&m.ladder, "ladder", false, "maintainers: for each chapter and k, solve exercises 1..k only (from -solutions) and require exactly those points")
 	fs.BoolVar(&m.mutants, "mutants", false, "maintainers: grade every mutant of the catalogue; each must lose its exercise's points")
 	fs.BoolVar(&m.mutate, "mutate", false, "maintainers: mutate every declaration a stub stands for (statement removal, operators, boundaries) and grade each mutant with its exercise's checks")
-	fs.DurationVar(&m.mutateFor, "mutate-for", 0, "-mutate: start no mutant after this long (0: no limit); the rest count as not run")
+	fs.DurationVar(&m.mutateFor, "mutate-for", 0, "-mutate: stop after this long (0: no limit); the mutants not graded by then count as not run")
+	fs.StringVar(&m.only, "keys", "", "-mutate: only the mutants whose keys start with one of these, comma-separated (re-grade survivors)")
 	fs.BoolVar(&m.rotate, "rotate", false, "-ladder: climb only one of the chapters, chosen by -seed (for make test)")
 	fs.IntVar(&m.rungs, "rungs", 0, "-ladder: climb only this many of each chapter's rungs between none and all solved, chosen by -seed (default: every rung)")
 	fs.StringVar(&m.solutions, "solutions", "solutions", "maintainers: the reference tree, relative to the root")

@@ -340,6 +340,12 @@ func runMutate(ctx context.Context, c config, chapters []rubric.Chapter, stdout,
 		}
 		all = append(all, ms...)
 	}
+	if c.maint.only != "" {
+		keys := strings.Split(c.maint.only, ",")
+		all = slices.DeleteFunc(all, func(m autoMutant) bool {
+			return !slices.ContainsFunc(keys, func(k string) bool { return strings.HasPrefix(m.key, k) })
+		})
+	}
 	seed := c.maint.sampleSeed()
 	graded := all
 	if n := c.maint.sample; n > 0 && n < len(all) {
@@ -427,7 +433,10 @@ func sampleIndexes(total, n int, seed uint64) []int {
 
 // gradeAuto grades one mechanical mutant with the checks of the exercises
 // that own its declaration. It is killed when any of them loses its points
-// with a sensible cause.
+// with a sensible cause. A stub's declaration may hold given code that a
+// later exercise checks (Serve's refusal after Close, checked with Close):
+// a mutant its owners pass is graded again with the whole chapter before it
+// is called a survivor.
 func (env mutantEnv) gradeAuto(ctx context.Context, m autoMutant, ch rubric.Chapter) autoResult {
 	start := time.Now()
 	r := autoResult{autoMutant: m}
@@ -435,16 +444,15 @@ func (env mutantEnv) gradeAuto(ctx context.Context, m autoMutant, ch rubric.Chap
 		r.verdict, r.cause, r.duration = verdict, cause, time.Since(start)
 		return r
 	}
-	var exercises []rubric.Exercise
+	var owners []rubric.Exercise
 	for _, e := range ch.Exercises {
 		if slices.Contains(m.exercises, e.ID) {
-			exercises = append(exercises, e)
+			owners = append(owners, e)
 		}
 	}
-	if len(exercises) == 0 {
+	if len(owners) == 0 {
 		return done(verdictNotRun, "no graded exercise owns "+m.decl)
 	}
-	ch.Exercises = exercises
 	file := filepath.Join(env.root, filepath.FromSlash(env.solutions), m.chapter, m.file)
 	tmpFile, err := writeTemp(env.tmp, m.file, m.content)
 	if err != nil {
@@ -456,25 +464,39 @@ func (env mutantEnv) gradeAuto(ctx context.Context, m autoMutant, ch rubric.Chap
 		return done(verdictNotRun, err.Error())
 	}
 	defer os.Remove(ov)
-	rep, err := grade.Grade(ctx, grade.Options{Root: env.root, Target: env.solutions, Chapters: []rubric.Chapter{ch}, Timeout: env.timeout,
-		Jobs: len(exercises), Overlay: ov, Course: env.course})
-	if err != nil {
-		return done(verdictNotRun, err.Error())
+	verdict, cause := env.gradeWith(ctx, ch, owners, ov)
+	if verdict == verdictSurvived && len(owners) < len(ch.Exercises) {
+		var others []rubric.Exercise
+		for _, e := range ch.Exercises {
+			if !slices.Contains(m.exercises, e.ID) {
+				others = append(others, e)
+			}
+		}
+		if v, c := env.gradeWith(ctx, ch, others, ov); v == verdictKilled {
+			verdict, cause = v, c+" (not by "+strings.Join(m.exercises, ",")+")"
+		}
 	}
-	passed := true
+	return done(verdict, cause)
+}
+
+// gradeWith grades the overlay's mutant with the given exercises of ch.
+func (env mutantEnv) gradeWith(ctx context.Context, ch rubric.Chapter, exercises []rubric.Exercise, ov string) (verdict, cause string) {
+	ch.Exercises = exercises
+	rep, err := grade.Grade(ctx, grade.Options{Root: env.root, Target: env.solutions, Chapters: []rubric.Chapter{ch}, Timeout: env.timeout,
+		Jobs: min(len(exercises), 2), Overlay: ov, Course: env.course})
+	if err != nil {
+		return verdictNotRun, err.Error()
+	}
+	verdict, cause = verdictSurvived, "passed"
 	for _, ex := range rep.Chapters[0].Exercises {
 		switch {
 		case ex.Cause == grade.CauseBuildError:
-			return done(verdictNotCompiled, "build error")
+			return verdictNotCompiled, "build error"
 		case slices.Contains(killingCauses, ex.Cause):
-			return done(verdictKilled, ex.ID+" "+string(ex.Cause))
+			return verdictKilled, ex.ID + " " + string(ex.Cause)
 		case !ex.Passed:
-			passed = false
-			r.cause = ex.ID + " " + string(ex.Cause)
+			verdict, cause = verdictNotRun, ex.ID+" "+string(ex.Cause)
 		}
 	}
-	if passed {
-		return done(verdictSurvived, "passed "+strings.Join(m.exercises, ","))
-	}
-	return done(verdictNotRun, r.cause)
+	return verdict, cause
 }
