@@ -149,7 +149,8 @@ func (s *Server) Close() {
 // CheckServeAfterClose closes srv (a fresh server, or one closed already:
 // Close is idempotent, so either way it must return nil) and checks that Serve
 // then returns lab.ErrServerClosed at once, as net/http.Server's does: a
-// closed server must not start serving again.
+// closed server must not start serving again, and closes the listener it
+// was given.
 func (k *T) CheckServeAfterClose(srv lab.Server) {
 	k.Helper()
 	if err := srv.Close(); err != nil {
@@ -166,6 +167,13 @@ func (k *T) CheckServeAfterClose(srv lab.Server) {
 	case err := <-served:
 		if !errors.Is(err, lab.ErrServerClosed) {
 			k.Fatalf("Serve after Close returned %s; want lab.ErrServerClosed", errString(err))
+		}
+		// A listener still open after Serve refused it is a leaked socket
+		// (and a port bound) that no one will ever close.
+		if tl, ok := ln.(*net.TCPListener); ok && tl.SetDeadline(time.Time{}) == nil {
+			k.Fatalf("Serve after Close returned lab.ErrServerClosed and left its listener (%s) open; "+
+				"want it closed: Serve owns the listener it is given and closes it before it returns, "+
+				"as net/http's does, even when it refuses to serve", ln.Addr())
 		}
 	case <-time.After(IOTimeout):
 		ln.Close()
