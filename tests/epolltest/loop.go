@@ -144,6 +144,28 @@ func PartialWrites(t *testing.T, impl Impl) {
 		}
 		last = count
 	}
+	checkNothingAfterClosing(k, srv)
+}
+
+// checkNothingAfterClosing: once a connection is closing (CloseWhenFlushed),
+// Write refuses it. The echo server answers "bye", closes the connection
+// once the answer is sent, then writes "late\n" to it, as a handler
+// answering a late event would: the client must get the answer, then the end
+// of the stream, and never "late".
+func checkNothingAfterClosing(k *testkit.T, srv *testkit.Server) {
+	k.Helper()
+	c := k.Dial(srv)
+	c.WriteLine("bye")
+	if _, got, err := readEcho(c); err != nil || !strings.HasPrefix(got, "bye") {
+		k.Fatalf("sent \"bye\": want its echo, then the end of the stream; got %.80q, %s", got, testkit.Describe(err))
+	}
+	rest, err := io.ReadAll(c.Reader())
+	if len(rest) > 0 || err != nil {
+		k.Fatalf("sent \"bye\" (the echo server answers it, closes the connection once the answer is sent, "+
+			"then writes \"late\\n\" to it)\n  want: the end of the stream after the answer\n   got: %q, %s\n"+
+			"hint: Write refuses a closed or closing connection (errClosed): what a handler writes after "+
+			"CloseWhenFlushed must never reach the client", rest, testkit.Describe(err))
+	}
 }
 
 // BackPressure checks exercise 5.5: a connection's unsent output is bounded.
