@@ -181,6 +181,42 @@ func BackPressure(t *testing.T, impl Impl) {
 	k.Run("slow-consumer", func(t *testing.T) { checkSlowConsumer(testkit.New(t, k.Exercise()), impl, absorb) })
 	k.Run("slow-consumers-memory", func(t *testing.T) { checkSlowConsumersMemory(testkit.New(t, k.Exercise()), impl) })
 	k.Run("pending-limit", func(t *testing.T) { checkPendingLimit(testkit.New(t, k.Exercise()), impl) })
+	k.Run("congested-at-high-water", func(t *testing.T) { checkCongestedAtHighWater(testkit.New(t, k.Exercise()), impl, absorb) })
+}
+
+// checkCongestedAtHighWater: a connection whose queue has reached HighWater
+// (not only passed it) is congested. HighWater is exactly the size of the
+// first reply, far more than the kernel's buffers take, so the reply stays
+// queued. A client sends two lines in one write and reads nothing: the
+// server answers the first and must stop there; the answer count of another
+// client's line then says whether the second was answered too.
+func checkCongestedAtHighWater(k *testkit.T, impl Impl, absorb int) {
+	k.Helper()
+	repeat := 2 * absorb
+	highWater := len("0 ") + repeat + len("\n") // the first reply: "0 ", repeat × "a", "\n"
+	srv := newEchoOn(k, impl, EchoConfig{Repeat: repeat, Limits: Limits{HighWater: highWater, MaxPending: 1 << 30}},
+		k.ListenSmall())
+	c := k.Dial(srv)
+	c.Write([]byte("a\nb\n"), `"a\nb\n" in one write, then only the first two bytes of the replies read`)
+	var head [2]byte
+	if _, err := io.ReadFull(c.Reader(), head[:]); err != nil || string(head[:]) != "0 " {
+		k.Fatalf("sent \"a\\nb\\n\" to a fresh echo server: want a reply starting \"0 \", got %q, %s",
+			head[:], testkit.Describe(err))
+	}
+	other := k.Dial(srv)
+	other.WriteLine("x")
+	count, _, err := readEcho(other)
+	if err != nil {
+		k.Fatalf("another client's line got no answer: %s", testkit.Describe(err))
+	}
+	if count != 1 {
+		k.Fatalf("HighWater %d bytes; a client sent \"a\\nb\\n\" in one write and did not read; the reply to "+
+			"\"a\" is exactly %d bytes, far more than the socket takes; then another client sent \"x\"\n"+
+			"  want: its reply counted 1 (\"b\" waits: the first connection reached HighWater)\n"+
+			"   got: counted %d (\"b\" was answered too)\n"+
+			"hint: a connection is congested once its queue has reached HighWater (>=), not only passed it",
+			highWater, highWater, count)
+	}
 }
 
 func checkStopsReading(k *testkit.T, impl Impl, absorb int) {
