@@ -200,14 +200,20 @@ func checkCongestedAtHighWater(k *testkit.T, impl Impl, absorb int) {
 	c.Write([]byte("a\nb\n"), `"a\nb\n" in one write, then only the first two bytes of the replies read`)
 	var head [2]byte
 	if _, err := io.ReadFull(c.Reader(), head[:]); err != nil || string(head[:]) != "0 " {
-		k.Fatalf("sent \"a\\nb\\n\" to a fresh echo server: want a reply starting \"0 \", got %q, %s",
-			head[:], testkit.Describe(err))
+		k.Fatalf("sent \"a\\nb\\n\" to a fresh echo server (HighWater %d bytes, the size of the reply to \"a\")\n"+
+			"  want: a reply starting \"0 \"\n   got: %q, %s\nhint: a connection at HighWater is paused: EPOLLIN "+
+			"is taken off (watch); left on, level-triggered epoll reports it for ever and the loop spins",
+			highWater, head[:], testkit.Describe(err))
 	}
 	other := k.Dial(srv)
 	other.WriteLine("x")
 	count, _, err := readEcho(other)
 	if err != nil {
-		k.Fatalf("another client's line got no answer: %s", testkit.Describe(err))
+		k.Fatalf("HighWater %d bytes; a client sent \"a\\nb\\n\" in one write and did not read (the reply to \"a\" "+
+			"is exactly HighWater bytes); then another client sent \"x\"\n  want: its answer\n   got: %s\n"+
+			"hint: a connection at HighWater is paused: its input is left where it is and EPOLLIN is taken off "+
+			"(watch); left on, level-triggered epoll reports the connection for ever and the loop serves no one else",
+			highWater, testkit.Describe(err))
 	}
 	if count != 1 {
 		k.Fatalf("HighWater %d bytes; a client sent \"a\\nb\\n\" in one write and did not read; the reply to "+
