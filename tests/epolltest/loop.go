@@ -3,6 +3,7 @@
 package epolltest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -223,7 +224,26 @@ func checkCongestedAtHighWater(k *testkit.T, impl Impl, absorb int) {
 			"hint: a connection is congested once its queue has reached HighWater (>=), not only passed it",
 			highWater, highWater, count)
 	}
+	// Paused, the connection is not read from either: more requests fill
+	// the kernel's buffers, and the client's write stops.
+	flood := bytes.Repeat([]byte("a\n"), absorb)
+	raw := c.NetConn()
+	raw.SetWriteDeadline(time.Now().Add(pausedWait))
+	n, err := raw.Write(flood)
+	raw.SetWriteDeadline(time.Time{})
+	if err == nil {
+		k.Fatalf("a client over HighWater that reads nothing went on sending: %d bytes of requests (twice what "+
+			"the kernel's buffers hold) in one write\n  want: the write stopped within %v (the server reads "+
+			"nothing more from a paused connection)\n   got: all %d bytes taken\nhint: a paused connection's "+
+			"interest in epoll has no EPOLLIN (watch); with it, the loop reads requests into memory without bound",
+			len(flood), pausedWait, n)
+	}
 }
+
+// pausedWait is how long a client's write to a paused connection is given:
+// a server that reads none of it lets no more than the kernel's buffers
+// through, however long it waits.
+const pausedWait = 500 * time.Millisecond
 
 func checkStopsReading(k *testkit.T, impl Impl, absorb int) {
 	k.Helper()
