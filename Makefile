@@ -84,7 +84,7 @@ student-release: ## dist/serverlab-student.tar.gz: the course without solutions/
 ifneq ($(HAVE_SOLUTIONS),)
 ## ---- maintainers (only where solutions/ exists) ---------------------------
 
-.PHONY: test unit chapters release-check forgeries bench-ch03 bench-ch04 bench-ch05 bench-ch06 bench-chat bench-chatcore bench-chatscale interop soak mutants ladder stress crash crash-chatscale
+.PHONY: test unit chapters release-check forgeries bench-ch03 bench-ch04 bench-ch05 bench-ch06 bench-chat bench-chatcore bench-chatscale interop soak mutants mutation ladder stress crash crash-chatscale
 
 # The ladder and the mutants are sampled here (one chapter's ladder, two of its
 # rungs and six mutants, all drawn from SEED), so that every part of the course
@@ -127,6 +127,7 @@ test-graded: #M make test's first chain: the solutions graded, one chapter as a 
 
 test-tools: unit #M make test's second chain: the tools' and suites' own tests, the mutants' and forgeries' samples
 	$(GO) run ./tools/maint/coursecheck -q -budget 0 -mutants -sample 6 -seed $(SEED)
+	$(GO) run ./tools/maint/coursecheck -q -budget 0 -mutate -ch 04 -sample 2 -seed $(SEED) -mutate-for 35s
 	$(GO) run ./tools/maint/coursecheck -q -budget 0 -forgeries -sample 3 -seed $(SEED)
 
 # The solutions' tests are the graded exercises: `make test` runs every one of
@@ -173,6 +174,9 @@ interop: #M two-way interop with the originals and a byte-level diff (PEERS=<fol
 
 forgeries: #M every way to forge a grade in tools/maint/forgeries must earn nothing; honest work must keep every point (CH=01)
 	$(GO) run ./tools/maint/coursecheck -q -budget 0 -forgeries $(if $(CH),-ch $(CH))
+
+mutation: #M mechanical mutants of every declaration a stub stands for, graded by its exercise (CH=04; tools/maint/mutants/REPORT.md)
+	$(GO) run ./tools/maint/coursecheck -q -budget 0 -mutate $(if $(CH),-ch $(CH))
 
 mutants: #M every plausible wrong solution in tools/maint/mutants must lose its exercise (CH=03 for one chapter)
 	$(GO) run ./tools/maint/coursecheck -q -budget 0 -mutants -min 4 $(if $(CH),-ch $(CH))

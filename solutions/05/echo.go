@@ -24,7 +24,8 @@ type EchoConfig struct {
 // NewEcho returns the echo server on an event loop: every '\n'-terminated
 // line a client sends (DrainLines) is answered with "n " and Repeat copies of
 // the line, then '\n', where n counts the lines the server answered before
-// this one, from every client. It is given code that needs nothing but the loop:
+// this one, from every client. The line "bye" is answered the same way, and
+// then the connection is closed once the answer is sent. It is given code that needs nothing but the loop:
 // the loop's own exercises (5.3–5.8) are checked on it, before the chat and
 // stock servers are written.
 func NewEcho(cfg EchoConfig) *Loop {
@@ -99,6 +100,14 @@ func (e *echo) Data(c *Conn, in []byte) (int, error) {
 		e.out = append(e.out, '\n')
 		e.answered++
 		err = c.Write(e.out)
+		if err == nil && string(line) == "bye" {
+			// The answer is the last thing the client gets: a handler may
+			// still write to a connection that is closing (a late event for
+			// it), and Write must refuse, or the client gets "late".
+			c.CloseWhenFlushed()
+			c.Write([]byte("late\n"))
+			return false
+		}
 		return err == nil && !c.Congested()
 	})
 	if derr != nil {

@@ -3,6 +3,7 @@
 package evloop
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -355,7 +356,8 @@ func (l *Loop) wake() error {
 	if l.wakefd < 0 {
 		return nil // Serve is not running: it will see l.closed when it starts
 	}
-	var one = [8]byte{1} // the eventfd counter is a host-order uint64: 1 on a little-endian machine
+	var one [8]byte
+	binary.NativeEndian.PutUint64(one[:], 1) // the eventfd counter is a uint64 in the host's byte order
 	for {
 		_, err := unix.Write(l.wakefd, one[:])
 		if err == unix.EINTR {

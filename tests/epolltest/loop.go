@@ -3,6 +3,7 @@
 package epolltest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -144,6 +145,28 @@ func PartialWrites(t *testing.T, impl Impl) {
 		}
 		last = count
 	}
+	checkNothingAfterClosing(k, srv)
+}
+
+// checkNothingAfterClosing: once a connection is closing (CloseWhenFlushed),
+// Write refuses it. The echo server answers "bye", closes the connection
+// once the answer is sent, then writes "late\n" to it, as a handler
+// answering a late event would: the client must get the answer, then the end
+// of the stream, and never "late".
+func checkNothingAfterClosing(k *testkit.T, srv *testkit.Server) {
+	k.Helper()
+	c := k.Dial(srv)
+	c.WriteLine("bye")
+	if _, got, err := readEcho(c); err != nil || !strings.HasPrefix(got, "bye") {
+		k.Fatalf("sent \"bye\": want its echo, then the end of the stream; got %.80q, %s", got, testkit.Describe(err))
+	}
+	rest, err := io.ReadAll(c.Reader())
+	if len(rest) > 0 || err != nil {
+		k.Fatalf("sent \"bye\" (the echo server answers it, closes the connection once the answer is sent, "+
+			"then writes \"late\\n\" to it)\n  want: the end of the stream after the answer\n   got: %q, %s\n"+
+			"hint: Write refuses a closed or closing connection (errClosed): what a handler writes after "+
+			"CloseWhenFlushed must never reach the client", rest, testkit.Describe(err))
+	}
 }
 
 // BackPressure checks exercise 5.5: a connection's unsent output is bounded.
@@ -159,7 +182,68 @@ func BackPressure(t *testing.T, impl Impl) {
 	k.Run("slow-consumer", func(t *testing.T) { checkSlowConsumer(testkit.New(t, k.Exercise()), impl, absorb) })
 	k.Run("slow-consumers-memory", func(t *testing.T) { checkSlowConsumersMemory(testkit.New(t, k.Exercise()), impl) })
 	k.Run("pending-limit", func(t *testing.T) { checkPendingLimit(testkit.New(t, k.Exercise()), impl) })
+	k.Run("congested-at-high-water", func(t *testing.T) { checkCongestedAtHighWater(testkit.New(t, k.Exercise()), impl, absorb) })
 }
+
+// checkCongestedAtHighWater: a connection whose queue has reached HighWater
+// (not only passed it) is congested. HighWater is exactly the size of the
+// first reply, far more than the kernel's buffers take, so the reply stays
+// queued. A client sends two lines in one write and reads nothing: the
+// server answers the first and must stop there; the answer count of another
+// client's line then says whether the second was answered too.
+func checkCongestedAtHighWater(k *testkit.T, impl Impl, absorb int) {
+	k.Helper()
+	repeat := 2 * absorb
+	highWater := len("0 ") + repeat + len("\n") // the first reply: "0 ", repeat × "a", "\n"
+	srv := newEchoOn(k, impl, EchoConfig{Repeat: repeat, Limits: Limits{HighWater: highWater, MaxPending: 1 << 30}},
+		k.ListenSmall())
+	c := k.Dial(srv)
+	c.Write([]byte("a\nb\n"), `"a\nb\n" in one write, then only the first two bytes of the replies read`)
+	var head [2]byte
+	if _, err := io.ReadFull(c.Reader(), head[:]); err != nil || string(head[:]) != "0 " {
+		k.Fatalf("sent \"a\\nb\\n\" to a fresh echo server (HighWater %d bytes, the size of the reply to \"a\")\n"+
+			"  want: a reply starting \"0 \"\n   got: %q, %s\nhint: a connection at HighWater is paused: EPOLLIN "+
+			"is taken off (watch); left on, level-triggered epoll reports it for ever and the loop spins",
+			highWater, head[:], testkit.Describe(err))
+	}
+	other := k.Dial(srv)
+	other.WriteLine("x")
+	count, _, err := readEcho(other)
+	if err != nil {
+		k.Fatalf("HighWater %d bytes; a client sent \"a\\nb\\n\" in one write and did not read (the reply to \"a\" "+
+			"is exactly HighWater bytes); then another client sent \"x\"\n  want: its answer\n   got: %s\n"+
+			"hint: a connection at HighWater is paused: its input is left where it is and EPOLLIN is taken off "+
+			"(watch); left on, level-triggered epoll reports the connection for ever and the loop serves no one else",
+			highWater, testkit.Describe(err))
+	}
+	if count != 1 {
+		k.Fatalf("HighWater %d bytes; a client sent \"a\\nb\\n\" in one write and did not read; the reply to "+
+			"\"a\" is exactly %d bytes, far more than the socket takes; then another client sent \"x\"\n"+
+			"  want: its reply counted 1 (\"b\" waits: the first connection reached HighWater)\n"+
+			"   got: counted %d (\"b\" was answered too)\n"+
+			"hint: a connection is congested once its queue has reached HighWater (>=), not only passed it",
+			highWater, highWater, count)
+	}
+	// Paused, the connection is not read from either: more requests fill
+	// the kernel's buffers, and the client's write stops.
+	flood := bytes.Repeat([]byte("a\n"), absorb)
+	raw := c.NetConn()
+	raw.SetWriteDeadline(time.Now().Add(pausedWait))
+	n, err := raw.Write(flood)
+	raw.SetWriteDeadline(time.Time{})
+	if err == nil {
+		k.Fatalf("a client over HighWater that reads nothing went on sending: %d bytes of requests (twice what "+
+			"the kernel's buffers hold) in one write\n  want: the write stopped within %v (the server reads "+
+			"nothing more from a paused connection)\n   got: all %d bytes taken\nhint: a paused connection's "+
+			"interest in epoll has no EPOLLIN (watch); with it, the loop reads requests into memory without bound",
+			len(flood), pausedWait, n)
+	}
+}
+
+// pausedWait is how long a client's write to a paused connection is given:
+// a server that reads none of it lets no more than the kernel's buffers
+// through, however long it waits.
+const pausedWait = 500 * time.Millisecond
 
 func checkStopsReading(k *testkit.T, impl Impl, absorb int) {
 	k.Helper()

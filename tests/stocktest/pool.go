@@ -29,6 +29,7 @@ func WorkerPool(t *testing.T, impl Impl) {
 	checkIdleClients(k, impl)
 	checkSteadyClient(k, impl, 0)
 	checkSteadyClient(k, impl, steadyIdle/4)
+	checkDeadlinesKept(k, impl)
 	checkNonReader(k, impl)
 	checkTrickle(k, impl)
 }

@@ -43,6 +43,9 @@ type Contract struct {
 //   - nothing-before-serve: building a server starts no goroutine, and Close
 //     before Serve returns nil;
 //   - serve-after-close: Serve after Close returns lab.ErrServerClosed at once;
+//   - close-after-close: a Close after one that has returned, on a server
+//     that served, returns nil at once (the first one's end leaves no lock
+//     held and closes nothing twice);
 //   - close-waits: two Close calls that race both return nil, and neither
 //     returns while a goroutine of the server is still running — not even one
 //     that is busy ending a connection;
@@ -58,9 +61,22 @@ func (k *T) CheckContract(c Contract) {
 		sk := New(t, k.exercise)
 		sk.CheckServeAfterClose(c.New(Logger()))
 	})
+	k.Run("close-after-close", func(t *testing.T) { checkCloseAfterClose(New(t, k.exercise), c) })
 	k.Run("close-waits", func(t *testing.T) { checkCloseWaits(New(t, k.exercise), c, false) })
 	k.Run("close-waits-for-a-close-under-way", func(t *testing.T) { checkCloseWaits(New(t, k.exercise), c, true) })
 	k.Run("accept-errors-retried", func(t *testing.T) { checkAcceptRetried(New(t, k.exercise), c) })
+}
+
+func checkCloseAfterClose(k *T, c Contract) {
+	srv := c.New(Logger())
+	s := k.Serve(srv)
+	c.Probe(k, s.Addr)
+	s.Close() // the first: checks that Serve returned lab.ErrServerClosed
+	if err := closeWithin(srv); err != nil {
+		k.Fatalf("a server served one exchange and was closed; Close was then called again\n  want: nil, at once "+
+			"(Close is idempotent)\n   got: %v\nhint: the first Close, or the end of Serve, left something the next "+
+			"call waits for: a mutex still locked, a channel closed twice, a WaitGroup gone negative", err)
+	}
 }
 
 func checkNothingBeforeServe(k *T, c Contract) {

@@ -149,7 +149,8 @@ func (s *Server) Close() {
 // CheckServeAfterClose closes srv (a fresh server, or one closed already:
 // Close is idempotent, so either way it must return nil) and checks that Serve
 // then returns lab.ErrServerClosed at once, as net/http.Server's does: a
-// closed server must not start serving again.
+// closed server must not start serving again, and closes the listener it
+// was given.
 func (k *T) CheckServeAfterClose(srv lab.Server) {
 	k.Helper()
 	if err := srv.Close(); err != nil {
@@ -168,10 +169,11 @@ func (k *T) CheckServeAfterClose(srv lab.Server) {
 			k.Fatalf("Serve after Close returned %s; want lab.ErrServerClosed", errString(err))
 		}
 		// Serve owns ln from the call on: one that returns without closing
-		// it leaves the port open, its clients queued with nobody to accept.
+		// it leaves a socket (and a port bound) that no one will ever close.
 		if tl, ok := ln.(*net.TCPListener); ok && !errors.Is(tl.SetDeadline(time.Time{}), net.ErrClosed) {
-			k.Fatalf("Serve after Close returned lab.ErrServerClosed and left its listener open: " +
-				"Serve must close ln in every case, also when it returns at once")
+			k.Fatalf("Serve after Close returned lab.ErrServerClosed and left its listener (%s) open; "+
+				"want it closed: Serve owns the listener it is given and closes it before it returns, "+
+				"as net/http's does, even when it refuses to serve", ln.Addr())
 		}
 	case <-time.After(IOTimeout):
 		ln.Close()

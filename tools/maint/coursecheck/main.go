@@ -10,6 +10,9 @@
 //	-ladder         for each chapter and k, solve exercises 1..k only and require exactly those
 //	                points (-rotate: one chapter; -rungs n: n rungs of it; chosen by -seed)
 //	-mutants        grade every mutant of tools/maint/mutants (-sample n chosen by -seed s, -min 4): each must lose its points
+//	-mutate         mutate each declaration a stub stands for (statements removed, operators and
+//	                boundaries changed) and grade each mutant with its exercise's checks
+//	                (-sample n by -seed s, -mutate-for d); survivors fail unless equivalent.txt lists them
 //	-forgeries      grade every forgery of tools/maint/forgeries on the starters (each must earn nothing)
 //	                and every honest change on the solutions (each must keep every point)
 //	-repeat n       grade the solutions n times beside -busy n busy loops: every run must pass
@@ -63,7 +66,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
 	if !c.maint.enabled() {
-		return c, errors.New("name a check: -ladder, -mutants, -forgeries, -mirror or -repeat n")
+		return c, errors.New("name a check: -ladder, -mutants, -mutate, -forgeries, -mirror or -repeat n")
 	}
 	return c, c.Check()
 }

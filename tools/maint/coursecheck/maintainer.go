@@ -24,30 +24,36 @@ import (
 // maintainerConfig holds the flags of the maintainers' modes.
 type maintainerConfig struct {
 	ladder, mutants bool
-	rotate          bool   // -ladder: one chapter, chosen by the seed
-	rungs           int    // -ladder: only this many rungs per chapter, chosen by the seed
-	solutions       string // the reference tree, relative to the root
-	mutantsDir      string // the catalogue, relative to the root
-	forgeries       bool   // -forgeries: grade the forgery catalogue
-	forgeriesDir    string // its folder, relative to the root
-	sample          int    // -mutants: grade only this many, chosen by seed
-	seed            uint64 // -ladder -rotate/-rungs, -mutants -sample: 0 means one derived from today's date
-	min             int    // -mutants: warn about exercises with fewer mutants
-	repeat, busy    int    // stress: runs, and busy loops beside them
-	spin            bool   // stress: this process is one of the busy loops
-	mirror, check   bool   // -mirror: write chapters/ from solutions/ (-check: only compare)
+	mutate          bool          // -mutate: mechanical mutants of the students' declarations
+	mutateFor       time.Duration // -mutate: the run's hard time budget; 0 for no limit
+	only            string        // -mutate: only the mutants whose keys start with one of these (comma-separated)
+	rotate          bool          // -ladder: one chapter, chosen by the seed
+	rungs           int           // -ladder: only this many rungs per chapter, chosen by the seed
+	solutions       string        // the reference tree, relative to the root
+	mutantsDir      string        // the catalogue, relative to the root
+	forgeries       bool          // -forgeries: grade the forgery catalogue
+	forgeriesDir    string        // its folder, relative to the root
+	sample          int           // -mutants: grade only this many, chosen by seed
+	seed            uint64        // -ladder -rotate/-rungs, -mutants -sample: 0 means one derived from today's date
+	min             int           // -mutants: warn about exercises with fewer mutants
+	repeat, busy    int           // stress: runs, and busy loops beside them
+	spin            bool          // stress: this process is one of the busy loops
+	mirror, check   bool          // -mirror: write chapters/ from solutions/ (-check: only compare)
 }
 
 func (m *maintainerConfig) register(fs *flag.FlagSet) {
 	fs.BoolVar(&m.ladder, "ladder", false, "maintainers: for each chapter and k, solve exercises 1..k only (from -solutions) and require exactly those points")
 	fs.BoolVar(&m.mutants, "mutants", false, "maintainers: grade every mutant of the catalogue; each must lose its exercise's points")
+	fs.BoolVar(&m.mutate, "mutate", false, "maintainers: mutate every declaration a stub stands for (statement removal, operators, boundaries) and grade each mutant with its exercise's checks")
+	fs.DurationVar(&m.mutateFor, "mutate-for", 0, "-mutate: stop after this long (0: no limit); the mutants not graded by then count as not run")
+	fs.StringVar(&m.only, "keys", "", "-mutate: only the mutants whose keys start with one of these, comma-separated (re-grade survivors)")
 	fs.BoolVar(&m.rotate, "rotate", false, "-ladder: climb only one of the chapters, chosen by -seed (for make test)")
 	fs.IntVar(&m.rungs, "rungs", 0, "-ladder: climb only this many of each chapter's rungs between none and all solved, chosen by -seed (default: every rung)")
 	fs.StringVar(&m.solutions, "solutions", "solutions", "maintainers: the reference tree, relative to the root")
 	fs.StringVar(&m.mutantsDir, "mutants-dir", "tools/maint/mutants", "maintainers: the mutant catalogue, relative to the root")
 	fs.BoolVar(&m.forgeries, "forgeries", false, "maintainers: grade every forgery of the catalogue on the starters (each must earn nothing) and every honest change on the solutions (each must keep every point)")
 	fs.StringVar(&m.forgeriesDir, "forgeries-dir", "tools/maint/forgeries", "maintainers: the forgery catalogue, relative to the root")
-	fs.IntVar(&m.sample, "sample", 0, "-mutants: grade only this many mutants, chosen by -seed (default: all)")
+	fs.IntVar(&m.sample, "sample", 0, "-mutants, -mutate: grade only this many mutants, chosen by -seed (default: all)")
 	fs.Uint64Var(&m.seed, "seed", 0, "-ladder -rotate/-rungs, -mutants -sample: the seed of the choice, so that a run can be repeated (make test: from the commit; default: from today's date)")
 	fs.IntVar(&m.min, "min", 4, "-mutants: warn about graded exercises with fewer mutants than this")
 	fs.IntVar(&m.repeat, "repeat", 0, "maintainers: grade -solutions this many times (with -busy busy loops); every run must pass")
@@ -67,14 +73,14 @@ func (m *maintainerConfig) sampleSeed() uint64 {
 }
 
 func (m *maintainerConfig) enabled() bool {
-	return m.ladder || m.mutants || m.forgeries || m.mirror || m.repeat > 0
+	return m.ladder || m.mutants || m.mutate || m.forgeries || m.mirror || m.repeat > 0
 }
 
 // runMaintainer runs the one maintainers' mode the flags ask for.
 func runMaintainer(ctx context.Context, c config, chapters []rubric.Chapter, stdout, stderr io.Writer) int {
 	m := c.maint
 	modes := 0
-	for _, on := range []bool{m.ladder, m.mutants, m.forgeries, m.mirror, m.repeat > 0} {
+	for _, on := range []bool{m.ladder, m.mutants, m.mutate, m.forgeries, m.mirror, m.repeat > 0} {
 		if on {
 			modes++
 		}
@@ -82,13 +88,15 @@ func runMaintainer(ctx context.Context, c config, chapters []rubric.Chapter, std
 	var err error
 	switch {
 	case modes > 1:
-		err = errors.New("-ladder, -mutants, -forgeries, -mirror and -repeat are separate runs: pick one")
+		err = errors.New("-ladder, -mutants, -mutate, -forgeries, -mirror and -repeat are separate runs: pick one")
 	case m.sample < 0 || m.min < 0 || m.busy < 0 || m.rungs < 0:
 		err = errors.New("-sample, -min, -busy and -rungs must not be negative")
 	case m.ladder:
 		return runLadder(ctx, c, chapters, stdout, stderr)
 	case m.mutants:
 		return runMutants(ctx, c, chapters, stdout, stderr)
+	case m.mutate:
+		return runMutate(ctx, c, chapters, stdout, stderr)
 	case m.mirror:
 		return runMirror(c, chapters, m.check, stdout, stderr)
 	case m.forgeries:
