@@ -41,6 +41,7 @@ type natsLink struct {
 	nc       *nats.Conn
 	js       jetstream.JetStream
 	stream   jetstream.Stream
+	created  time.Time // when the stream was made; only the consumer's goroutine changes it (see streamRemade)
 	users    jetstream.KeyValue
 	channels jetstream.KeyValue
 	sessions jetstream.KeyValue
@@ -166,6 +167,7 @@ func (l *natsLink) setUp(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", streamName, err)
 	}
+	l.created = l.stream.CachedInfo().Created
 	bucket := func(name string, ttl time.Duration, maxBytes int64) (kv jetstream.KeyValue, err error) {
 		err = retrySetUp(ctx, func(ctx context.Context) (err error) {
 			kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{

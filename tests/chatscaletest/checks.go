@@ -401,6 +401,53 @@ func OneOrder(t *testing.T, impl Impl) {
 	carol.expectNoChat("nothing of her channel was published after the restart, and nothing may come twice")
 
 	oneOrderOnCluster(k, impl)
+	wipedStream(k, impl)
+}
+
+// wipedStream checks a store wiped under a running server: the stream is
+// deleted and made again (as by a server started on a wiped NATS), so its
+// sequences start again from 1, below the server's high-water mark. A
+// message written then is stored; its writer must get its echo (or an
+// error) — never silence: the server notices that the stream is a new one
+// and follows it from its start.
+func wipedStream(k *testkit.T, impl Impl) {
+	k.Helper()
+	n := startNATS(k)
+	obs := observe(k, n.url())
+	cfg := baseConfig(k, n.url())
+	a := serve(k, impl, "A", cfg)
+	alice := a.dial("alice")
+	alice.newUser("alice")
+	ch := alice.createChannel("wiped")
+	alice.join(ch.ID)
+	for i := range 5 {
+		obs.publish(ch.ID, alice.user.ID, fmt.Sprintf("before the wipe %d", i))
+	}
+	alice.nextChat("messages before the wipe")
+	for range 4 {
+		alice.nextChat("messages before the wipe")
+	}
+
+	obs.deleteStream(streamName)
+	serve(k, impl, "B", cfg) // makes the stream again, from sequence 1
+	after := proto.ReceiveChat{ChannelID: ch.ID, Content: "after the wipe", UserID: alice.user.ID}
+	alice.send(proto.WriteChat{Content: after.Content})
+	deadline := time.Now().Add(testkit.IOTimeout + cfg.PublishTimeout)
+	for {
+		m, err := alice.tryNext(time.Until(deadline))
+		if err != nil {
+			k.Fatalf("%s: a write after the stream %s was deleted and made again (as by a server started on a wiped NATS: its sequences start from 1 again, below the server's high-water mark)\n"+
+				"want: the echo %+v (the message is stored): never silence\ngot:  nothing within %v (%v); the message is stored: the server's consumer waits past the old high-water mark\n"+
+				"(notice that the stream is a new one — its creation time changed — and follow it from its start, the mark reset)%s",
+				alice.who, streamName, after, testkit.IOTimeout+cfg.PublishTimeout, err, alice.context())
+		}
+		if _, isErr := m.(proto.Error); isErr || m == after {
+			if m != after {
+				k.Fatalf("%s: a write after the stream %s was deleted and made again\nwant: the echo %+v\ngot:  %s%s", alice.who, streamName, after, show(m), alice.context())
+			}
+			return
+		}
+	}
 }
 
 // oneOrderOnCluster is OneOrder's cluster check: three NATS nodes, a

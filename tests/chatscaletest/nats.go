@@ -307,6 +307,16 @@ func (o *observer) purge(ch uint32) {
 	}
 }
 
+// deleteStream deletes a stream, as a store wiped.
+func (o *observer) deleteStream(name string) {
+	o.k.Helper()
+	ctx, cancel := o.ctx()
+	defer cancel()
+	if err := o.js.DeleteStream(ctx, name); err != nil {
+		o.k.Fatalf("the suite deletes the stream %s: %v", name, err)
+	}
+}
+
 // deleteBucket deletes a bucket (its stream), as a store that fails.
 func (o *observer) deleteBucket(bucket string) {
 	o.k.Helper()
