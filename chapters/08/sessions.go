@@ -34,11 +34,12 @@ func (s *Server) keepSessions() {
 // refreshSessions writes the key of every session on this server again,
 // which makes it young again. Each write is an update of the revision this
 // server wrote last (its lease), so that it never takes back a key that is
-// no longer its own: a session that ended meanwhile (its key deleted) does
-// not come back, and a key another server created after this one's had
+// no longer its own: a key another server created after this one's had
 // expired (a partition: this server was cut off from NATS for longer than
 // the TTL) stays the other server's — and this server ends its own copy of
-// the session, so that a user is never logged in on two servers.
+// the session, so that a user is never logged in on two servers. A key
+// that is simply gone (it expired while NATS was away) is created again,
+// and a session that ended meanwhile does not come back.
 func (s *Server) refreshSessions(ctx context.Context) error {
 	// TODO(ex 8.5): Done when: the key of every session of this server is
 	// written again — an update of the revision this server holds for it
@@ -46,8 +47,9 @@ func (s *Server) refreshSessions(ctx context.Context) error {
 	// across a NATS call) — so that it stays younger than the bucket's TTL
 	// while this server lives, and the new revision becomes the lease; a
 	// key whose revision is no longer the lease
-	// (jetstream.ErrKeyRevisionMismatch: another server has it since this
-	// one was cut off) is not written, and the session here ends
+	// (jetstream.ErrKeyRevisionMismatch) is created again if it is gone
+	// (it expired while NATS was away), and if another server has it
+	// (jetstream.ErrKeyExists: this one was cut off) the session here ends
 	// (loseSession); a session that ended while its key was being written
 	// does not come back (its key is released at the new revision); the
 	// first error is returned, after the other sessions are refreshed.

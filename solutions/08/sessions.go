@@ -35,11 +35,12 @@ func (s *Server) keepSessions() {
 // refreshSessions writes the key of every session on this server again,
 // which makes it young again. Each write is an update of the revision this
 // server wrote last (its lease), so that it never takes back a key that is
-// no longer its own: a session that ended meanwhile (its key deleted) does
-// not come back, and a key another server created after this one's had
+// no longer its own: a key another server created after this one's had
 // expired (a partition: this server was cut off from NATS for longer than
 // the TTL) stays the other server's — and this server ends its own copy of
-// the session, so that a user is never logged in on two servers.
+// the session, so that a user is never logged in on two servers. A key
+// that is simply gone (it expired while NATS was away) is created again,
+// and a session that ended meanwhile does not come back.
 func (s *Server) refreshSessions(ctx context.Context) error {
 	s.mu.Lock()
 	leases := make(map[uint32]uint64, len(s.leases))
@@ -51,8 +52,15 @@ func (s *Server) refreshSessions(ctx context.Context) error {
 	for id, rev := range leases {
 		next, err := s.nats.sessions.Update(ctx, sessionKey(id), []byte(s.store.owner), rev)
 		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			s.loseSession(id, rev)
-			continue
+			// Not at the lease: gone (expired while NATS was away, or
+			// deleted by a logout a moment ago), or another server's.
+			// Created again only if gone; the check below releases it if
+			// the session has ended.
+			next, err = s.nats.sessions.Create(ctx, sessionKey(id), []byte(s.store.owner))
+			if errors.Is(err, jetstream.ErrKeyExists) {
+				s.loseSession(id, rev)
+				continue
+			}
 		}
 		if err != nil {
 			first = firstErr(first, err)
