@@ -28,23 +28,26 @@ func (s *Server) getChats(c *conn, m proto.GetChatsRequest) error {
 	return nil
 }
 
-// historyBatch is how many messages one fetch of history asks for.
-const historyBatch = 256
-
 // history reads the newest limit messages of channel ch from the stream,
-// oldest first. JetStream cannot read one subject backwards, so it finds
-// the channel's last sequence, reads the subject forwards up to it with
-// an ordered consumer of its own, and keeps the last limit messages.
+// oldest first, in a number of requests that grows with limit, not with
+// the channel: JetStream cannot read one subject backwards, but it counts
+// a subject's messages from any sequence on (countFrom), so a binary
+// search finds the sequence from which the channel holds limit messages,
+// and one batch reads them (readFrom). No consumer is made: a flood of
+// GetChats leaves nothing behind in NATS.
 func (s *Server) history(ctx context.Context, ch uint32, limit int) ([]proto.ChatMessage, error) {
 	// TODO(ex 8.3): Done when: the answer is the newest limit messages of
 	// channel ch in the stream (subject msgSubject + ch), oldest first, each
 	// with its stream sequence as its id, its user and its content; an empty
-	// (non-nil) slice when limit is 0 or the channel has no message; and a
-	// request answers in milliseconds, not after a fetch's whole wait.
-	// Decide where reading stops before you start reading (the lesson's
-	// primer, step 3: what a batch waits for). A fetch NATS does not answer
-	// (natsDown: the cluster is moving a leader) is tried again until ctx
-	// ends. Checked by TestEx8_3_History.
+	// (non-nil) slice when limit is 0 or the channel has no message; any
+	// failure of NATS is an error (never an empty history). Its cost grows
+	// with limit, not with the channel (a channel of a million messages is
+	// read in milliseconds), and it leaves no consumer behind: decide where
+	// reading starts and where it stops before you read (the lesson's primer,
+	// step 3: what a batch waits for; the helpers in natslink.go count a
+	// channel's messages from a position). A read that ends before the
+	// channel's last sequence met a replica behind the leader: try again
+	// after retryWait, until ctx ends. Checked by TestEx8_3_History.
 	return nil, notImplemented("8.3", "Server.history")
 }
 

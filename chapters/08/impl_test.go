@@ -21,6 +21,7 @@ var impl = chatscaletest.Impl{
 			PublishTimeout: c.PublishTimeout,
 			RequestTimeout: c.RequestTimeout,
 			SessionTTL:     c.SessionTTL,
+			MaxStreamBytes: c.MaxStreamBytes,
 			HashIterations: c.HashIterations,
 			Logger:         c.Logger,
 		})

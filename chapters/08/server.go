@@ -45,6 +45,15 @@ type Config struct {
 	// 30 s): a server refreshes its sessions' keys every SessionTTL/3, so
 	// when it dies its users may log in elsewhere after at most SessionTTL.
 	SessionTTL time.Duration
+	// MaxStreamBytes is the budget of every channel's history together
+	// (default 1 GiB): once the stream holds that much, a new message is
+	// refused (Message not stored.) until room is made. JetStream sets
+	// it aside when the stream is made, so it must fit in NATS's store
+	// beside the buckets.
+	MaxStreamBytes int64
+	// MaxChannelMessages is how many messages one channel keeps (default
+	// 1,000,000): its oldest go to make room for its newest.
+	MaxChannelMessages int64
 	// HashIterations is the cost of the password hash (default
 	// DefaultHashIterations).
 	HashIterations int
@@ -87,13 +96,20 @@ const (
 	DefaultWriteTimeout   = 10 * time.Second
 	DefaultMaxMessage     = 16 << 10
 	DefaultShutdownGrace  = 2 * time.Second
+
+	DefaultMaxStreamBytes     = 1 << 30
+	DefaultMaxChannelMessages = 1_000_000
 )
 
 // Server is one chatcore server of the cluster.
 type Server struct {
 	cfg  Config
 	log  *slog.Logger
-	node string // this server's id in message ids and event headers
+	node string // this run's id in message ids and event headers
+
+	// store is the lock on DBPath; its owner id is the value of this
+	// server's session keys, the same from one run to the next.
+	store *storeLock
 
 	nats *natsLink
 
@@ -110,7 +126,8 @@ type Server struct {
 	ln       net.Listener
 	conns    map[*conn]struct{}
 	nextConn uint64
-	sessions map[uint32]*conn // the users logged in on this server
+	sessions map[uint32]*conn  // the users logged in on this server
+	leases   map[uint32]uint64 // the revision of each one's session key
 	members  map[uint32]map[*conn]struct{}
 	users    map[uint32]proto.User    // cached: users never change
 	channels map[uint32]proto.Channel // every channel, fed by a watcher
@@ -140,6 +157,7 @@ func New(cfg Config) (*Server, error) {
 		node:     nuid.Next(),
 		conns:    make(map[*conn]struct{}),
 		sessions: make(map[uint32]*conn),
+		leases:   make(map[uint32]uint64),
 		members:  make(map[uint32]map[*conn]struct{}),
 		users:    make(map[uint32]proto.User),
 		channels: make(map[uint32]proto.Channel),
@@ -147,9 +165,16 @@ func New(cfg Config) (*Server, error) {
 		ctx:      ctx,
 		cancel:   cancel,
 	}
+	lock, err := lockStore(cfg.DBPath)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	s.store = lock
 	link, err := openNATS(ctx, cfg, s.log)
 	if err != nil {
 		cancel()
+		lock.release()
 		return nil, err
 	}
 	s.nats = link
@@ -168,6 +193,8 @@ func withDefaults(cfg Config) Config {
 	cfg.PublishTimeout = orDefault(cfg.PublishTimeout, DefaultPublishTimeout)
 	cfg.RequestTimeout = orDefault(cfg.RequestTimeout, DefaultRequestTimeout)
 	cfg.SessionTTL = orDefault(cfg.SessionTTL, DefaultSessionTTL)
+	cfg.MaxStreamBytes = orDefault(cfg.MaxStreamBytes, DefaultMaxStreamBytes)
+	cfg.MaxChannelMessages = orDefault(cfg.MaxChannelMessages, DefaultMaxChannelMessages)
 	cfg.HashIterations = orDefault(cfg.HashIterations, DefaultHashIterations)
 	cfg.MaxPending = orDefault(cfg.MaxPending, DefaultMaxPending)
 	cfg.WriteTimeout = orDefault(cfg.WriteTimeout, DefaultWriteTimeout)
@@ -179,7 +206,7 @@ func withDefaults(cfg Config) Config {
 }
 
 // orDefault is v, or def if v is not positive.
-func orDefault[T int | time.Duration](v, def T) T {
+func orDefault[T int | int64 | time.Duration](v, def T) T {
 	if v <= 0 {
 		return def
 	}
@@ -195,6 +222,9 @@ func (s *Server) startFollowing() error {
 		return fmt.Errorf("read the stream: %w", err)
 	}
 	s.hwm = start // what is in the stream already is history, not news
+	if err := s.clearOldSessions(); err != nil {
+		return err
+	}
 	if err := s.loadChannels(); err != nil {
 		return err
 	}
@@ -298,6 +328,7 @@ func (s *Server) stopWorkers() {
 	s.nats.stopSubscriptions()
 	s.workers.Wait()
 	s.nats.close()
+	s.store.release()
 }
 
 // handle is the reader goroutine of one connection.
@@ -346,7 +377,7 @@ func (s *Server) disconnect(c *conn) {
 	ended := s.endSessionLocked(c)
 	s.mu.Unlock()
 	s.publishEvent(ended.event)
-	s.releaseSession(ended.user)
+	s.releaseSession(ended.user, ended.lease)
 	if !closing {
 		c.out.finish()
 	}

@@ -59,15 +59,18 @@ func (s *Server) createChannelKey(ctx context.Context, name string) (id uint32, 
 }
 
 // claimSession creates the user's session key, which says which server
-// the user is logged in on; it reports false if the key exists (the user
-// is logged in somewhere, maybe here).
-func (s *Server) claimSession(ctx context.Context, id uint32) (bool, error) {
+// the user is logged in on (this one's owner id), and returns the key's
+// revision: this server's lease, which its refreshes and its release
+// name. It returns 0 if the key exists (the user is logged in somewhere,
+// maybe here).
+func (s *Server) claimSession(ctx context.Context, id uint32) (uint64, error) {
 	// TODO(ex 8.4): Done when: a user is logged in on one server at a time:
-	// the first claim wins, and a claim of a session that exists answers
-	// false (the user is logged in), which is not an error. As it is, every
-	// login wins. Checked by TestEx8_4_Unique.
-	_, err := s.nats.sessions.Put(ctx, sessionKey(id), []byte(s.node))
-	return err == nil, err
+	// the first claim wins, and its revision is returned; a claim of a
+	// session that exists answers 0 (the user is logged in), which is not an
+	// error, and any other failure is an error (the client is told Storage
+	// failed., not that someone is logged in). The key's value is
+	// s.store.owner. As it is, every login wins. Checked by TestEx8_4_Unique.
+	return s.nats.sessions.Put(ctx, sessionKey(id), []byte(s.store.owner))
 }
 
 // nameAt returns the name whose key the bucket's revision rev created.

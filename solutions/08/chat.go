@@ -108,6 +108,10 @@ func (s *Server) publishChat(ctx context.Context, m chatMessage, msgID string) (
 // high-water mark keeps each message to one delivery.
 func (s *Server) consume(from uint64) {
 	for s.ctx.Err() == nil {
+		if first, remade := s.streamRemade(); remade {
+			from = first
+			s.hwm = first - 1
+		}
 		err := s.follow(from)
 		if s.ctx.Err() != nil {
 			return
@@ -124,6 +128,30 @@ func (s *Server) consume(from uint64) {
 
 // followPull is how long one pull of the consumer waits for messages.
 const followPull = 5 * time.Second
+
+// streamCheck is how often follow asks whether the stream is still the one
+// it follows (see streamRemade).
+const streamCheck = 2 * time.Second
+
+// streamRemade reports whether the stream was deleted and made again
+// since this server last looked (NATS's store wiped, then a server made
+// the stream anew): its sequences start again from 1, below the
+// high-water mark, and a consumer that resumed where it was would wait
+// for ever while messages are stored and never delivered — silence. It
+// returns the new stream's first sequence, and says so in the log: the
+// messages before the wipe are gone.
+func (s *Server) streamRemade() (first uint64, remade bool) {
+	ctx, cancel := s.requestContext()
+	defer cancel()
+	info, err := s.nats.stream.Info(ctx)
+	if err != nil || info.Created.Equal(s.nats.created) {
+		return 0, false
+	}
+	s.log.Error("the stream was deleted and made again: what it held is lost; following the new one from its start",
+		"stream", streamName, "made", info.Created, "was", s.nats.created)
+	s.nats.created = info.Created
+	return max(info.State.FirstSeq, 1), true
+}
 
 // follow reads the stream from sequence from with an ordered consumer
 // until Close, an error, or a reset (the connection came back).
@@ -148,11 +176,23 @@ func (s *Server) follow(from uint64) error {
 		return err
 	}
 	defer it.Stop()
+	created := s.nats.created
 	resetWatch.Go(func() { // ends with ctx: follow's own cancel, or Close
-		select {
-		case <-s.nats.resets:
-			cancel()
-		case <-ctx.Done():
+		t := time.NewTicker(streamCheck)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.nats.resets:
+				cancel()
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if s.streamChanged(ctx, created) {
+					cancel()
+					return
+				}
+			}
 		}
 	})
 	for {
@@ -176,6 +216,15 @@ func (s *Server) follow(from uint64) error {
 		}
 		s.apply(meta.Sequence.Stream, m)
 	}
+}
+
+// streamChanged reports whether the stream now is not the one made at
+// created (consume then finds out how, with streamRemade).
+func (s *Server) streamChanged(ctx context.Context, created time.Time) bool {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+	defer cancel()
+	info, err := s.nats.stream.Info(ctx)
+	return err == nil && !info.Created.Equal(created)
 }
 
 // decodeChat reads a chat message of the stream.

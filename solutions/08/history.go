@@ -3,12 +3,9 @@ package chatscale
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 
 	"serverlab/tools/given/chatcore/proto"
 )
@@ -34,68 +31,73 @@ func (s *Server) getChats(c *conn, m proto.GetChatsRequest) error {
 	return nil
 }
 
-// historyBatch is how many messages one fetch of history asks for.
-const historyBatch = 256
-
 // history reads the newest limit messages of channel ch from the stream,
-// oldest first. JetStream cannot read one subject backwards, so it finds
-// the channel's last sequence, reads the subject forwards up to it with
-// an ordered consumer of its own, and keeps the last limit messages.
+// oldest first, in a number of requests that grows with limit, not with
+// the channel: JetStream cannot read one subject backwards, but it counts
+// a subject's messages from any sequence on (countFrom), so a binary
+// search finds the sequence from which the channel holds limit messages,
+// and one batch reads them (readFrom). No consumer is made: a flood of
+// GetChats leaves nothing behind in NATS.
 func (s *Server) history(ctx context.Context, ch uint32, limit int) ([]proto.ChatMessage, error) {
 	msgs := []proto.ChatMessage{}
 	if limit <= 0 {
 		return msgs, nil
 	}
 	subject := msgSubject + strconv.FormatUint(uint64(ch), 10)
-	last, err := s.nats.stream.GetLastMsgForSubject(ctx, subject)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return msgs, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("the channel's last message: %w", err)
-	}
-	cons, err := s.nats.js.OrderedConsumer(ctx, streamName, jetstream.OrderedConsumerConfig{
-		FilterSubjects:    []string{subject},
-		InactiveThreshold: 10 * time.Second,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("a consumer for the history: %w", err)
-	}
 	for {
-		batch, err := cons.Fetch(historyBatch, jetstream.FetchContext(ctx))
+		last, err := s.nats.lastOf(ctx, subject)
 		if err != nil {
-			return nil, fmt.Errorf("fetch history: %w", err)
+			return nil, fmt.Errorf("the channel's last message: %w", err)
 		}
-		for msg := range batch.Messages() {
-			meta, err := msg.Metadata()
-			if err != nil {
-				return nil, err
-			}
-			var m chatMessage
-			if err := json.Unmarshal(msg.Data(), &m); err == nil {
-				msgs = append(msgs, proto.ChatMessage{Content: m.Content, ID: uint32(meta.Sequence.Stream), UserID: m.User})
-				if len(msgs) > limit {
-					msgs = msgs[1:]
+		if last == 0 {
+			return msgs, nil
+		}
+		start, err := s.historyStart(ctx, subject, last, limit)
+		if err != nil {
+			return nil, fmt.Errorf("count the channel's messages: %w", err)
+		}
+		got, err := s.nats.readFrom(ctx, subject, start, limit)
+		if err != nil {
+			return nil, fmt.Errorf("read the history: %w", err)
+		}
+		if n := len(got); n > 0 && got[n-1].seq >= last {
+			for _, m := range got {
+				var c chatMessage
+				if err := json.Unmarshal(m.data, &c); err == nil {
+					msgs = append(msgs, proto.ChatMessage{Content: c.Content, ID: uint32(m.seq), UserID: c.User})
 				}
 			}
-			if meta.Sequence.Stream >= last.Sequence {
-				return msgs, nil
-			}
+			return msgs, nil
 		}
-		switch err := batch.Error(); {
-		case err == nil:
-		case natsDown(err) && ctx.Err() == nil:
-			// A consumer made while the cluster moves its leaders (a node
-			// died) may not answer yet: fetch again, until ctx ends.
-			select {
-			case <-ctx.Done():
-				return nil, fmt.Errorf("fetch history: %w", err)
-			case <-time.After(retryWait):
-			}
-		default:
-			return nil, fmt.Errorf("fetch history: %w", err)
+		// The replica that answered is behind the leader (a cluster): the
+		// next try may meet another, or this one caught up.
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("read the history: a replica behind the leader: %w", ctx.Err())
+		case <-time.After(retryWait):
 		}
 	}
+}
+
+// historyStart is the sequence from which subject holds limit messages
+// (1 if it holds fewer): the largest sequence seq ≤ last at which
+// countFrom(seq) ≥ limit, found by halving [1, last] — 20 requests for a
+// channel of a million messages.
+func (s *Server) historyStart(ctx context.Context, subject string, last uint64, limit int) (uint64, error) {
+	lo, hi := uint64(1), last+1 // countFrom(lo) ≥ limit or lo is 1; countFrom(hi) < limit
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		n, err := s.nats.countFrom(ctx, subject, mid)
+		if err != nil {
+			return 0, err
+		}
+		if n >= uint64(limit) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, nil
 }
 
 // replyRoom is what the messages of one reply may take (1 MiB less room

@@ -8,14 +8,17 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	nats "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 )
 
 // What the servers share in NATS.
@@ -38,6 +41,7 @@ type natsLink struct {
 	nc       *nats.Conn
 	js       jetstream.JetStream
 	stream   jetstream.Stream
+	created  time.Time // when the stream was made; only the consumer's goroutine changes it (see streamRemade)
 	users    jetstream.KeyValue
 	channels jetstream.KeyValue
 	sessions jetstream.KeyValue
@@ -67,6 +71,14 @@ func openNATS(ctx context.Context, cfg Config, log *slog.Logger) (*natsLink, err
 		nats.MaxReconnects(-1), // NATS coming back must not need a restart of ours
 		nats.ReconnectWait(250 * time.Millisecond),
 		nats.RetryOnFailedConnect(false),
+		// A link that stalls (a partition: no error, no answer) is noticed
+		// by pings: after MaxPingsOutstanding unanswered ones, 3 s at most,
+		// the connection is taken for dead and made again. nats.go's
+		// default, two minutes and two pings, left a cut-off server deaf
+		// for minutes while its clients were told nothing.
+		nats.PingInterval(pingInterval),
+		nats.MaxPingsOutstanding(maxPingsOutstanding),
+		nats.Timeout(dialTimeout),
 		// A publish while NATS is away fails at once instead of waiting in
 		// a buffer to go out later: a message its sender was told is not
 		// stored must not turn up after all.
@@ -104,6 +116,27 @@ func openNATS(ctx context.Context, cfg Config, log *slog.Logger) (*natsLink, err
 	return l, nil
 }
 
+// How a stalled link to NATS is noticed (see openNATS).
+const (
+	pingInterval        = time.Second
+	maxPingsOutstanding = 2
+	dialTimeout         = 2 * time.Second
+)
+
+// The storage budgets. JetStream reserves a stream's MaxBytes out of the
+// store when the stream is made, so the chat messages can never take the
+// room the buckets need: with the stream full, users still register, log
+// in and create channels. The stream discards nothing to make room (a
+// full stream refuses a new message: Message not stored.) except within
+// one channel, which keeps its newest MaxChannelMessages; it takes
+// messages again as soon as room is made (an operator purges a channel),
+// without a restart.
+const (
+	usersBytes    = 64 << 20 // about 500,000 users
+	channelsBytes = 16 << 20 // the channel count is capped far below that
+	sessionsBytes = 16 << 20 // one key per user logged in, and its delete mark
+)
+
 // setUp makes (or finds) the stream and the buckets.
 func (l *natsLink) setUp(ctx context.Context, cfg Config) error {
 	ctx, cancel := context.WithTimeout(ctx, setUpTimeout)
@@ -120,16 +153,25 @@ func (l *natsLink) setUp(ctx context.Context, cfg Config) error {
 			Storage:    jetstream.FileStorage,
 			Replicas:   cfg.Replicas,
 			Duplicates: dedupWindow,
+			// The budget of every channel's history together, and of
+			// each one (see usersBytes).
+			MaxBytes:          cfg.MaxStreamBytes,
+			MaxMsgsPerSubject: cfg.MaxChannelMessages,
+			Discard:           jetstream.DiscardNew,
+			// Any replica answers a read by number (history.go): no
+			// consumer is made to read history.
+			AllowDirect: true,
 		})
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", streamName, err)
 	}
-	bucket := func(name string, ttl time.Duration) (kv jetstream.KeyValue, err error) {
+	l.created = l.stream.CachedInfo().Created
+	bucket := func(name string, ttl time.Duration, maxBytes int64) (kv jetstream.KeyValue, err error) {
 		err = retrySetUp(ctx, func(ctx context.Context) (err error) {
 			kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-				Bucket: name, TTL: ttl, Storage: jetstream.FileStorage, Replicas: cfg.Replicas,
+				Bucket: name, TTL: ttl, MaxBytes: maxBytes, Storage: jetstream.FileStorage, Replicas: cfg.Replicas,
 			})
 			return err
 		})
@@ -138,13 +180,13 @@ func (l *natsLink) setUp(ctx context.Context, cfg Config) error {
 		}
 		return kv, nil
 	}
-	if l.users, err = bucket(usersBucket, 0); err != nil {
+	if l.users, err = bucket(usersBucket, 0, usersBytes); err != nil {
 		return err
 	}
-	if l.channels, err = bucket(channelsBucket, 0); err != nil {
+	if l.channels, err = bucket(channelsBucket, 0, channelsBytes); err != nil {
 		return err
 	}
-	if l.sessions, err = bucket(sessionsBucket, cfg.SessionTTL); err != nil {
+	if l.sessions, err = bucket(sessionsBucket, cfg.SessionTTL, sessionsBytes); err != nil {
 		return err
 	}
 	return nil
@@ -323,38 +365,174 @@ func (l *natsLink) leaderEntry(ctx context.Context, bucket, key string, rev uint
 	if key != "" {
 		req = map[string]any{"last_by_subj": prefix + key}
 	}
+	m, err := l.leaderGet(ctx, "KV_"+bucket, req)
+	switch {
+	case err != nil:
+		return entry{}, err
+	case !strings.HasPrefix(m.Subject, prefix):
+		return entry{}, errNotFound
+	case bytes.Contains(m.Headers, []byte("KV-Operation")):
+		return entry{}, errNotFound // a delete or purge marker: users and channels have none
+	}
+	return entry{key: strings.TrimPrefix(m.Subject, prefix), rev: m.Seq, value: m.Data}, nil
+}
+
+// leaderMsg is a message of a stream as its leader answers a get.
+type leaderMsg struct {
+	Subject string `json:"subject"`
+	Seq     uint64 `json:"seq"`
+	Data    []byte `json:"data"`
+	Headers []byte `json:"hdrs"`
+}
+
+// leaderGet asks the leader of stream for one message (req as the
+// JetStream API's message get takes it); errNotFound if there is none.
+func (l *natsLink) leaderGet(ctx context.Context, stream string, req map[string]any) (leaderMsg, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
-		return entry{}, err
+		return leaderMsg{}, err
 	}
-	resp, err := l.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET.KV_"+bucket, body)
+	resp, err := l.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+stream, body)
 	if err != nil {
-		return entry{}, err
+		return leaderMsg{}, err
 	}
 	var r struct {
-		Message *struct {
-			Subject string `json:"subject"`
-			Seq     uint64 `json:"seq"`
-			Data    []byte `json:"data"`
-			Headers []byte `json:"hdrs"`
-		} `json:"message"`
-		Error *struct {
+		Message *leaderMsg `json:"message"`
+		Error   *struct {
 			Code        int    `json:"code"`
 			Description string `json:"description"`
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(resp.Data, &r); err != nil {
-		return entry{}, err
+		return leaderMsg{}, err
 	}
 	switch {
 	case r.Error != nil && r.Error.Code == 404:
-		return entry{}, errNotFound
+		return leaderMsg{}, errNotFound
 	case r.Error != nil:
-		return entry{}, fmt.Errorf("nats: %s (%d)", r.Error.Description, r.Error.Code)
-	case r.Message == nil || !strings.HasPrefix(r.Message.Subject, prefix):
-		return entry{}, errNotFound
-	case bytes.Contains(r.Message.Headers, []byte("KV-Operation")):
-		return entry{}, errNotFound // a delete or purge marker: users and channels have none
+		return leaderMsg{}, fmt.Errorf("nats: %s (%d)", r.Error.Description, r.Error.Code)
+	case r.Message == nil:
+		return leaderMsg{}, errNotFound
 	}
-	return entry{key: strings.TrimPrefix(r.Message.Subject, prefix), rev: r.Message.Seq, value: r.Message.Data}, nil
+	return *r.Message, nil
+}
+
+// lastOf is the sequence of the last message on subject in the stream, as
+// its leader has it (so a message acknowledged a moment ago is there); 0
+// if the subject has none.
+func (l *natsLink) lastOf(ctx context.Context, subject string) (uint64, error) {
+	m, err := l.leaderGet(ctx, streamName, map[string]any{"last_by_subj": subject})
+	if errors.Is(err, errNotFound) {
+		return 0, nil
+	}
+	return m.Seq, err
+}
+
+// storedMsg is one message of the stream read by number.
+type storedMsg struct {
+	seq  uint64
+	data []byte
+}
+
+// countFrom is how many messages on subject the stream holds at sequence
+// seq and after: the stream keeps a count per subject, so this costs one
+// request however long the channel is.
+func (l *natsLink) countFrom(ctx context.Context, subject string, seq uint64) (uint64, error) {
+	msgs, pending, err := l.directBatch(ctx, subject, seq, 1)
+	if err != nil || len(msgs) == 0 {
+		return 0, err
+	}
+	return pending + 1, nil
+}
+
+// readFrom reads at most n messages on subject from sequence seq on, in
+// the stream's order, with one request and no consumer.
+func (l *natsLink) readFrom(ctx context.Context, subject string, seq uint64, n int) ([]storedMsg, error) {
+	msgs, _, err := l.directBatch(ctx, subject, seq, n)
+	return msgs, err
+}
+
+// directBatch asks any replica of the stream for at most n messages on
+// subject from sequence seq on (a batched direct get); pending is how many
+// more there were after the first. The replies come to an inbox of their
+// own, the last one an end-of-batch mark.
+func (l *natsLink) directBatch(ctx context.Context, subject string, seq uint64, n int) (msgs []storedMsg, pending uint64, err error) {
+	body, err := json.Marshal(map[string]any{"seq": seq, "next_by_subj": subject, "batch": n})
+	if err != nil {
+		return nil, 0, err
+	}
+	inbox := l.nc.NewInbox()
+	sub, err := l.nc.SubscribeSync(inbox)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer sub.Unsubscribe()
+	if err := l.nc.PublishRequest("$JS.API.DIRECT.GET."+streamName, inbox, body); err != nil {
+		return nil, 0, err
+	}
+	for {
+		m, err := sub.NextMsgWithContext(ctx)
+		if err != nil {
+			return nil, 0, err
+		}
+		switch status := m.Header.Get("Status"); status {
+		case "":
+		case "204", "404": // the end of the batch; none at all
+			return msgs, pending, nil
+		case "503":
+			return nil, 0, nats.ErrNoResponders
+		default:
+			return nil, 0, fmt.Errorf("nats: direct get: %s %s", status, m.Header.Get("Description"))
+		}
+		s, err := strconv.ParseUint(m.Header.Get(jetstream.SequenceHeader), 10, 64)
+		if err != nil {
+			return nil, 0, fmt.Errorf("nats: direct get: sequence %q", m.Header.Get(jetstream.SequenceHeader))
+		}
+		if len(msgs) == 0 {
+			pending, _ = strconv.ParseUint(m.Header.Get("Nats-Num-Pending"), 10, 64)
+		}
+		msgs = append(msgs, storedMsg{seq: s, data: m.Data})
+	}
+}
+
+// storeLock is a server's hold on its DBPath: the file DBPath + ".lock",
+// locked for as long as the server runs (the kernel drops the lock when the
+// process dies, kill -9 too). It holds the server's owner id, the value of
+// its session keys: a server that starts again finds the keys its previous
+// run left and clears them (clearOldSessions), so its users log in again at
+// once. Two servers on one DBPath would share the embedded store and the
+// owner id: the second is refused.
+type storeLock struct {
+	f     *os.File
+	owner string
+}
+
+// lockStore locks path + ".lock" and reads (or makes) the owner id in it.
+func lockStore(path string) (*storeLock, error) {
+	f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock the store: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("the store %s is in use by another server (%s.lock): %w", path, path, err)
+	}
+	b := make([]byte, 64)
+	n, _ := f.ReadAt(b, 0)
+	owner := strings.TrimSpace(string(b[:n]))
+	if owner == "" {
+		owner = nuid.Next()
+		if _, err := f.WriteAt([]byte(owner+"\n"), 0); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("lock the store: %w", err)
+		}
+	}
+	return &storeLock{f: f, owner: owner}, nil
+}
+
+// release unlocks the store (closing the file drops the lock).
+func (l *storeLock) release() {
+	if l != nil {
+		l.f.Close()
+	}
 }

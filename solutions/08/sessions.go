@@ -2,7 +2,11 @@ package chatscale
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // keepSessions is the session keeper's goroutine: every SessionTTL/3 it
@@ -29,42 +33,128 @@ func (s *Server) keepSessions() {
 }
 
 // refreshSessions writes the key of every session on this server again,
-// which makes it young again. A session that ended meanwhile must not come
-// back: its key is deleted again after the write.
+// which makes it young again. Each write is an update of the revision this
+// server wrote last (its lease), so that it never takes back a key that is
+// no longer its own: a key another server created after this one's had
+// expired (a partition: this server was cut off from NATS for longer than
+// the TTL) stays the other server's — and this server ends its own copy of
+// the session, so that a user is never logged in on two servers. A key
+// that is simply gone (it expired while NATS was away) is created again,
+// and a session that ended meanwhile does not come back.
 func (s *Server) refreshSessions(ctx context.Context) error {
 	s.mu.Lock()
-	ids := make([]uint32, 0, len(s.sessions))
-	for id := range s.sessions {
-		ids = append(ids, id)
+	leases := make(map[uint32]uint64, len(s.leases))
+	for id, rev := range s.leases {
+		leases[id] = rev
 	}
 	s.mu.Unlock()
-	for _, id := range ids {
-		if _, err := s.nats.sessions.Put(ctx, sessionKey(id), []byte(s.node)); err != nil {
-			return err
+	var first error
+	for id, rev := range leases {
+		next, err := s.nats.sessions.Update(ctx, sessionKey(id), []byte(s.store.owner), rev)
+		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			// Not at the lease: gone (expired while NATS was away, or
+			// deleted by a logout a moment ago), or another server's.
+			// Created again only if gone; the check below releases it if
+			// the session has ended.
+			next, err = s.nats.sessions.Create(ctx, sessionKey(id), []byte(s.store.owner))
+			if errors.Is(err, jetstream.ErrKeyExists) {
+				s.loseSession(id, rev)
+				continue
+			}
+		}
+		if err != nil {
+			first = firstErr(first, err)
+			continue
 		}
 		s.mu.Lock()
-		_, still := s.sessions[id]
+		_, still := s.leases[id]
+		if still && s.leases[id] == rev {
+			s.leases[id] = next
+		}
 		s.mu.Unlock()
 		if !still {
-			s.releaseSession(id)
+			s.releaseSession(id, next) // ended while its key was written
 		}
 	}
-	return nil
+	return first
+}
+
+// firstErr keeps the first error of several.
+func firstErr(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+// loseSession ends the session of user id on this server if its lease is
+// still rev: its key is someone else's now. The connection is closed (its
+// client logs in again, and learns where the user is logged in); the key
+// is left alone.
+func (s *Server) loseSession(id uint32, rev uint64) {
+	s.mu.Lock()
+	c := s.sessions[id]
+	if c == nil || s.leases[id] != rev {
+		s.mu.Unlock()
+		return
+	}
+	delete(s.leases, id) // disconnect must not release a key not ours
+	s.mu.Unlock()
+	s.log.Warn("a session's key was taken over by another server (this one was cut off from NATS): ending it here", "user", id)
+	c.nc.Close()
 }
 
 // releaseTimeout bounds releasing one session's key: a server whose NATS
-// is down leaves the key to expire.
+// is down leaves the key to expire (or to its next run to clear).
 const releaseTimeout = time.Second
 
-// releaseSession deletes a session's key, so that the user may log in on
-// any server at once. id 0 is no session.
-func (s *Server) releaseSession(id uint32) {
-	if id == 0 {
+// releaseSession deletes a session's key if it is still at revision rev
+// (this server's lease), so that the user may log in on any server at
+// once. id 0 or rev 0 is no session.
+func (s *Server) releaseSession(id uint32, rev uint64) {
+	if id == 0 || rev == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
-	if err := s.nats.sessions.Delete(ctx, sessionKey(id)); err != nil {
+	if err := s.nats.sessions.Delete(ctx, sessionKey(id), jetstream.LastRevision(rev)); err != nil {
 		s.log.Warn("releasing a session", "user", id, "err", err)
 	}
+}
+
+// clearOldSessions deletes the session keys this server's previous run
+// left (its owner id is theirs): that run is over — the store's lock says
+// so — and its users must not wait for the keys to expire to log in again.
+func (s *Server) clearOldSessions() error {
+	ctx, cancel := context.WithTimeout(s.ctx, setUpTimeout)
+	defer cancel()
+	w, err := s.nats.sessions.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return fmt.Errorf("read the sessions: %w", err)
+	}
+	defer w.Stop()
+	var old []jetstream.KeyValueEntry
+read:
+	for {
+		select {
+		case e := <-w.Updates():
+			if e == nil {
+				break read // every key that exists has come
+			}
+			if string(e.Value()) == s.store.owner {
+				old = append(old, e)
+			}
+		case <-ctx.Done():
+			return fmt.Errorf("read the sessions: %w", ctx.Err())
+		}
+	}
+	for _, e := range old {
+		if err := s.nats.sessions.Delete(ctx, e.Key(), jetstream.LastRevision(e.Revision())); err != nil {
+			s.log.Warn("clearing a session of this server's previous run", "key", e.Key(), "err", err)
+		}
+	}
+	if len(old) > 0 {
+		s.log.Info("cleared the sessions of this server's previous run", "sessions", len(old))
+	}
+	return nil
 }

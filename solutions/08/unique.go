@@ -64,14 +64,16 @@ func (s *Server) createChannelKey(ctx context.Context, name string) (id uint32, 
 }
 
 // claimSession creates the user's session key, which says which server
-// the user is logged in on; it reports false if the key exists (the user
-// is logged in somewhere, maybe here).
-func (s *Server) claimSession(ctx context.Context, id uint32) (bool, error) {
-	_, err := s.nats.sessions.Create(ctx, sessionKey(id), []byte(s.node))
+// the user is logged in on (this one's owner id), and returns the key's
+// revision: this server's lease, which its refreshes and its release
+// name. It returns 0 if the key exists (the user is logged in somewhere,
+// maybe here).
+func (s *Server) claimSession(ctx context.Context, id uint32) (uint64, error) {
+	rev, err := s.nats.sessions.Create(ctx, sessionKey(id), []byte(s.store.owner))
 	if errors.Is(err, jetstream.ErrKeyExists) {
-		return false, nil
+		return 0, nil
 	}
-	return err == nil, err
+	return rev, err
 }
 
 // nameAt returns the name whose key the bucket's revision rev created.

@@ -79,21 +79,21 @@ func (s *Server) authenticate(c *conn, m proto.AuthenticateRequest) error {
 		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgWrongPassword})
 		return nil
 	}
-	claimed, err := s.claimSession(ctx, u.ID)
+	lease, err := s.claimSession(ctx, u.ID)
 	if err != nil {
 		return err
 	}
-	if !claimed {
+	if lease == 0 {
 		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgUserLoggedIn(m.Name)})
 		return nil
 	}
 	s.mu.Lock()
 	if s.closed || c.user.ID != 0 {
 		s.mu.Unlock()
-		s.releaseSession(u.ID)
+		s.releaseSession(u.ID, lease)
 		return errors.New("connection ended while logging in")
 	}
-	s.sessions[u.ID], c.user = c, u
+	s.sessions[u.ID], s.leases[u.ID], c.user = c, lease, u
 	s.reply(c, proto.AuthenticateResponse{RequestID: m.RequestID, User: u})
 	ev := s.eventLocked(0, proto.UserLoginEvent{UserID: u.ID})
 	s.mu.Unlock()
@@ -115,7 +115,7 @@ func (s *Server) logout(c *conn, m proto.LogoutRequest) error {
 	s.publishEvent(ended.event)
 	// The key goes before the answer: a client told "logged out" may log
 	// in on any server at once.
-	s.releaseSession(ended.user)
+	s.releaseSession(ended.user, ended.lease)
 	s.reply(c, proto.LogoutResponse{RequestID: m.RequestID})
 	return nil
 }
@@ -124,6 +124,7 @@ func (s *Server) logout(c *conn, m proto.LogoutRequest) error {
 // session ends: publish its 125 for the other servers and release its key.
 type endedSession struct {
 	user  uint32 // 0: there was no session
+	lease uint64 // its key's revision; 0: the key is not this server's
 	event *nats.Msg
 }
 
@@ -139,9 +140,11 @@ func (s *Server) endSessionLocked(c *conn) endedSession {
 	if id == 0 {
 		return endedSession{}
 	}
+	lease := s.leases[id]
 	delete(s.sessions, id)
+	delete(s.leases, id)
 	c.user = proto.User{}
-	return endedSession{user: id, event: s.eventLocked(0, proto.UserLogoutEvent{UserID: id})}
+	return endedSession{user: id, lease: lease, event: s.eventLocked(0, proto.UserLogoutEvent{UserID: id})}
 }
 
 // getUser looks a user up by name (113 → 114), in the bucket.

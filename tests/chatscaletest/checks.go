@@ -1,7 +1,9 @@
 package chatscaletest
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -58,6 +60,15 @@ func DurableEcho(t *testing.T, impl Impl) {
 		bob.expectChats("a message written on another server", []proto.ReceiveChat{want})
 	}
 
+	// The same text twice is two messages: a message's id comes from its
+	// request (the server and a counter), never from what it says.
+	same := proto.ReceiveChat{ChannelID: ch.ID, Content: "the same text", UserID: alice.user.ID}
+	for range 2 {
+		alice.send(proto.WriteChat{Content: same.Content})
+		alice.expectChats("each of two messages of the same text is echoed", []proto.ReceiveChat{same})
+	}
+	expectStored(k, obs, ch.ID, same.Content, 2, "the same text sent twice is two messages: a message id made from the content makes the stream drop the second as a retry of the first")
+
 	// A blip: NATS goes and comes back while a write waits for its
 	// acknowledgement.
 	n.stop()
@@ -74,9 +85,10 @@ func DurableEcho(t *testing.T, impl Impl) {
 	}
 	expectStoredOnce(k, obs, ch.ID, "during a blip")
 
-	// An outage longer than the publish timeout.
+	// An outage longer than the publish timeout: the retries pause.
 	n.stop()
 	start := time.Now()
+	cpu, _ := demand()
 	alice.send(proto.WriteChat{Content: "while NATS is down"})
 	down := proto.ReceiveChat{ChannelID: ch.ID, Content: "while NATS is down", UserID: alice.user.ID}
 	got = alice.waitFor("a write while NATS is down", func(m proto.Message) bool {
@@ -86,9 +98,11 @@ func DurableEcho(t *testing.T, impl Impl) {
 	if got != (proto.Error{Value: msgNotStored}) {
 		k.Fatalf("alice: a write while NATS is down\nwant: %s\ngot:  %s%s%s", show(proto.Error{Value: msgNotStored}), show(got), notImplemented(got), alice.context())
 	}
-	if took := time.Since(start); took > cfg.PublishTimeout+testkit.IOTimeout {
+	took := time.Since(start)
+	if took > cfg.PublishTimeout+testkit.IOTimeout {
 		k.Fatalf("the answer to a write while NATS is down took %v; want about the publish timeout, %v", took, cfg.PublishTimeout)
 	}
+	checkNoSpin(k, cpu, took, "two servers while NATS was down and a write was retried")
 	n.start()
 	after := proto.ReceiveChat{ChannelID: ch.ID, Content: "after the outage", UserID: alice.user.ID}
 	alice.send(proto.WriteChat{Content: after.Content})
@@ -106,6 +120,113 @@ func DurableEcho(t *testing.T, impl Impl) {
 	expectStoredOnce(k, obs, ch.ID, after.Content)
 
 	ackLost(k, impl)
+	fullStream(k, impl)
+}
+
+// stallNoticed is how long a server may take to notice that its link to
+// NATS stalled (no error, no answer) and make a new one: pings every
+// second or two, two unanswered, and a reconnect.
+const stallNoticed = 10 * time.Second
+
+// afterStall is ackLost's partition check: the link between server C and
+// NATS stalls (the proxy forwards nothing more and keeps it open); C must
+// notice within seconds, by its pings, and connect again (a new link goes
+// through), so that a message written after the stall is stored and
+// echoed. nats.go's default pings (every two minutes) leave it deaf.
+func afterStall(k *testkit.T, proxy *ackDropper, carol *client, ch uint32, cfg Config) {
+	k.Helper()
+	proxy.stall()
+	start := time.Now()
+	deadline := start.Add(stallNoticed + cfg.PublishTimeout + testkit.IOTimeout)
+	var answers []proto.Message
+	for i := 0; ; i++ {
+		want := proto.ReceiveChat{ChannelID: ch, Content: fmt.Sprintf("after a stall %d", i), UserID: carol.user.ID}
+		carol.send(proto.WriteChat{Content: want.Content})
+		got := carol.waitFor("the answer to a write after the link to NATS stalled", func(m proto.Message) bool {
+			_, isErr := m.(proto.Error)
+			rc, isChat := m.(proto.ReceiveChat)
+			return isErr || isChat && strings.HasPrefix(rc.Content, "after a stall")
+		})
+		if got == want {
+			return
+		}
+		answers = append(answers, got)
+		if time.Now().After(deadline) {
+			k.Fatalf("%s: the link between server C and NATS stalled (the suite's proxy forwards nothing more and keeps it open; a new link goes through)\n"+
+				"want: the echo of a write within %v: the server pings NATS every second or two and, after two pings unanswered, connects again\n"+
+				"got:  after %v, %d writes answered %s\n(set nats.go's PingInterval and MaxPingsOutstanding: by default a stalled link is noticed after minutes)%s",
+				carol.who, stallNoticed, time.Since(start).Round(time.Second), len(answers), showAll(answers[max(0, len(answers)-2):]), carol.context())
+		}
+	}
+}
+
+// fullStream checks the stream's budget: with MaxStreamBytes small, writes
+// fill it and the next is refused (Message not stored.), while logins,
+// registrations and new channels still work (the buckets have budgets of
+// their own); once room is made (the suite purges the channel, as an
+// operator would) the same server stores messages again, no restart.
+func fullStream(k *testkit.T, impl Impl) {
+	k.Helper()
+	n := startNATS(k)
+	obs := observe(k, n.url())
+	cfg := baseConfig(k, n.url())
+	const budget = 32 << 10
+	cfg.MaxStreamBytes = budget
+	srv := serve(k, impl, "F", cfg)
+	dave := srv.dial("dave")
+	dave.newUser("dave")
+	ch := dave.createChannel("filling")
+	dave.join(ch.ID)
+
+	text := strings.Repeat("x", 6000)
+	refused, written := false, 0
+	for i := 0; i < 2*budget/len(text) && !refused; i++ {
+		want := proto.ReceiveChat{ChannelID: ch.ID, Content: fmt.Sprintf("%03d %s", i, text), UserID: dave.user.ID}
+		dave.send(proto.WriteChat{Content: want.Content})
+		got := dave.waitFor("the answer to a write into a stream that fills", func(m proto.Message) bool {
+			_, isErr := m.(proto.Error)
+			return isErr || m == want
+		})
+		switch {
+		case got == want:
+			written += len(want.Content)
+		case got == proto.Error{Value: msgNotStored}:
+			refused = true
+		default:
+			k.Fatalf("%s: a write of %d bytes into a stream of %d bytes (MaxStreamBytes) holding %d\nwant: the echo, or once it is full 101 %q\ngot:  %s%s%s",
+				dave.who, len(want.Content), budget, written, msgNotStored, show(got), notImplemented(got), dave.context())
+		}
+	}
+	if !refused {
+		k.Fatalf("%s: wrote %d bytes into channel %d with the stream's budget (MaxStreamBytes) %d bytes, and every write was stored\n"+
+			"want: 101 %q once the stream is full: the stream has MaxBytes and refuses new messages (Discard: new), so that history never pushes out the users and the channels"+
+			"\ngot:  no refusal%s", dave.who, written, ch.ID, budget, msgNotStored, dave.context())
+	}
+	if msgs := obs.messages(ch.ID); len(msgs) == 0 || msgs[0].body.Content[:3] != "000" {
+		k.Fatalf("the stream's first message of %s is not the channel's first once the stream is full: a full stream refuses the new, it does not drop the old (%d messages)", subject(ch.ID), len(msgs))
+	}
+
+	erin := srv.dial("erin")
+	erin.register("erin")
+	erin.login("erin")
+	erin.createChannel("made while the stream is full")
+	dave2 := srv.dial("dave again")
+	out := dave.id()
+	dave.callExpect("logging out while the stream is full", proto.LogoutRequest{RequestID: out}, proto.LogoutResponse{RequestID: out})
+	dave2.login("dave")
+	dave2.join(ch.ID)
+
+	obs.purge(ch.ID)
+	after := proto.ReceiveChat{ChannelID: ch.ID, Content: "once room is made", UserID: dave2.user.ID}
+	dave2.send(proto.WriteChat{Content: after.Content})
+	got := dave2.waitFor("a write once room is made in the stream", func(m proto.Message) bool {
+		_, isErr := m.(proto.Error)
+		return isErr || m == after
+	})
+	if got != after {
+		k.Fatalf("%s: a write once the suite purged the full channel (room made, the same server, no restart)\nwant: the echo %+v\ngot:  %s%s",
+			dave2.who, after, show(got), dave2.context())
+	}
 }
 
 // ackLost is DurableEcho's check of what the message id is for: a try
@@ -176,6 +297,7 @@ func ackLost(k *testkit.T, impl Impl) {
 			carol.who, show(proto.WriteChat{Content: lost.Content}), dropped.msgID, show(proto.WriteChat{Content: next.Content}),
 			subject(ch.ID), heard, len(ids), strings.Join(ids, " "), showTries(tried), carol.context())
 	}
+	afterStall(k, proxy, carol, ch.ID, cfg)
 }
 
 // showTries prints the publishes the proxy saw.
@@ -201,14 +323,21 @@ func showTries(ts []pubTry) string {
 // exactly once.
 func expectStoredOnce(k *testkit.T, obs *observer, ch uint32, content string) {
 	k.Helper()
+	expectStored(k, obs, ch, content, 1, "acknowledged means stored, and a retry with the same message id is dropped by the stream")
+}
+
+// expectStored fails unless the stream holds content in channel ch want
+// times.
+func expectStored(k *testkit.T, obs *observer, ch uint32, content string, want int, why string) {
+	k.Helper()
 	n := 0
 	for _, m := range obs.messages(ch) {
 		if m.body.Content == content {
 			n++
 		}
 	}
-	if n != 1 {
-		k.Fatalf("the stream holds %q %d times in %s; want once: acknowledged means stored, and a retry with the same message id is dropped by the stream", content, n, subject(ch))
+	if n != want {
+		k.Fatalf("the stream holds %q %d times in %s; want %d: %s", content, n, subject(ch), want, why)
 	}
 }
 
@@ -248,6 +377,12 @@ func OneOrder(t *testing.T, impl Impl) {
 	bob.expectChats("the same messages, on another server, in the same order", inX)
 	carol.expectChats("the messages of her own channel only", inY)
 
+	// Dave joins after those messages: a copy of one of them, delivered
+	// again after the reset below, is not news to anyone, him included.
+	dave := b.dial("dave")
+	dave.newUser("dave")
+	dave.join(x.ID)
+
 	// NATS restarts: every server's consumer is reset, and the stream
 	// delivers from the server's start again.
 	n.restart()
@@ -260,11 +395,59 @@ func OneOrder(t *testing.T, impl Impl) {
 	why := "after a consumer reset, only the new messages (a high-water mark drops what was delivered already)"
 	alice.expectChats(why, more)
 	bob.expectChats(why, more)
+	dave.expectChats(why+"; dave joined after the first ones were delivered, and gets none of them", more)
 	alice.expectNoChat("nothing more: every message is delivered once")
 	bob.expectNoChat("nothing more: every message is delivered once")
 	carol.expectNoChat("nothing of her channel was published after the restart, and nothing may come twice")
 
 	oneOrderOnCluster(k, impl)
+	wipedStream(k, impl)
+}
+
+// wipedStream checks a store wiped under a running server: the stream is
+// deleted and made again (as by a server started on a wiped NATS), so its
+// sequences start again from 1, below the server's high-water mark. A
+// message written then is stored; its writer must get its echo (or an
+// error) — never silence: the server notices that the stream is a new one
+// and follows it from its start.
+func wipedStream(k *testkit.T, impl Impl) {
+	k.Helper()
+	n := startNATS(k)
+	obs := observe(k, n.url())
+	cfg := baseConfig(k, n.url())
+	a := serve(k, impl, "A", cfg)
+	alice := a.dial("alice")
+	alice.newUser("alice")
+	ch := alice.createChannel("wiped")
+	alice.join(ch.ID)
+	for i := range 5 {
+		obs.publish(ch.ID, alice.user.ID, fmt.Sprintf("before the wipe %d", i))
+	}
+	alice.nextChat("messages before the wipe")
+	for range 4 {
+		alice.nextChat("messages before the wipe")
+	}
+
+	obs.deleteStream(streamName)
+	serve(k, impl, "B", cfg) // makes the stream again, from sequence 1
+	after := proto.ReceiveChat{ChannelID: ch.ID, Content: "after the wipe", UserID: alice.user.ID}
+	alice.send(proto.WriteChat{Content: after.Content})
+	deadline := time.Now().Add(testkit.IOTimeout + cfg.PublishTimeout)
+	for {
+		m, err := alice.tryNext(time.Until(deadline))
+		if err != nil {
+			k.Fatalf("%s: a write after the stream %s was deleted and made again (as by a server started on a wiped NATS: its sequences start from 1 again, below the server's high-water mark)\n"+
+				"want: the echo %+v (the message is stored): never silence\ngot:  nothing within %v (%v); the message is stored: the server's consumer waits past the old high-water mark\n"+
+				"(notice that the stream is a new one — its creation time changed — and follow it from its start, the mark reset)%s",
+				alice.who, streamName, after, testkit.IOTimeout+cfg.PublishTimeout, err, alice.context())
+		}
+		if _, isErr := m.(proto.Error); isErr || m == after {
+			if m != after {
+				k.Fatalf("%s: a write after the stream %s was deleted and made again\nwant: the echo %+v\ngot:  %s%s", alice.who, streamName, after, show(m), alice.context())
+			}
+			return
+		}
+	}
 }
 
 // oneOrderOnCluster is OneOrder's cluster check: three NATS nodes, a
@@ -343,10 +526,130 @@ func History(t *testing.T, impl Impl) {
 	inX = append(inX, proto.ChatMessage{Content: "the newest", ID: uint32(seq), UserID: bob.user.ID})
 	expect(alice, x.ID, 3, inX[len(inX)-3:], "a message stored a moment ago is in the history")
 
+	// A flood of GetChats leaves no consumers behind: NATS caps them (1,000
+	// by default), and past the cap every history fails.
+	before := obs.consumers()
+	for range 40 {
+		bob.history(x.ID, 5)
+	}
+	if got := obs.consumers(); got > before+2 {
+		k.Fatalf("after 40 GetChats on server B the stream %s has %d consumers (%d before them); want no more than before (±2): "+
+			"a history read leaves nothing in NATS — read by number (direct get), or delete the consumer it made",
+			streamName, got, before)
+	}
+
 	a.restart()
 	alice = a.dial("alice again")
 	alice.login("alice")
 	expect(alice, x.ID, 5, inX[len(inX)-5:], "a restarted server has the same history: it lives in the stream")
+
+	historyCost(k, impl)
+	historyOnCluster(k, impl)
+}
+
+// longChannel is the length of historyCost's channel: long enough that a
+// history read from the channel's start costs thousands of messages.
+const longChannel = 5000
+
+// historyCost checks that a history costs what it returns, not what the
+// channel holds (a channel of a million messages must be readable within
+// the request timeout): the server reaches NATS through the suite's proxy,
+// which counts the chat messages NATS sends it while it answers one
+// GetChats of 10 on a channel of longChannel. And with NATS down the
+// answer is Storage failed., never an empty history.
+func historyCost(k *testkit.T, impl Impl) {
+	k.Helper()
+	n := startNATS(k)
+	obs := observe(k, n.url())
+	writer := serve(k, impl, "W", baseConfig(k, n.url())) // makes the stream
+	const ch = 77
+	obs.publishMany(ch, 4242, longChannel, func(i int) string { return fmt.Sprintf("long %d", i) })
+	want := []proto.ChatMessage{}
+	for _, m := range obs.messages(ch)[longChannel-10:] {
+		want = append(want, proto.ChatMessage{Content: m.body.Content, ID: uint32(m.seq), UserID: m.body.User})
+	}
+	proxy := startAckDropper(k, n.url())
+	cfg := baseConfig(k, proxy.url())
+	srv := serve(k, impl, "L", cfg)
+	erin := srv.dial("erin")
+	erin.newUser("erin")
+	writer.srv.Close() // only L is counted from here on
+
+	before := proxy.chatsSent()
+	got := erin.history(ch, 10)
+	sent := proxy.chatsSent() - before
+	if !slices.Equal(got, want) {
+		k.Fatalf("%s: GetChats(channel %d, limit 10) on a channel of %d messages\nwant: %s\ngot:  %s%s", erin.who, ch, longChannel, chats(want), chats(got), erin.context())
+	}
+	if limit := 4*10 + 64; sent > limit {
+		k.Fatalf("%s: to answer GetChats(channel %d, limit 10) on a channel of %d messages, NATS sent server L %d of the channel's messages; want at most %d: "+
+			"a history costs what it returns — find where the newest 10 start (the stream counts a subject's messages from any sequence on: a direct get's Nats-Num-Pending) and read from there, not from the channel's start%s",
+			erin.who, ch, longChannel, sent, limit, erin.context())
+	}
+
+	n.stop()
+	start := time.Now()
+	id := erin.id()
+	reply := erin.call(proto.GetChatsRequest{ChannelID: ch, Limit: 10, RequestID: id})
+	if want := (proto.ErrorResponse{RequestID: id, Value: proto.MsgStorageFailed}); reply != want {
+		k.Fatalf("%s: GetChats while NATS is down\nwant: %s\ngot:  %s\n(an error reading the stream is the client's to know: an empty history says the channel has none)%s",
+			erin.who, show(want), showHistory(reply), erin.context())
+	}
+	if took := time.Since(start); took > cfg.RequestTimeout+testkit.IOTimeout {
+		k.Fatalf("GetChats while NATS is down took %v to be answered; want about the request timeout, %v", took, cfg.RequestTimeout)
+	}
+}
+
+// showHistory prints an answer to GetChats briefly.
+func showHistory(m proto.Message) string {
+	if r, ok := m.(proto.GetChatsResponse); ok {
+		return fmt.Sprintf("106 with %d messages %s", len(r.Messages), chats(r.Messages))
+	}
+	return show(m)
+}
+
+// historyOnCluster checks history on the suite's 3-node cluster, a server
+// on two nodes, across a leader move of the stream: a message stored after
+// the move is in every server's history (within the time a move takes).
+func historyOnCluster(k *testkit.T, impl Impl) {
+	k.Helper()
+	nodes := startCluster(k)
+	obs := observe(k, nodes[0].url())
+	var clients []*client
+	for i, node := range []*natsNode{nodes[0], nodes[2]} {
+		cfg := baseConfig(k, node.url())
+		cfg.Replicas = 3
+		c := serve(k, impl, fmt.Sprintf("H%d", i+1), cfg).dial(fmt.Sprintf("reader %d", i+1))
+		c.newUser(fmt.Sprintf("reader-%d", i+1))
+		clients = append(clients, c)
+	}
+	const ch = 5
+	var all []proto.ChatMessage
+	for i := range 12 {
+		content := fmt.Sprintf("clustered %d", i)
+		seq := obs.publish(ch, 4242, content)
+		all = append(all, proto.ChatMessage{Content: content, ID: uint32(seq), UserID: 4242})
+	}
+	obs.stepDown(streamName)
+	seq := obs.publish(ch, 4242, "after the leader moved")
+	all = append(all, proto.ChatMessage{Content: "after the leader moved", ID: uint32(seq), UserID: 4242})
+	want := all[len(all)-5:]
+	for _, c := range clients {
+		deadline := time.Now().Add(testkit.IOTimeout)
+		for {
+			id := c.id()
+			got := c.call(proto.GetChatsRequest{ChannelID: ch, Limit: 5, RequestID: id})
+			r, ok := got.(proto.GetChatsResponse)
+			if ok && slices.Equal(r.Messages, want) {
+				break
+			}
+			if time.Now().After(deadline) || !ok && got != (proto.ErrorResponse{RequestID: id, Value: proto.MsgStorageFailed}) {
+				k.Fatalf("%s: GetChats(channel %d, limit 5) on a 3-node cluster (3 replicas), after the stream's leader moved and one more message was stored\nwant: %s\ngot:  %s\n(the newest, also the one acknowledged a moment ago; Storage failed. only while the move lasts)%s",
+					c.who, ch, chats(want), showHistory(got), c.context())
+			}
+			time.Sleep(50 * time.Millisecond) // paces the retries while the leader moves; the answer is what is waited for
+		}
+	}
 }
 
 // chats prints a history briefly.
@@ -435,6 +738,25 @@ func Unique(t *testing.T, impl Impl) {
 		proto.ErrorResponse{RequestID: 12, Value: proto.MsgUserLoggedIn("alice")})
 	twice.nc.Close() // a client that goes away ends its session
 	loginEventually(k, again, "alice", "a user whose connection closed on B logs in on A")
+
+	// Any name may be a key: two names whose standard base64 differs only
+	// in '+' and '/' (not allowed in a key) are two users.
+	plus, slash := ca.register(">>>"), cb.register(">>?")
+	if plus.ID == slash.ID {
+		k.Fatalf("users %q and %q registered with one id %d; want two users: a key must encode every name, and two names two keys", ">>>", ">>?", plus.ID)
+	}
+	odd := a.dial("odd names")
+	odd.login(">>?")
+	if got := odd.createChannel("<?>"); got.ID == 0 {
+		k.Fatalf("channel %q: no id", "<?>")
+	}
+
+	// A sessions bucket that fails is a failure, not someone logged in.
+	obs := observe(k, n.url())
+	obs.deleteBucket(sessionsBucket)
+	id := ca.id()
+	ca.callExpect("a login when the sessions bucket fails (the suite deleted it)", proto.AuthenticateRequest{Name: "uniq-1", Password: password("uniq-1"), RequestID: id},
+		proto.ErrorResponse{RequestID: id, Value: proto.MsgStorageFailed})
 }
 
 // loginEventually retries a login until it works or testkit.IOTimeout
@@ -514,6 +836,12 @@ func Sessions(t *testing.T, impl Impl) {
 	if took := time.Since(start); took > cfg.RequestTimeout+testkit.IOTimeout {
 		k.Fatalf("a login while NATS is down took %v to be answered; want about the request timeout, %v", took, cfg.RequestTimeout)
 	}
+	// The outage outlasts the TTL: alice's key expires meanwhile, and
+	// nobody else has taken it when NATS is back — she is still logged in
+	// on A (its refresh makes the key again), not thrown out.
+	for time.Since(start) < 2*cfg.SessionTTL {
+		<-tick.C
+	}
 	n.start()
 	loginEventually(k, carol, "carol", "once NATS is back, the same server logs users in")
 	deadline := time.Now().Add(testkit.IOTimeout)
@@ -527,6 +855,119 @@ func Sessions(t *testing.T, impl Impl) {
 		<-tick.C
 	}
 	if want := (proto.ErrorResponse{RequestID: id, Value: proto.MsgUserLoggedIn("alice")}); got != want {
-		k.Fatalf("%s: alice is still logged in on A after the outage\nwant: %s\ngot:  %s%s", other.who, show(want), show(got), other.context())
+		k.Fatalf("%s: alice is still logged in on A after an outage of NATS longer than the TTL (her key expired meanwhile, and nobody took it)\nwant: %s\ngot:  %s\n(a refresh that finds the key gone makes it again; only a key another server has is lost)%s", other.who, show(want), show(got), other.context())
 	}
+
+	restartedServer(k, impl)
+	refreshWithoutLock(k, impl)
+	neverTwice(k, impl)
+}
+
+// restartedServer checks a server that died with sessions (here: closed
+// while NATS was down, so that it could release no key — as after kill
+// -9) and starts again on its DBPath: its users log in again at once, not
+// after the keys' TTL (30 s here). And a second server on a DBPath in use
+// is refused.
+func restartedServer(k *testkit.T, impl Impl) {
+	k.Helper()
+	n := startNATS(k)
+	cfg := baseConfig(k, n.url())
+	cfg.SessionTTL = 30 * time.Second
+	a := serve(k, impl, "R", cfg)
+	alice := a.dial("alice")
+	alice.newUser("alice")
+
+	if srv, err := impl.NewServer(a.cfg); err == nil {
+		srv.Close()
+		k.Fatalf("NewServer with the DBPath %s of server R, which runs: no error\nwant: an error: two servers on one store (the embedded NATS's, and the owner id of the session keys) corrupt it — lock DBPath", a.cfg.DBPath)
+	}
+
+	n.stop()
+	a.srv.Close() // no NATS: alice's key stays, as after kill -9
+	n.start()
+	a.start()
+	again := a.dial("alice after R restarted")
+	start := time.Now()
+	loginEventually(k, again, "alice", fmt.Sprintf("server R died with alice logged in and started again on its DBPath: her key is its previous run's (cleared at start), not to be waited out (the TTL is %v)", cfg.SessionTTL))
+	if took := time.Since(start); took > cfg.SessionTTL/2 {
+		k.Fatalf("alice logged in again %v after server R restarted; want at once (the TTL is %v)", took, cfg.SessionTTL)
+	}
+}
+
+// refreshWithoutLock checks that the session keeper does not hold the
+// server's mutex while it writes to NATS: the link to NATS stalls while
+// sessions are refreshed (the writes hang until the request timeout or a
+// reconnect), and a request that needs no NATS — GetChannels — is answered
+// at once all along.
+func refreshWithoutLock(k *testkit.T, impl Impl) {
+	k.Helper()
+	n := startNATS(k)
+	proxy := startAckDropper(k, n.url())
+	cfg := baseConfig(k, proxy.url())
+	cfg.SessionTTL = 900 * time.Millisecond // a refresh every 300 ms
+	cfg.RequestTimeout = 2 * time.Second
+	p := serve(k, impl, "P", cfg)
+	alice, bob := p.dial("alice"), p.dial("bob")
+	alice.newUser("alice")
+	bob.newUser("bob")
+
+	proxy.stall()
+	const slow = time.Second
+	for until := time.Now().Add(3 * time.Second); time.Now().Before(until); {
+		start := time.Now()
+		id := bob.id()
+		got := bob.call(proto.GetChannelsRequest{RequestID: id})
+		if _, ok := got.(proto.GetChannelsResponse); !ok {
+			k.Fatalf("%s: GetChannels while the link to NATS stalls\nwant: 120 (the channels are in the server's memory)\ngot:  %s%s", bob.who, show(got), bob.context())
+		}
+		if took := time.Since(start); took > slow {
+			k.Fatalf("%s: GetChannels while the link to NATS stalled and sessions were refreshed (every %v) took %v; want at once (under %v): "+
+				"the session keeper holds the server's mutex across its writes to NATS — copy the sessions under it, write without it%s",
+				bob.who, cfg.SessionTTL/3, took.Round(time.Millisecond), slow, bob.context())
+		}
+	}
+}
+
+// neverTwice checks a partition: server P, cut off from NATS, holds alice's
+// session; her key expires and she logs in on server Q; when P reaches NATS
+// again, it must not take her key back (its refresh finds another server's
+// key: an update of its own revision fails) and ends her session there —
+// her connection to P is closed. She stays logged in on Q.
+func neverTwice(k *testkit.T, impl Impl) {
+	k.Helper()
+	n := startNATS(k)
+	proxy := startAckDropper(k, n.url())
+	cfg := baseConfig(k, proxy.url())
+	cfg.SessionTTL = 2 * time.Second
+	cfg.RequestTimeout = time.Second
+	p := serve(k, impl, "P", cfg)
+	qcfg := cfg
+	qcfg.NATSURL = n.url()
+	q := serve(k, impl, "Q", qcfg)
+	onP := p.dial("alice")
+	onP.newUser("alice")
+
+	proxy.partition()
+	onQ := q.dial("alice elsewhere")
+	loginEventually(k, onQ, "alice", fmt.Sprintf("server P is cut off from NATS: alice's key there expires after the TTL, %v", cfg.SessionTTL))
+	proxy.heal()
+
+	deadline := time.Now().Add(stallNoticed + testkit.IOTimeout)
+	for {
+		m, err := onP.tryNext(time.Until(deadline))
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				k.Fatalf("%s: server P was cut off from NATS, alice's key expired and she logged in on server Q; then P reached NATS again\n"+
+					"want: P ends her session there (closes her connection) within %v: its refresh must update the revision it wrote, and finds Q's key\n"+
+					"got:  her connection to P still open — alice is logged in on two servers%s", onP.who, stallNoticed+testkit.IOTimeout, onP.context())
+			}
+			break // closed: her session on P is over
+		}
+		_ = m // events, or a notice before the close
+	}
+	id := onQ.id()
+	third := q.dial("alice a third time")
+	third.callExpect("alice is still logged in on Q", proto.AuthenticateRequest{Name: "alice", Password: password("alice"), RequestID: id},
+		proto.ErrorResponse{RequestID: id, Value: proto.MsgUserLoggedIn("alice")})
 }

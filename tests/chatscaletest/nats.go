@@ -23,6 +23,7 @@ const (
 	streamName     = "CHAT"
 	msgSubject     = "chat.msg."
 	sessionsBucket = "chat_sessions"
+	usersBucket    = "chat_users"
 )
 
 // storedChat is a chat message's body in the stream.
@@ -273,5 +274,119 @@ func (o *observer) putSession(user uint32) {
 	}
 	if _, err := kv.Put(ctx, "s."+strconv.FormatUint(uint64(user), 10), []byte("a server that died")); err != nil {
 		o.k.Fatalf("write a session key: %v", err)
+	}
+}
+
+// consumers is how many consumers the stream has now.
+func (o *observer) consumers() int {
+	o.k.Helper()
+	ctx, cancel := o.ctx()
+	defer cancel()
+	s, err := o.js.Stream(ctx, streamName)
+	if err != nil {
+		o.k.Fatalf("the stream %s (the lesson fixes its name): %v", streamName, err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		o.k.Fatalf("the stream %s's state: %v", streamName, err)
+	}
+	return info.State.Consumers
+}
+
+// purge deletes every message of channel ch, as an operator making room.
+func (o *observer) purge(ch uint32) {
+	o.k.Helper()
+	ctx, cancel := o.ctx()
+	defer cancel()
+	s, err := o.js.Stream(ctx, streamName)
+	if err == nil {
+		err = s.Purge(ctx, jetstream.WithPurgeSubject(subject(ch)))
+	}
+	if err != nil {
+		o.k.Fatalf("the suite purges %s: %v", subject(ch), err)
+	}
+}
+
+// deleteStream deletes a stream, as a store wiped.
+func (o *observer) deleteStream(name string) {
+	o.k.Helper()
+	ctx, cancel := o.ctx()
+	defer cancel()
+	if err := o.js.DeleteStream(ctx, name); err != nil {
+		o.k.Fatalf("the suite deletes the stream %s: %v", name, err)
+	}
+}
+
+// deleteBucket deletes a bucket (its stream), as a store that fails.
+func (o *observer) deleteBucket(bucket string) {
+	o.k.Helper()
+	ctx, cancel := o.ctx()
+	defer cancel()
+	if err := o.js.DeleteKeyValue(ctx, bucket); err != nil {
+		o.k.Fatalf("the suite deletes the bucket %s: %v", bucket, err)
+	}
+}
+
+// stepDown asks the leader of stream to hand its place to another node
+// (a leader move, as when a node dies), and waits until one has it.
+func (o *observer) stepDown(stream string) {
+	o.k.Helper()
+	ctx, cancel := o.ctx()
+	defer cancel()
+	resp, err := o.nc.RequestWithContext(ctx, "$JS.API.STREAM.LEADER.STEPDOWN."+stream, nil)
+	if err != nil {
+		o.k.Fatalf("the suite moves the leader of %s: %v", stream, err)
+	}
+	var r struct {
+		Success bool `json:"success"`
+	}
+	if json.Unmarshal(resp.Data, &r) != nil || !r.Success {
+		o.k.Fatalf("the suite moves the leader of %s: %s", stream, resp.Data)
+	}
+	var last error
+	for {
+		try, cancelTry := context.WithTimeout(ctx, 500*time.Millisecond)
+		s, err := o.js.Stream(try, stream)
+		if err == nil {
+			var info *jetstream.StreamInfo
+			if info, err = s.Info(try); err == nil && info.Cluster != nil && info.Cluster.Leader != "" {
+				cancelTry()
+				return
+			}
+		}
+		cancelTry()
+		if err != nil {
+			last = err
+		}
+		if ctx.Err() != nil {
+			o.k.Fatalf("the stream %s has no leader %v after a leader move (%v)", stream, testkit.IOTimeout, last)
+		}
+		time.Sleep(20 * time.Millisecond) // polling NATS's own state; nothing of the server under test
+	}
+}
+
+// publishMany stores n chat messages in channel ch at once (asynchronous
+// publishes, then every acknowledgement awaited).
+func (o *observer) publishMany(ch, user uint32, n int, content func(i int) string) {
+	o.k.Helper()
+	for i := 0; i < n; {
+		var acks []jetstream.PubAckFuture
+		for ; i < n && len(acks) < 1000; i++ {
+			data, _ := json.Marshal(storedChat{User: user, Content: content(i)})
+			f, err := o.js.PublishMsgAsync(&nats.Msg{Subject: subject(ch), Data: data})
+			if err != nil {
+				o.k.Fatalf("the suite publishes to %s: %v", subject(ch), err)
+			}
+			acks = append(acks, f)
+		}
+		for _, f := range acks {
+			select {
+			case <-f.Ok():
+			case err := <-f.Err():
+				o.k.Fatalf("the suite publishes to %s: %v", subject(ch), err)
+			case <-time.After(2 * testkit.IOTimeout):
+				o.k.Fatalf("the suite publishes to %s: no acknowledgement in %v", subject(ch), 2*testkit.IOTimeout)
+			}
+		}
 	}
 }

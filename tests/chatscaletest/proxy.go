@@ -47,6 +47,16 @@ type ackDropper struct {
 	tries   []pubTry    // the publishes to the stream seen since arm
 	target  string      // the reply subject whose answer is dropped; "" none
 	dropped chan pubTry // gets the target once its answer was dropped
+
+	// A partition, as the server sees it: the links in stalled forward
+	// nothing more, in either direction, and stay open (no error, no
+	// answer: only the client's pings can tell); with cut, a new link is
+	// closed as soon as it is accepted.
+	stalled map[net.Conn]bool
+	cut     bool
+	// chats counts the stream's chat messages the node sent to the client
+	// (a consumer's deliveries and direct gets alike).
+	chats int
 }
 
 // pubTry is one publish to the stream the proxy saw.
@@ -64,7 +74,7 @@ func startAckDropper(k *testkit.T, natsURL string) *ackDropper {
 	if err != nil {
 		k.Fatalf("the suite's proxy in front of NATS: %v", err)
 	}
-	p := &ackDropper{k: k, ln: ln, node: strings.TrimPrefix(natsURL, "nats://"), dropped: make(chan pubTry, 1)}
+	p := &ackDropper{k: k, ln: ln, node: strings.TrimPrefix(natsURL, "nats://"), dropped: make(chan pubTry, 1), stalled: map[net.Conn]bool{}}
 	p.wg.Go(p.accept)
 	k.Cleanup(p.close)
 	k.OnAbort(p.close)
@@ -99,6 +109,46 @@ func (p *ackDropper) seen() []pubTry {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]pubTry(nil), p.tries...)
+}
+
+// stall makes every link open now forward nothing more (they stay open).
+func (p *ackDropper) stall() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		p.stalled[c] = true
+	}
+}
+
+// partition stalls every link and refuses new ones until heal.
+func (p *ackDropper) partition() {
+	p.stall()
+	p.mu.Lock()
+	p.cut = true
+	p.mu.Unlock()
+}
+
+// heal takes new links again (the stalled ones stay stalled: their client
+// has given them up, or will).
+func (p *ackDropper) heal() {
+	p.mu.Lock()
+	p.cut = false
+	p.mu.Unlock()
+}
+
+// isStalled reports whether the link c forwards nothing.
+func (p *ackDropper) isStalled(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stalled[c]
+}
+
+// chatsSent is how many of the stream's chat messages the node has sent
+// through the proxy so far.
+func (p *ackDropper) chatsSent() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.chats
 }
 
 // close stops accepting, closes every connection and waits for the
@@ -136,6 +186,12 @@ func (p *ackDropper) accept() {
 			node.Close()
 			return
 		}
+		if p.cut {
+			p.mu.Unlock()
+			client.Close()
+			node.Close()
+			continue
+		}
 		p.conns = append(p.conns, client, node)
 		p.wg.Go(func() { p.pump(client, node, p.fromClient) })
 		p.wg.Go(func() { p.pump(node, client, p.fromNode) })
@@ -159,6 +215,9 @@ func (p *ackDropper) pump(src, dst net.Conn, look func(frame) []byte) {
 		}
 		if err != nil {
 			return
+		}
+		if p.isStalled(src) {
+			continue // read, so that the sender's writes go through, and lost
 		}
 		out := look(f)
 		if out == nil {
@@ -202,6 +261,10 @@ func (p *ackDropper) fromNode(f frame) []byte {
 	case "MSG", "HMSG":
 		p.mu.Lock()
 		defer p.mu.Unlock()
+		var body storedChat
+		if json.Unmarshal(f.body[f.hdrs:], &body) == nil && body.Content != "" {
+			p.chats++
+		}
 		if p.target == "" || len(f.args) == 0 || f.args[0] != p.target {
 			return f.raw
 		}

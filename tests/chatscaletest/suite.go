@@ -49,6 +49,9 @@ type Config struct {
 	RequestTimeout time.Duration
 	// SessionTTL is how long a session's key outlives its server.
 	SessionTTL time.Duration
+	// MaxStreamBytes is the budget of the stream CHAT (its MaxBytes): once
+	// it is full a new message is refused until room is made.
+	MaxStreamBytes int64
 	// HashIterations is the password hash's cost (the suite keeps it low).
 	HashIterations int
 	// Logger is the server's log.

@@ -54,6 +54,8 @@ func run(args []string) error {
 	hashIter := fs.Int("hash-iterations", chatscale.DefaultHashIterations, "PBKDF2 iterations per password hash")
 	publishTimeout := fs.Duration("publish-timeout", chatscale.DefaultPublishTimeout, "how long a chat message may wait for the stream's acknowledgement")
 	sessionTTL := fs.Duration("session-ttl", chatscale.DefaultSessionTTL, "how long a dead server's logins stay taken")
+	maxStream := fs.Int64("max-stream-bytes", chatscale.DefaultMaxStreamBytes, "the budget of every channel's history together: a full stream refuses new messages")
+	maxChannel := fs.Int64("max-channel-messages", chatscale.DefaultMaxChannelMessages, "how many messages one channel keeps (its oldest go)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -65,6 +67,7 @@ func run(args []string) error {
 	cfg := chatscale.Config{
 		DBPath: *db, NATSURL: *natsURL, Replicas: *replicas, HashIterations: *hashIter,
 		PublishTimeout: *publishTimeout, SessionTTL: *sessionTTL, Logger: log,
+		MaxStreamBytes: *maxStream, MaxChannelMessages: *maxChannel,
 	}
 	if *clusterAddr != "" {
 		if *natsURL != "" {
