@@ -15,6 +15,7 @@ package testkit
 
 import (
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -32,6 +33,10 @@ import (
 const (
 	LeakMarker     = lab.LeakMarker
 	WatchdogMarker = lab.WatchdogMarker
+	// WatchdogBlocked is how the watchdog's report says that the check was
+	// blocked, not starved of CPU: running it again, with more time, would
+	// only hang again (tools/cmd/grade then charges it at once).
+	WatchdogBlocked = "a call is blocked"
 )
 
 // Defaults for waiting. Generous, because -race slows everything down and CI
@@ -56,6 +61,15 @@ type T struct {
 	timer   *time.Timer
 	started time.Time
 	sched   schedTimes // the scheduler's figures at the start (see starved)
+
+	// finished is closed by the check's last cleanup; report is what the
+	// watchdog said (see endIfStuck).
+	finished chan struct{}
+	report   string
+
+	seeded  bool   // Rand has chosen the check's seed
+	seed    uint64 // the seed every Rand source derives from
+	streams uint64 // how many sources Rand has handed out
 }
 
 // New prepares t for the check of one exercise (an id such as "1.4"):
@@ -63,7 +77,8 @@ type T struct {
 //   - the goroutine-leak check is registered first, so that it runs last,
 //     after the servers and connections the check opens are closed;
 //   - a watchdog fails the check if it runs longer than WatchdogTimeout, and
-//     closes what the check opened so that blocked calls return.
+//     closes what the check opened so that blocked calls return; a check
+//     still blocked abortGrace later ends its test process (endIfStuck).
 //
 // The exercise is the one the chapter's test wiring names: a check called
 // from TestEx5_9_ChatLogin grades exercise 5.9, whatever default the suite
@@ -74,8 +89,9 @@ func New(t *testing.T, exercise string) *T {
 	if id, ok := exerciseFromName(t.Name()); ok {
 		exercise = id
 	}
-	k := &T{T: t, exercise: exercise, started: time.Now(), sched: checkSched()}
+	k := &T{T: t, exercise: exercise, started: time.Now(), sched: checkSched(), finished: make(chan struct{})}
 	noteCheck(t.Name())
+	t.Cleanup(func() { close(k.finished) }) // first registered: runs last
 	t.Cleanup(k.leakCheck())
 	k.timer = time.AfterFunc(WatchdogTimeout, k.fire)
 	t.Cleanup(k.stopWatchdog)
@@ -143,18 +159,52 @@ func (k *T) fire() {
 	// A check that waited for a processor most of the time was starved, not
 	// blocked: say so (tools/cmd/grade runs it again alone before charging it).
 	if busy := starved(k.sched, time.Since(k.started)); busy != "" {
-		k.T.Errorf("%s exercise %s did not finish within %v: %s.\nClosing its servers and connections.\n%s",
+		k.report = fmt.Sprintf("%s exercise %s did not finish within %v: %s.\nClosing its servers and connections.\n%s",
 			WatchdogMarker, k.exercise, WatchdogTimeout, busy, k.Where())
 	} else {
-		k.T.Errorf("%s exercise %s did not finish within %v: a call is blocked "+
+		k.report = fmt.Sprintf("%s exercise %s did not finish within %v: %s "+
 			"(a read without a deadline? a lock never released? Close not returning?).\n"+
 			"Closing its servers and connections to unblock it.\n%s%s",
-			WatchdogMarker, k.exercise, WatchdogTimeout, stuckGoroutines(), k.Where())
+			WatchdogMarker, k.exercise, WatchdogTimeout, WatchdogBlocked, stuckGoroutines(), k.Where())
 	}
+	k.T.Errorf("%s", k.report)
 	k.mu.Unlock()
 	for i := len(aborts) - 1; i >= 0; i-- {
 		aborts[i]()
 	}
+	k.endIfStuck()
+}
+
+// abortGrace is how long a check has, once the watchdog has closed its
+// servers and connections, to return and run its cleanups: time for a
+// Close that was waiting on them to see them closed, and no more.
+func abortGrace() time.Duration { return max(WatchdogTimeout/6, time.Second) }
+
+// endIfStuck ends the test process when the check is still blocked
+// abortGrace after the watchdog's aborts: a call that closing every server
+// and connection did not unblock (a Close waiting for a goroutine that waits
+// for ever) would otherwise hold the binary until go test's own -timeout,
+// minutes later, and then bury the report in every goroutine's stack. Under
+// tools/cmd/grade each exercise runs in its own process, so this costs the
+// hung exercise only; under go test the checks after it in the same run do
+// not run, and the message says how to run them.
+func (k *T) endIfStuck() {
+	select {
+	case <-k.finished:
+		return
+	case <-time.After(abortGrace()):
+	}
+	var b strings.Builder
+	if !testing.Verbose() {
+		// Without -v the testing package prints a check's failure when it
+		// ends, and this one never will: say it here.
+		fmt.Fprintf(&b, "--- FAIL: %s\n%s\n", k.Name(), k.report)
+	}
+	fmt.Fprintf(&b, "%s exercise %s is still blocked %v after its servers and connections were closed: "+
+		"ending the test process (%s). The checks after it did not run: run them with go test -run.\n",
+		WatchdogMarker, k.exercise, abortGrace(), k.Name())
+	fmt.Fprint(os.Stdout, b.String())
+	os.Exit(1)
 }
 
 func (k *T) stopWatchdog() {
@@ -196,8 +246,8 @@ func (k *T) reportLeak(report string) {
 		"Where they are (frames from this course):\n%s\n"+
 		"Likely cause: Close must stop every goroutine the server started and wait for it "+
 		"(a sync.WaitGroup), and close every connection so that blocked reads return.\n%s\n\n"+
-		"Full report:\n%v",
-		LeakMarker, k.exercise, courseFrames(report), k.Where(), report)
+		"The goroutines, the course's first (runtime frames cut):\n%v",
+		LeakMarker, k.exercise, courseFrames(report), k.Where(), boundedStacks(report))
 }
 
 // courseFrames extracts, from goleak's report, the first function of this
