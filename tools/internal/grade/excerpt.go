@@ -105,3 +105,38 @@ func tail(lines []string, n int) []string {
 	}
 	return lines
 }
+
+// failureFirst is a failed test's own output ordered for reading: the lines
+// of its first failed subtest (the deepest: a subtest's verdict comes before
+// its parent's), which carry the sent / want / got and the hint, then the
+// rest. Subtests' verdicts are dropped (a row of "--- PASS" lines says
+// nothing about the failure), and so is the framing.
+func failureFirst(v view, test string) []string {
+	first := ""
+	for _, l := range v.lines {
+		if name, ok := strings.CutPrefix(strings.TrimSpace(l.text), "--- FAIL: "); ok {
+			if name, _, _ = strings.Cut(name, " ("); name != test {
+				first = name
+				break
+			}
+		}
+	}
+	var lead, rest []string
+	for _, l := range v.lines {
+		if l.test == "" || isFraming(l.text, test) || isVerdict(l.text) {
+			continue
+		}
+		if first != "" && l.test == first {
+			lead = append(lead, l.text)
+		} else {
+			rest = append(rest, l.text)
+		}
+	}
+	return append(lead, rest...)
+}
+
+// isVerdict reports a test's or subtest's verdict line, at any depth.
+func isVerdict(text string) bool {
+	t := strings.TrimSpace(text)
+	return strings.HasPrefix(t, "--- PASS: ") || strings.HasPrefix(t, "--- FAIL: ") || strings.HasPrefix(t, "--- SKIP: ")
+}

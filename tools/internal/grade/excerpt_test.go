@@ -41,3 +41,25 @@ func TestExcerptBoundsAndTidiesMessages(t *testing.T) {
 		t.Errorf("tabs in the indentation were not expanded: %q", got)
 	}
 }
+
+// A failed check's message leads its excerpt, however many subtests passed
+// before it; their verdicts are not shown.
+func TestFailureFirst(t *testing.T) {
+	ev := func(test, out string) Event { return Event{Action: "output", Test: test, Output: out} }
+	r := Run{Test: "TestEx8_2_X", Events: []Event{
+		ev("TestEx8_2_X", "=== RUN   TestEx8_2_X\n"),
+		ev("TestEx8_2_X/a", "=== RUN   TestEx8_2_X/a\n"),
+		ev("TestEx8_2_X/a", "    --- PASS: TestEx8_2_X/a (0.01s)\n"),
+		ev("TestEx8_2_X/b", "    --- PASS: TestEx8_2_X/b (0.01s)\n"),
+		ev("TestEx8_2_X/c", "        x_test.go:9: sent \"hi\", want \"ok\", got \"\"\n"),
+		ev("TestEx8_2_X/c", "        hint: flush\n"),
+		ev("TestEx8_2_X/c", "    --- FAIL: TestEx8_2_X/c (0.01s)\n"),
+		ev("TestEx8_2_X", "    x_test.go:20: random inputs from seed 7\n"),
+		ev("TestEx8_2_X", "--- FAIL: TestEx8_2_X (0.03s)\n"),
+	}}
+	got := excerpt(failureFirst(observe(r), r.Test))
+	want := "    x_test.go:9: sent \"hi\", want \"ok\", got \"\"\n    hint: flush\nx_test.go:20: random inputs from seed 7"
+	if got != want {
+		t.Errorf("excerpt =\n%s\nwant\n%s", got, want)
+	}
+}
