@@ -139,3 +139,67 @@ func writeGoroutine(b *strings.Builder, g goroutineStack) {
 		fmt.Fprintf(b, "    (%d frames of the runtime)\n", cut)
 	}
 }
+
+// stillRunning says, for a Close that did not return, what of the server is
+// still running: each goroutine in the course's code, at the deepest of its
+// frames there (where it waits) and in what state, at most four. A Close
+// that waits for a goroutine is right to wait: the goroutine that does not
+// end is the fault (a reference never released, a channel nobody closes, a
+// Done never called), and the message must send the student there, not to
+// Close. "" when no goroutine is in the course's code.
+func stillRunning() string {
+	var waiting, others []string
+	for _, g := range parseGoroutines(allStacks()) {
+		fn, file, ok := g.courseTop()
+		if !ok {
+			continue
+		}
+		state := g.header
+		if _, s, found := strings.Cut(state, "["); found {
+			state, _, _ = strings.Cut(s, "]")
+		}
+		line := fmt.Sprintf("  %s (%s) [%s]", fn, file, state)
+		if strings.Contains(fn, ".Close") {
+			waiting = append(waiting, line)
+		} else {
+			others = append(others, line)
+		}
+	}
+	if len(others) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	if len(waiting) > 0 {
+		b.WriteString("Close is waiting:\n" + strings.Join(waiting[:min(len(waiting), 2)], "\n") + "\n")
+	}
+	b.WriteString("for these goroutines of the server, which have not ended:\n")
+	b.WriteString(strings.Join(others[:min(len(others), 4)], "\n") + "\n")
+	if len(others) > 4 {
+		fmt.Fprintf(&b, "  … and %d more\n", len(others)-4)
+	}
+	b.WriteString("Likely cause: one of these waits for something that never comes once the server is closing: " +
+		"a reference to a connection never released (its reader or writer never ends), a channel nobody " +
+		"closes, a WaitGroup Done never called. Close waiting for them is right; find why they do not end.")
+	return b.String()
+}
+
+// courseTop is the goroutine's first frame (the innermost) in a chapter's or
+// a solution's non-test files: its function and file:line.
+func (g goroutineStack) courseTop() (fn, file string, ok bool) {
+	for _, f := range g.frames {
+		if isCourseFile(f[1]) {
+			fn = f[0]
+			if i := strings.LastIndexByte(fn, '('); i > 0 && strings.HasSuffix(fn, ")") {
+				fn = fn[:i]
+			}
+			file = f[1]
+			if i := strings.LastIndex(file, "/chapters/"); i >= 0 {
+				file = file[i+1:]
+			} else if i := strings.LastIndex(file, "/solutions/"); i >= 0 {
+				file = file[i+1:]
+			}
+			return fn, file, true
+		}
+	}
+	return "", "", false
+}
