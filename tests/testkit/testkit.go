@@ -180,9 +180,13 @@ func (k *T) fire() {
 	}
 	k.T.Errorf("%s", k.report)
 	k.mu.Unlock()
-	for i := len(aborts) - 1; i >= 0; i-- {
-		aborts[i]()
-	}
+	// The aborts run on their own: one of them may block too (closing a
+	// server whose Close never returns), and the grace starts now.
+	go func() {
+		for i := len(aborts) - 1; i >= 0; i-- {
+			aborts[i]()
+		}
+	}()
 	k.endIfStuck()
 }
 
