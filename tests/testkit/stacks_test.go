@@ -43,3 +43,14 @@ func TestBoundedStacksGoleak(t *testing.T) {
 		t.Errorf("boundedStacks =\n%s\nwant\n%s", got, want)
 	}
 }
+
+// A leak whose goroutines include Close is a Close still waiting: the cause
+// is what it waits for, not a Close that does not wait.
+func TestLeakCauseWhenCloseWaits(t *testing.T) {
+	if got := leakCause("  serverlab/solutions/02.(*Server).Close"); !strings.Contains(got, "Close itself is still running") {
+		t.Errorf("leakCause with Close leaked = %q", got)
+	}
+	if got := leakCause("  serverlab/solutions/02.(*Server).broadcast"); !strings.Contains(got, "Close must stop every goroutine") {
+		t.Errorf("leakCause without Close = %q", got)
+	}
+}

@@ -264,12 +264,26 @@ func (k *T) leakCheck() func() {
 }
 
 func (k *T) reportLeak(report string) {
+	frames := courseFrames(report)
 	k.T.Errorf("%s goroutines outlived the check of exercise %s.\n"+
 		"Where they are (frames from this course):\n%s\n"+
-		"Likely cause: Close must stop every goroutine the server started and wait for it "+
-		"(a sync.WaitGroup), and close every connection so that blocked reads return.\n%s\n\n"+
+		"Likely cause: %s\n%s\n\n"+
 		"The goroutines, the course's first (runtime frames cut):\n%v",
-		LeakMarker, k.exercise, courseFrames(report), k.Where(), boundedStacks(report))
+		LeakMarker, k.exercise, frames, leakCause(frames), k.Where(), boundedStacks(report))
+}
+
+// leakCause is the leak report's likely cause. A Close among the leaked
+// goroutines did its part (it waits) but is still waiting: what it waits for
+// never ends, and telling the student to make Close wait would send them
+// the wrong way.
+func leakCause(frames string) string {
+	if strings.Contains(frames, ".Close") {
+		return "Close itself is still running: it waits for a goroutine that never ends or a count never " +
+			"released (a WaitGroup Add without its Done, a reference to a connection never released, a channel " +
+			"nobody closes). Find what it waits for; the other goroutines listed are where to look."
+	}
+	return "Close must stop every goroutine the server started and wait for it " +
+		"(a sync.WaitGroup), and close every connection so that blocked reads return."
 }
 
 // courseFrames extracts, from goleak's report, the first function of this
