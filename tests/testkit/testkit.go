@@ -153,8 +153,6 @@ func (k *T) fire() {
 		k.mu.Unlock()
 		return
 	}
-	aborts := k.aborts
-	k.aborts = nil
 	// Report while holding mu: the check cannot finish (stopWatchdog takes mu)
 	// until the report is made, so Errorf is never called on a finished test.
 	// A check that waited for a processor most of the time was starved, not
@@ -169,6 +167,8 @@ func (k *T) fire() {
 		k.mu.Unlock()
 		return
 	}
+	aborts := k.aborts
+	k.aborts = nil
 	if busy != "" {
 		k.report = fmt.Sprintf("%s exercise %s did not finish within %v: %s.\nClosing its servers and connections.\n%s",
 			WatchdogMarker, k.exercise, time.Since(k.started).Round(time.Second), busy, k.Where())

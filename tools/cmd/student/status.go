@@ -41,8 +41,10 @@ func (c *course) status(ctx context.Context, w io.Writer) error {
 			fmt.Sprintf("%d/%d", got, ch.MaxPoints()), bar(got, ch.MaxPoints(), 20), passed, len(ch.Exercises))
 	}
 	fmt.Fprintf(w, "%-3s %-46s %7s\n", "", "total", fmt.Sprintf("%d/%d", total, most))
-	if line := busyLine(testkit.LoadAverage(), runtime.NumCPU(), took); line != "" {
-		fmt.Fprintln(w, line)
+	if c.ranTests { // what it cost this time, among the notes; cached results cost nothing
+		if line := busyLine(testkit.LoadAverage(), runtime.NumCPU(), took); line != "" {
+			fmt.Fprintln(c.log, line)
+		}
 	}
 	fmt.Fprintln(w, c.nextLine(all))
 	return nil

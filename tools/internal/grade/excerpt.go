@@ -109,8 +109,9 @@ func tail(lines []string, n int) []string {
 // failureFirst is a failed test's own output ordered for reading: the lines
 // of its first failed subtest (the deepest: a subtest's verdict comes before
 // its parent's), which carry the sent / want / got and the hint, then the
-// rest. Subtests' verdicts are dropped (a row of "--- PASS" lines says
-// nothing about the failure), and so is the framing.
+// rest. Verdicts of subtests that passed or skipped are dropped (a row of
+// "--- PASS" lines says nothing about the failure), and so is the framing;
+// a failed subtest's verdict stays, after its message: it names the case.
 func failureFirst(v view, test string) []string {
 	first := ""
 	for _, l := range v.lines {
@@ -123,7 +124,7 @@ func failureFirst(v view, test string) []string {
 	}
 	var lead, rest []string
 	for _, l := range v.lines {
-		if l.test == "" || isFraming(l.text, test) || isVerdict(l.text) {
+		if l.test == "" || isFraming(l.text, test) || isPassVerdict(l.text) {
 			continue
 		}
 		if first != "" && l.test == first {
@@ -135,8 +136,9 @@ func failureFirst(v view, test string) []string {
 	return append(lead, rest...)
 }
 
-// isVerdict reports a test's or subtest's verdict line, at any depth.
-func isVerdict(text string) bool {
+// isPassVerdict reports the verdict line of a test or subtest, at any
+// depth, that passed or skipped.
+func isPassVerdict(text string) bool {
 	t := strings.TrimSpace(text)
-	return strings.HasPrefix(t, "--- PASS: ") || strings.HasPrefix(t, "--- FAIL: ") || strings.HasPrefix(t, "--- SKIP: ")
+	return strings.HasPrefix(t, "--- PASS: ") || strings.HasPrefix(t, "--- SKIP: ")
 }

@@ -58,7 +58,7 @@ func TestFailureFirst(t *testing.T) {
 		ev("TestEx8_2_X", "--- FAIL: TestEx8_2_X (0.03s)\n"),
 	}}
 	got := excerpt(failureFirst(observe(r), r.Test))
-	want := "    x_test.go:9: sent \"hi\", want \"ok\", got \"\"\n    hint: flush\nx_test.go:20: random inputs from seed 7"
+	want := "    x_test.go:9: sent \"hi\", want \"ok\", got \"\"\n    hint: flush\n--- FAIL: TestEx8_2_X/c (0.01s)\nx_test.go:20: random inputs from seed 7"
 	if got != want {
 		t.Errorf("excerpt =\n%s\nwant\n%s", got, want)
 	}
