@@ -147,9 +147,12 @@ func writeGoroutine(b *strings.Builder, g goroutineStack) {
 // end is the fault (a reference never released, a channel nobody closes, a
 // Done never called), and the message must send the student there, not to
 // Close. "" when no goroutine is in the course's code.
-func stillRunning() string {
+func stillRunning() string { return stillRunningIn(allStacks()) }
+
+// stillRunningIn is stillRunning of the goroutine dump given.
+func stillRunningIn(dump string) string {
 	var waiting, others []string
-	for _, g := range parseGoroutines(allStacks()) {
+	for _, g := range parseGoroutines(dump) {
 		fn, file, ok := g.courseTop()
 		if !ok {
 			continue

@@ -54,3 +54,29 @@ func TestLeakCauseWhenCloseWaits(t *testing.T) {
 		t.Errorf("leakCause without Close = %q", got)
 	}
 }
+
+// A Close that waits for a writer that never ends (a reference never
+// released) names the writer, not Close, as what to fix.
+func TestStillRunningNamesTheGoroutineCloseWaitsFor(t *testing.T) {
+	dump := "goroutine 7 [sync.WaitGroup.Wait]:\nsync.runtime_SemacquireWaitGroup(0x1)\n\t/go/src/runtime/sema.go:110 +0x1\n" +
+		"serverlab/chapters/03.(*Server).Close(0xc0)\n\t/work/chapters/03/server.go:120 +0x2\n\n" +
+		"goroutine 9 [chan receive]:\nserverlab/chapters/03.(*clientConn).writer(0xc0)\n\t/work/chapters/03/conn.go:88 +0x3\n" +
+		"created by serverlab/chapters/03.(*Server).serve in goroutine 8\n\t/work/chapters/03/server.go:60 +0x4\n\n" +
+		"goroutine 10 [IO wait]:\nnet.(*conn).Read(0xc0)\n\t/go/src/net/net.go:194 +0x45\n"
+	got := stillRunningIn(dump)
+	for _, want := range []string{
+		"Close is waiting:\n  serverlab/chapters/03.(*Server).Close (chapters/03/server.go:120) [sync.WaitGroup.Wait]",
+		"  serverlab/chapters/03.(*clientConn).writer (chapters/03/conn.go:88) [chan receive]",
+		"a reference to a connection never released",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("stillRunning lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "net.(*conn).Read") {
+		t.Errorf("goroutines outside the course's code are not the student's to fix:\n%s", got)
+	}
+	if stillRunningIn("goroutine 10 [IO wait]:\nnet.(*conn).Read(0xc0)\n\t/go/src/net/net.go:194 +0x45\n") != "" {
+		t.Errorf("no course goroutine: want \"\" (the old wording)")
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"serverlab/tests/testkit"
 )
 
 func TestExcerptBoundsAndTidiesMessages(t *testing.T) {
@@ -61,5 +63,20 @@ func TestFailureFirst(t *testing.T) {
 	want := "    x_test.go:9: sent \"hi\", want \"ok\", got \"\"\n    hint: flush\n--- FAIL: TestEx8_2_X/c (0.01s)\nx_test.go:20: random inputs from seed 7"
 	if got != want {
 		t.Errorf("excerpt =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// A timeout the watchdog found blocked is charged at once; one it found
+// starved of CPU, or one without its report, is run again alone.
+func TestBlockedIsNotRunAgain(t *testing.T) {
+	cases := map[string]bool{
+		markWatchdog + " exercise 2.6 did not finish within 30s: " + testkit.WatchdogBlocked + " (…)": true,
+		markWatchdog + " exercise 2.6 did not finish within 30s: ran out of time: the check got 0.1 s of CPU": false,
+		"panic: test timed out after 40s": false,
+	}
+	for msg, want := range cases {
+		if got := blocked(msg); got != want {
+			t.Errorf("blocked(%q) = %v, want %v", msg, got, want)
+		}
 	}
 }
