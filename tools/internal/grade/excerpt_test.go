@@ -70,7 +70,7 @@ func TestFailureFirst(t *testing.T) {
 // starved of CPU, or one without its report, is run again alone.
 func TestBlockedIsNotRunAgain(t *testing.T) {
 	cases := map[string]bool{
-		markWatchdog + " exercise 2.6 did not finish within 30s: " + testkit.WatchdogBlocked + " (…)": true,
+		markWatchdog + " exercise 2.6 did not finish within 30s: " + testkit.WatchdogBlocked + " (…)":         true,
 		markWatchdog + " exercise 2.6 did not finish within 30s: ran out of time: the check got 0.1 s of CPU": false,
 		"panic: test timed out after 40s": false,
 	}
