@@ -169,6 +169,11 @@ func stillRunningIn(dump string) string {
 		}
 	}
 	if len(others) == 0 {
+		if len(waiting) > 0 && strings.Contains(waiting[0], "WaitGroup.Wait") {
+			return "Close is waiting:\n" + waiting[0] + "\nbut no goroutine of the server is running: the count it " +
+				"waits for was never brought back to zero. Likely cause: a WaitGroup Add without its Done (a goroutine " +
+				"that returns, or an error path, without calling Done; defer wg.Done() first thing in the goroutine)."
+		}
 		return ""
 	}
 	var b strings.Builder

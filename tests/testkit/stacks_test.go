@@ -47,7 +47,10 @@ func TestBoundedStacksGoleak(t *testing.T) {
 // A leak whose goroutines include Close is a Close still waiting: the cause
 // is what it waits for, not a Close that does not wait.
 func TestLeakCauseWhenCloseWaits(t *testing.T) {
-	if got := leakCause("  serverlab/solutions/02.(*Server).Close"); !strings.Contains(got, "Close itself is still running") {
+	if got := leakCause("  serverlab/solutions/02.(*Server).Close"); !strings.Contains(got, "WaitGroup Add without its Done") {
+		t.Errorf("leakCause with only Close leaked = %q", got)
+	}
+	if got := leakCause("  serverlab/solutions/02.(*Server).Close\n  serverlab/solutions/02.(*Server).writer"); !strings.Contains(got, "Close itself is still running") {
 		t.Errorf("leakCause with Close leaked = %q", got)
 	}
 	if got := leakCause("  serverlab/solutions/02.(*Server).broadcast"); !strings.Contains(got, "Close must stop every goroutine") {
@@ -78,5 +81,15 @@ func TestStillRunningNamesTheGoroutineCloseWaitsFor(t *testing.T) {
 	}
 	if stillRunningIn("goroutine 10 [IO wait]:\nnet.(*conn).Read(0xc0)\n\t/go/src/net/net.go:194 +0x45\n") != "" {
 		t.Errorf("no course goroutine: want \"\" (the old wording)")
+	}
+}
+
+// A Close waiting on a WaitGroup while nothing of the server runs is a Done
+// never called.
+func TestStillRunningCountNeverReleased(t *testing.T) {
+	dump := "goroutine 7 [sync.WaitGroup.Wait]:\nsync.runtime_SemacquireWaitGroup(0x1)\n\t/go/src/runtime/sema.go:110 +0x1\n" +
+		"serverlab/solutions/02.(*Server).Close(0xc0)\n\t/work/solutions/02/server.go:275 +0x2\n"
+	if got := stillRunningIn(dump); !strings.Contains(got, "a WaitGroup Add without its Done") {
+		t.Errorf("stillRunning = %q, want it to name a Done never called", got)
 	}
 }

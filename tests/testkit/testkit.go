@@ -176,7 +176,7 @@ func (k *T) fire() {
 		k.report = fmt.Sprintf("%s exercise %s did not finish within %v: %s "+
 			"(a read without a deadline? a lock never released? Close not returning?).\n"+
 			"Closing its servers and connections to unblock it.\n%s%s",
-			WatchdogMarker, k.exercise, WatchdogTimeout, WatchdogBlocked, stuckGoroutines(), k.Where())
+			WatchdogMarker, k.exercise, WatchdogTimeout, WatchdogBlocked, stuckGoroutines()+closeWaits(), k.Where())
 	}
 	k.T.Errorf("%s", k.report)
 	k.mu.Unlock()
@@ -272,11 +272,26 @@ func (k *T) reportLeak(report string) {
 		LeakMarker, k.exercise, frames, leakCause(frames), k.Where(), boundedStacks(report))
 }
 
+// closeWaits is, when a hung check's Close is among what is blocked, what
+// it waits for (stillRunning), to end the watchdog's list of where.
+func closeWaits() string {
+	if r := stillRunning(); strings.HasPrefix(r, "Close is waiting") {
+		return r + "\n"
+	}
+	return ""
+}
+
 // leakCause is the leak report's likely cause. A Close among the leaked
 // goroutines did its part (it waits) but is still waiting: what it waits for
 // never ends, and telling the student to make Close wait would send them
 // the wrong way.
 func leakCause(frames string) string {
+	if strings.Contains(frames, ".Close") && !strings.Contains(frames, "\n") {
+		return "Close itself is still running, and nothing else of the server is: what it waits for can no " +
+			"longer happen. Most often a WaitGroup Add without its Done (a goroutine that returns, or an error " +
+			"path, without calling Done; defer wg.Done() first thing in the goroutine); else a lock never " +
+			"unlocked or a channel nobody closes: the stack below says which."
+	}
 	if strings.Contains(frames, ".Close") {
 		return "Close itself is still running: it waits for a goroutine that never ends or a count never " +
 			"released (a WaitGroup Add without its Done, a reference to a connection never released, a channel " +
