@@ -51,8 +51,10 @@ hint: ## one more hint: the idea, the pitfall, the API, the recipe (EX=3.4; defa
 reset: ## restore an exercise's stubs, backing up yours first (EX=3.4); CH=07 MODE=open|guided switches a chapter's track
 	@$(GO) run ./tools/cmd/student reset $(if $(MODE),-ch "$(CH)" -mode "$(MODE)",$(EX))
 
+# Ctrl-C is how a watch ends: the shell's trap keeps make from reporting it
+# as "make: *** [watch] Interrupt" (the command itself exits 0 on it).
 watch: ## re-run a chapter's tests on every save (CH=03 [EX=3_4])
-	@$(GO) run ./tools/cmd/student watch -ch "$(CH)" $(if $(EX),-ex $(EX))
+	@trap 'exit 0' INT; $(GO) run ./tools/cmd/student watch -ch "$(CH)" $(if $(EX),-ex $(EX))
 
 grade: ## the official points table (CH=01 TARGET=solutions FORMAT=gradescope|classroom|junit|json OUT=file REQUIRE=all|none)
 	@$(GO) run ./tools/cmd/grade $(GRADE_FLAGS); rc=$$?; \

@@ -111,8 +111,12 @@ func (s *Server) Close() {
 			s.k.Errorf("Close returned an error: %v", err)
 		}
 	case <-time.After(IOTimeout):
-		s.k.Errorf("Close did not return within %v: it must unblock Accept (close the listener) "+
-			"and every connection, then wait for the goroutines it started", IOTimeout)
+		if running := stillRunning(); running != "" {
+			s.k.Errorf("Close did not return within %v.\n%s", IOTimeout, running)
+		} else {
+			s.k.Errorf("Close did not return within %v: it must unblock Accept (close the listener) "+
+				"and every connection, then wait for the goroutines it started", IOTimeout)
+		}
 		s.ln.Close()
 		select {
 		case <-closed:

@@ -72,6 +72,29 @@ func TestWatchdogFailsAndUnblocks(t *testing.T) {
 	}
 }
 
+func TestChildHangsForEver(t *testing.T) {
+	onlyInChild(t)
+	WatchdogTimeout = 100 * time.Millisecond
+	k := New(t, "9.5")
+	k.OnAbort(func() { select {} }) // an abort that blocks too, as closing a server whose Close hangs does
+	select {}
+}
+
+// A check that the watchdog's aborts do not unblock ends its process soon
+// after, saying so, instead of holding it until go test's -timeout.
+func TestWatchdogEndsAStuckCheck(t *testing.T) {
+	start := time.Now()
+	out := runChild(t, "TestChildHangsForEver")
+	for _, want := range []string{WatchdogMarker + " exercise 9.5 did not finish", WatchdogBlocked, "ending the test process"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %q in the output:\n%s", want, out)
+		}
+	}
+	if took := time.Since(start); took > abortGrace()+30*time.Second {
+		t.Errorf("the stuck check took %v to end; want about WatchdogTimeout plus abortGrace", took)
+	}
+}
+
 // stubServer is what an untouched exercise looks like.
 type stubServer struct{}
 

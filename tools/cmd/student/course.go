@@ -26,6 +26,7 @@ type course struct {
 	race        bool // run tests under -race (cleared, with a note, when cgo is missing)
 	raceChecked bool
 	log         io.Writer // notes for the student: what was cached, what was turned off
+	ranTests    bool      // results ran tests this time (status says what a busy machine cost them)
 }
 
 // openCourse finds the course from dir (or the current directory) upwards:

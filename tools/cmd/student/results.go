@@ -182,6 +182,7 @@ func (c *course) results(ctx context.Context) (map[string]chapterResults, error)
 	if err != nil {
 		return nil, err
 	}
+	c.ranTests = true
 	for _, ch := range stale {
 		cr := all[ch.ID]
 		for _, ex := range ch.Exercises {

@@ -4,19 +4,24 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
+	"time"
 	"unicode/utf8"
 
+	"serverlab/tests/testkit"
 	"serverlab/tools/internal/rubric"
 )
 
 // status prints one line per chapter, in course order (points, a bar, how
 // many exercises pass), the total, and the next exercise to do.
 func (c *course) status(ctx context.Context, w io.Writer) error {
+	start := time.Now()
 	all, err := c.results(ctx)
 	if err != nil {
 		return err
 	}
+	took := time.Since(start)
 	fmt.Fprintf(w, "%-3s %-46s %7s  %s\n", "ch", "chapter", "points", "progress")
 	total, most := 0, 0
 	for _, ch := range c.rb.Chapters {
@@ -36,8 +41,26 @@ func (c *course) status(ctx context.Context, w io.Writer) error {
 			fmt.Sprintf("%d/%d", got, ch.MaxPoints()), bar(got, ch.MaxPoints(), 20), passed, len(ch.Exercises))
 	}
 	fmt.Fprintf(w, "%-3s %-46s %7s\n", "", "total", fmt.Sprintf("%d/%d", total, most))
+	if c.ranTests { // what it cost this time, among the notes; cached results cost nothing
+		if line := busyLine(testkit.LoadAverage(), runtime.NumCPU(), took); line != "" {
+			fmt.Fprintln(c.log, line)
+		}
+	}
 	fmt.Fprintln(w, c.nextLine(all))
 	return nil
+}
+
+// busyLine says, on a busy machine, what the load costs: the tests' waits
+// grow with it (testkit.BusyScale, as under the grader), so a failing check
+// takes longer to fail, and everything takes longer to build and run. ""
+// on a machine that is not busy.
+func busyLine(load float64, cpus int, took time.Duration) string {
+	scale := testkit.BusyScale(load, cpus)
+	if scale <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("note: this machine is busy (load %.0f on %d CPUs): this took %s, and the tests wait up to %.1f× as long "+
+		"before failing a check; a quiet machine is faster", load, cpus, took.Round(time.Second), scale)
 }
 
 // score is a chapter's points and number of passing exercises.

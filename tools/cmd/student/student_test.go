@@ -525,3 +525,31 @@ func TestFuzztimeRace(t *testing.T) {
 		t.Error("a plain failure was taken for the coordinator's race")
 	}
 }
+
+// After a watched exercise passes, the suggestion is the next one that does
+// not: never one that passes already.
+func TestNextNotPassing(t *testing.T) {
+	ch := rubric.Chapter{ID: "01", Exercises: []rubric.Exercise{{ID: "1.1"}, {ID: "1.2"}, {ID: "1.3"}, {ID: "1.4"}, {ID: "1.5"}}}
+	cr := chapterResults{Results: map[string]result{
+		"1.1": {Pass: false}, "1.2": {Pass: true}, "1.3": {Pass: true}, "1.4": {Pass: true}, "1.5": {Pass: true},
+	}}
+	if got, ok := nextNotPassing(ch, cr, ch.Exercises[1]); !ok || got.ID != "1.1" {
+		t.Errorf("after 1.2 with 1.3-1.5 passing: got %q, %v; want 1.1 (from the chapter's start)", got.ID, ok)
+	}
+	cr.Results["1.1"] = result{Pass: true}
+	if got, ok := nextNotPassing(ch, cr, ch.Exercises[1]); ok {
+		t.Errorf("every exercise passes: got %q, want none", got.ID)
+	}
+}
+
+func TestBusyLine(t *testing.T) {
+	if got := busyLine(1, 2, time.Second); got != "" {
+		t.Errorf("a quiet machine: got %q, want no line", got)
+	}
+	got := busyLine(30, 2, 102*time.Second)
+	for _, want := range []string{"load 30 on 2 CPUs", "took 1m42s", "4.0× as long"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("busy line %q lacks %q", got, want)
+		}
+	}
+}

@@ -65,7 +65,7 @@ func (c *course) watch(ctx context.Context, cfg watchConfig) error {
 	}
 	for {
 		if err := c.watchRun(ctx, cfg, ch, only); err != nil {
-			if ctx.Err() != nil {
+			if interrupted(ctx) {
 				return nil
 			}
 			return err
@@ -86,6 +86,19 @@ func (c *course) watch(ctx context.Context, cfg watchConfig) error {
 				quiet = true
 			}
 		}
+	}
+}
+
+// interrupted says whether ctx ends within a moment: a Ctrl-C reaches go
+// test, run by watchRun, and this process together, and go test may fail
+// of it before the signal handler has cancelled ctx. Ctrl-C is how a watch
+// ends, and it ends quietly (exit status 0, so make adds no "Error 1").
+func interrupted(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+		return true
+	case <-time.After(time.Second):
+		return false
 	}
 }
 
@@ -322,11 +335,24 @@ func focusLine(ch rubric.Chapter, cr chapterResults, ex rubric.Exercise, r resul
 		return line + fmt.Sprintf("does not pass yet (%s): the first failure is above", r.Cause)
 	}
 	line += fmt.Sprintf("passes (%d points)", ex.Points)
-	if i := slices.IndexFunc(ch.Exercises, func(e rubric.Exercise) bool { return e.ID == ex.ID }); i+1 < len(ch.Exercises) {
-		after := ch.Exercises[i+1]
+	if after, ok := nextNotPassing(ch, cr, ex); ok {
 		return line + fmt.Sprintf("; then: make watch CH=%s EX=%s (%s), or CH=%s alone for the whole chapter", ch.ID, strings.ReplaceAll(after.ID, ".", "_"), after.Title, ch.ID)
 	}
-	return line + fmt.Sprintf("; it is the chapter's last: make watch CH=%s runs them all", ch.ID)
+	return line + fmt.Sprintf("; every exercise of the chapter passed when last run: make watch CH=%s runs them all again", ch.ID)
+}
+
+// nextNotPassing is the first exercise after ex, in chapter order and then
+// from the chapter's start, that did not pass when last run (or has not run
+// since the last change): the one to watch next.
+func nextNotPassing(ch rubric.Chapter, cr chapterResults, ex rubric.Exercise) (rubric.Exercise, bool) {
+	i := slices.IndexFunc(ch.Exercises, func(e rubric.Exercise) bool { return e.ID == ex.ID })
+	for k := 1; k < len(ch.Exercises); k++ {
+		after := ch.Exercises[(i+k)%len(ch.Exercises)]
+		if r, ok := cr.Results[after.ID]; !ok || !r.Pass {
+			return after, true
+		}
+	}
+	return rubric.Exercise{}, false
 }
 
 func isTerminal(f *os.File) bool {

@@ -8,12 +8,12 @@ package grade
 import (
 	"context"
 	"fmt"
-	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"serverlab/tests/testkit"
 )
 
 // rerunAlone runs each exercise that timed out beside others once more, now
@@ -25,6 +25,9 @@ func rerunAlone(ctx context.Context, rn *runner, timedOut []job) []string {
 	for _, j := range timedOut {
 		if ctx.Err() != nil {
 			break
+		}
+		if blocked(j.result.Message) {
+			continue // it hung, not for want of a processor: again would hang again
 		}
 		first := j.result.Message
 		j.timeout *= 2
@@ -46,15 +49,18 @@ func rerunAlone(ctx context.Context, rn *runner, timedOut []job) []string {
 	return notes
 }
 
-// busyScale is how much longer the checks should wait on this machine: its
-// load average per core, when that is above one and a half (at most 4).
-func busyScale() float64 {
-	per := loadAverage() / float64(runtime.NumCPU())
-	if per <= 1.5 {
-		return 1
-	}
-	return min(per, 4)
+// blocked says whether a timed-out exercise's message is the course
+// watchdog's finding that a call was blocked while the check had the CPU it
+// needed: a hang that more time does not cure.
+func blocked(msg string) bool {
+	return strings.Contains(msg, markWatchdog) && strings.Contains(msg, testkit.WatchdogBlocked)
 }
+
+// busyScale is how much longer the checks should wait on this machine: its
+// load average per core, when that is above one and a half (at most 4). The
+// suites apply the same rule themselves under a plain go test
+// (testkit.BusyScale).
+func busyScale() float64 { return testkit.BusyScale(loadAverage(), runtime.NumCPU()) }
 
 // scaled is an exercise's time limit on a machine whose checks wait scale
 // times as long: the limit grows with the waits, or a check that waits for a
@@ -63,30 +69,9 @@ func scaled(limit time.Duration, scale float64) time.Duration {
 	return time.Duration(float64(limit) * max(scale, 1))
 }
 
-// loadAverage is how many runnable tasks the machine has (Linux; 0
-// elsewhere): the one-minute load average, or the tasks runnable right now
-// (less the one reading) when there are more. The average lags a minute
-// behind: busy loops started just before grading (make stress, a second
-// grader) would not show in it yet.
-func loadAverage() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 0
-	}
-	avg, _ := strconv.ParseFloat(f[0], 64)
-	if len(f) > 3 {
-		if running, _, ok := strings.Cut(f[3], "/"); ok {
-			if n, err := strconv.Atoi(running); err == nil {
-				avg = max(avg, float64(n-1))
-			}
-		}
-	}
-	return avg
-}
+// loadAverage is how many runnable tasks the machine has (see
+// testkit.LoadAverage).
+func loadAverage() float64 { return testkit.LoadAverage() }
 
 // notRunBudget marks what is left of a chapter as not run for lack of time.
 func notRunBudget(ch *ChapterResult, budget time.Duration, when string) {

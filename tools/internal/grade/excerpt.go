@@ -105,3 +105,40 @@ func tail(lines []string, n int) []string {
 	}
 	return lines
 }
+
+// failureFirst is a failed test's own output ordered for reading: the lines
+// of its first failed subtest (the deepest: a subtest's verdict comes before
+// its parent's), which carry the sent / want / got and the hint, then the
+// rest. Verdicts of subtests that passed or skipped are dropped (a row of
+// "--- PASS" lines says nothing about the failure), and so is the framing;
+// a failed subtest's verdict stays, after its message: it names the case.
+func failureFirst(v view, test string) []string {
+	first := ""
+	for _, l := range v.lines {
+		if name, ok := strings.CutPrefix(strings.TrimSpace(l.text), "--- FAIL: "); ok {
+			if name, _, _ = strings.Cut(name, " ("); name != test {
+				first = name
+				break
+			}
+		}
+	}
+	var lead, rest []string
+	for _, l := range v.lines {
+		if l.test == "" || isFraming(l.text, test) || isPassVerdict(l.text) {
+			continue
+		}
+		if first != "" && l.test == first {
+			lead = append(lead, l.text)
+		} else {
+			rest = append(rest, l.text)
+		}
+	}
+	return append(lead, rest...)
+}
+
+// isPassVerdict reports the verdict line of a test or subtest, at any
+// depth, that passed or skipped.
+func isPassVerdict(text string) bool {
+	t := strings.TrimSpace(text)
+	return strings.HasPrefix(t, "--- PASS: ") || strings.HasPrefix(t, "--- SKIP: ")
+}

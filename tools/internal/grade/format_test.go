@@ -418,3 +418,29 @@ func TestRequire(t *testing.T) {
 		})
 	}
 }
+
+// A chapter the student has not started is one line in a report of several:
+// an untouched clone's grade fits a screen.
+func TestFormatTextCollapsesChaptersNotStarted(t *testing.T) {
+	rep := sampleReport()
+	untouched := ChapterResult{ID: "03", Title: "Worker pool", Dir: "chapters/03", Package: "serverlab/chapters/03"}
+	for _, id := range []string{"3.1", "3.2", "3.3"} {
+		untouched.Exercises = append(untouched.Exercises, ExerciseResult{ID: id, Title: "x", Max: 10,
+			Cause: CauseFailed, Message: "ex " + id + ": not implemented\nmore\nmore"})
+	}
+	rep.Chapters = append(rep.Chapters, untouched, untouched)
+	rep.Chapters[3].ID, rep.Chapters[3].Dir = "04", "chapters/04"
+	rep.total()
+	text := string(render(t, "text", rep))
+	for _, want := range []string{
+		"Chapter 03 · Worker pool  0/30  not started — chapters/03/README.md\nChapter 04 · Worker pool  0/30",
+		"  1.2  Write one frame   0/15  failed", // started: in full
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text report lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "3.1") {
+		t.Errorf("a chapter not started should not list its exercises:\n%s", text)
+	}
+}

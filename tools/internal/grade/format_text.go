@@ -7,20 +7,30 @@ import (
 	"unicode/utf8"
 )
 
-// Lines of a lost exercise's message shown under it in the table; the rest is
-// one go test away, and the footer says how.
-const textMessageLines = 4
+// Lines of a lost exercise's message shown under it in the table: the failed
+// check's own message first (see failureFirst), the rest one go test away,
+// and the footer says how.
+const textMessageLines = 6
 
 // writeText writes the table people read: per chapter, one row per exercise
 // (id, title, points, cause or "passed", time) with the start of each lost
-// exercise's message under it, the chapter's subtotal, then the total.
+// exercise's message under it, the chapter's subtotal, then the total. In a
+// report of several chapters, one the student has not started is one line.
 func writeText(w io.Writer, rep *Report) error {
 	var b strings.Builder
+	collapse := len(rep.Chapters) > 1
+	prevShort := false
 	for i, ch := range rep.Chapters {
-		if i > 0 {
+		short := collapse && notStarted(ch)
+		if i > 0 && !(short && prevShort) {
 			b.WriteByte('\n')
 		}
-		writeTextChapter(&b, ch)
+		if short {
+			fmt.Fprintf(&b, "Chapter %s · %s  %s  not started — %s/README.md\n", ch.ID, ch.Title, points(ch.Points, ch.Max), ch.Dir)
+		} else {
+			writeTextChapter(&b, ch)
+		}
+		prevShort = short
 	}
 	fmt.Fprintf(&b, "\nTotal: %d/%d points (%s, %s)\n", rep.Points, rep.Max, rep.Target, rep.Duration)
 	for _, n := range rep.Notes {
@@ -64,6 +74,22 @@ func writeTextChapter(b *strings.Builder, ch ChapterResult) {
 		}
 	}
 	fmt.Fprintf(b, "  %s  %s  %s\n", pad("", idW), pad("subtotal", titleW), padLeft(points(ch.Points, ch.Max), pointsW))
+}
+
+// notStarted says whether a chapter looks as the starter does: it builds
+// and every exercise failed cleanly (the cause an
+// untouched stub gives). Its messages are the stubs' "not implemented",
+// which the lesson says already.
+func notStarted(ch ChapterResult) bool {
+	if ch.BuildError != "" || ch.Points > 0 || len(ch.Exercises) == 0 {
+		return false
+	}
+	for _, ex := range ch.Exercises {
+		if ex.Passed || ex.Cause != CauseFailed {
+			return false
+		}
+	}
+	return true
 }
 
 // writeTextFooter tells the reader what to do next: how to see a lost

@@ -10,7 +10,7 @@ import (
 )
 
 func failedMessage(r Run, v view) string {
-	if own := v.testLines(r.Test); len(own) > 0 {
+	if own := failureFirst(v, r.Test); len(own) > 0 {
 		return excerpt(own)
 	}
 	return "the test failed without a message; the test binary said:\n" + excerpt(tail(texts(v.lines), 10))
