@@ -11,5 +11,5 @@ import (
 // student's code, and every call of an Impl function goes to the subject
 // that has it (see tests/judge).
 var (
-	impl = judge.Remote(chattest.Impl{SlowsSender: true})
+	impl = judge.Remote(chattest.Impl{SlowsSender: true, GoroutinePerClient: true})
 )

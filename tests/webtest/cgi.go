@@ -79,7 +79,7 @@ func checkEnv(k *testkit.T, addr, uri, query string) {
 			"start it directly (exec.Command(path)), never through sh -c, where a URI's characters become commands\n"+
 			"   got %s", uri, describe(resp, nil))
 	}
-	ppid := fmt.Sprintf("PPID=%d\n", testkit.ServerPID())
+	ppid := fmt.Sprintf("PPID=%d\n", testkit.ServerPIDInside())
 	if !bytes.HasSuffix(resp.body, []byte(ppid)) {
 		k.Fatalf("sent GET %s\n  the program's parent must be the server itself (%s): start it directly, without a shell\n   got %s",
 			uri, strings.TrimSpace(ppid), describe(resp, nil))
@@ -143,8 +143,11 @@ func startSlow(k *testkit.T, addr, uri string) (net.Conn, *bufio.Reader, int) {
 			k.Fatalf("sent %q\n  want the program's output (a PID= line)\n   got %q, then %s", req, seen.String(), testkit.Describe(err))
 		}
 		if pid, ok := strings.CutPrefix(line, "PID="); ok {
+			// The program's pid as it sees itself: under the grader, inside
+			// the subject's PID namespace; HostPID is the one this process
+			// can read and signal (0: it is gone already).
 			n, _ := strconv.Atoi(strings.TrimSpace(pid))
-			return c, r, n
+			return c, r, testkit.HostPID(n)
 		}
 	}
 }
