@@ -97,11 +97,19 @@ type Config struct {
 	// many as a full history has authors).
 	MaxUserIDs int
 	// HashWait is the longest a password hash may wait for a core (default
-	// 8 s, under the original load tester's 10 s request timeout); one that
-	// cannot start in time is answered Server busy. HashQueue bounds the
-	// hashes waiting (default 128 per core).
+	// 8 s, under the original load tester's 10 s request timeout): one that
+	// cannot expect to start in time, by the hashes ahead of it and how long
+	// a hash takes lately, is answered Server busy. at once (see hashQueue).
+	// HashQueue bounds the hashes waiting in count (default 4096, as many as
+	// the connections: each waits for one hash at most).
 	HashWait  time.Duration
 	HashQueue int
+	// AddressRegistrations is how many users one client address may
+	// register at once, refilled evenly over RegistrationWindow (defaults
+	// 512, an address's connections, per hour); past it a registration is
+	// refused without a hash (see registrationLimiter).
+	AddressRegistrations int
+	RegistrationWindow   time.Duration
 	// MaxLoginFailures is how many failed logins close a connection
 	// (default 5); AddressFailures how many failed logins one client address
 	// may have per FailureWindow (defaults 20 per minute) before its logins
@@ -144,10 +152,13 @@ const (
 	DefaultMaxIdle          = 30 * time.Minute
 	DefaultPreAuthBudget    = 64 << 20
 	DefaultHashWait         = 8 * time.Second
-	DefaultHashQueuePerCore = 128
+	DefaultHashQueue        = DefaultMaxConnections
 	DefaultMaxLoginFailures = 5
 	DefaultAddressFailures  = 20
 	DefaultFailureWindow    = time.Minute
+
+	DefaultAddressRegistrations = DefaultMaxConnsPerAddr
+	DefaultRegistrationWindow   = time.Hour
 )
 
 // Server is the chatcore server.
@@ -163,8 +174,10 @@ type Server struct {
 	// Hash.MemoryKiB of memory, and 450 clients logging in together must not
 	// take 450 times that) and how long they may wait.
 	hashes *hashQueue
-	// failures counts failed logins per client address.
-	failures *failureLimiter
+	// failures counts failed logins per client address, registrations
+	// registrations.
+	failures      *failureLimiter
+	registrations registrationLimiter
 	// inputUsed is the part of PreAuthBudget in use (see admitInput).
 	inputUsed atomic.Int64
 	dummyState
@@ -216,6 +229,8 @@ func New(cfg Config) (*Server, error) {
 		appends:  make(chan *appendRequest, cfg.MaxBatch),
 		hashes:   newHashQueue(runtime.GOMAXPROCS(0), cfg.HashQueue, cfg.HashWait),
 		failures: newFailureLimiter(cfg.AddressFailures, cfg.FailureWindow),
+		registrations: registrationLimiter{
+			buckets: newFailureLimiter(cfg.AddressRegistrations, cfg.RegistrationWindow)},
 		conns:    make(map[*conn]struct{}),
 		perAddr:  make(map[string]int),
 		users:    make(map[string]*user),
@@ -284,7 +299,9 @@ func withDefaults(cfg Config) Config {
 	cfg.MaxIdle = orDefault(cfg.MaxIdle, DefaultMaxIdle)
 	cfg.PreAuthBudget = orDefault(cfg.PreAuthBudget, DefaultPreAuthBudget)
 	cfg.HashWait = orDefault(cfg.HashWait, DefaultHashWait)
-	cfg.HashQueue = orDefault(cfg.HashQueue, DefaultHashQueuePerCore*runtime.GOMAXPROCS(0))
+	cfg.HashQueue = orDefault(cfg.HashQueue, DefaultHashQueue)
+	cfg.AddressRegistrations = orDefault(cfg.AddressRegistrations, DefaultAddressRegistrations)
+	cfg.RegistrationWindow = orDefault(cfg.RegistrationWindow, DefaultRegistrationWindow)
 	cfg.MaxLoginFailures = orDefault(cfg.MaxLoginFailures, DefaultMaxLoginFailures)
 	cfg.AddressFailures = orDefault(cfg.AddressFailures, DefaultAddressFailures)
 	cfg.FailureWindow = orDefault(cfg.FailureWindow, DefaultFailureWindow)

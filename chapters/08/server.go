@@ -48,6 +48,17 @@ type Config struct {
 	// HashIterations is the cost of the password hash (default
 	// DefaultHashIterations).
 	HashIterations int
+	// HashWait is the longest a password hash may wait for a core (default
+	// 8 s, under the original load tester's 10 s request timeout): one that
+	// cannot expect to start in time is answered Server busy. at once.
+	// HashQueue bounds the hashes waiting in count (default 4096).
+	HashWait  time.Duration
+	HashQueue int
+	// AddressRegistrations is how many users one client address may
+	// register at once, refilled evenly over RegistrationWindow (defaults
+	// 512 per hour); past it a registration is refused without a hash.
+	AddressRegistrations int
+	RegistrationWindow   time.Duration
 	// MaxPending bounds the frames queued for one connection (default
 	// 1024); a connection whose queue is full is dropped.
 	MaxPending int
@@ -87,6 +98,11 @@ const (
 	DefaultWriteTimeout   = 10 * time.Second
 	DefaultMaxMessage     = 16 << 10
 	DefaultShutdownGrace  = 2 * time.Second
+
+	DefaultHashWait             = 8 * time.Second
+	DefaultHashQueue            = 4096
+	DefaultAddressRegistrations = 512
+	DefaultRegistrationWindow   = time.Hour
 )
 
 // Server is one chatcore server of the cluster.
@@ -126,6 +142,9 @@ type Server struct {
 	readers   sync.WaitGroup // Serve and every reader
 	writers   sync.WaitGroup // every writer
 	workers   sync.WaitGroup // the consumer, the watcher, the session keeper, the events
+
+	// admission decides which password hashes run (admission.go).
+	admission admission
 }
 
 // New connects to NATS (embedding it unless cfg.NATSURL is set), makes the
@@ -169,6 +188,10 @@ func withDefaults(cfg Config) Config {
 	cfg.RequestTimeout = orDefault(cfg.RequestTimeout, DefaultRequestTimeout)
 	cfg.SessionTTL = orDefault(cfg.SessionTTL, DefaultSessionTTL)
 	cfg.HashIterations = orDefault(cfg.HashIterations, DefaultHashIterations)
+	cfg.HashWait = orDefault(cfg.HashWait, DefaultHashWait)
+	cfg.HashQueue = orDefault(cfg.HashQueue, DefaultHashQueue)
+	cfg.AddressRegistrations = orDefault(cfg.AddressRegistrations, DefaultAddressRegistrations)
+	cfg.RegistrationWindow = orDefault(cfg.RegistrationWindow, DefaultRegistrationWindow)
 	cfg.MaxPending = orDefault(cfg.MaxPending, DefaultMaxPending)
 	cfg.WriteTimeout = orDefault(cfg.WriteTimeout, DefaultWriteTimeout)
 	cfg.MaxMessage = orDefault(cfg.MaxMessage, DefaultMaxMessage)
