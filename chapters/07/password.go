@@ -214,7 +214,7 @@ func (s *Server) checkPassword(c *conn, u *user, password string) (bool, error) 
 	}
 	if u == nil || !ok {
 		s.failures.failed(c.addr)
-		if c.loginFailures++; c.loginFailures >= s.cfg.MaxLoginFailures {
+		if c.loginFailures++; c.loginFailures >= s.cfg.Limits.MaxLoginFailures {
 			return false, errTooManyFailures
 		}
 		return false, nil

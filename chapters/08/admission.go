@@ -31,9 +31,9 @@ type admission struct {
 func (s *Server) admit() *admission {
 	a := &s.admission
 	a.once.Do(func() {
-		a.hashes = newHashQueue(runtime.GOMAXPROCS(0), s.cfg.HashQueue, s.cfg.HashWait)
+		a.hashes = newHashQueue(runtime.GOMAXPROCS(0), s.cfg.Limits.HashQueue, s.cfg.Limits.HashWait)
 		a.logins.init()
-		a.registrations = newAddressBudget(s.cfg.AddressRegistrations, s.cfg.RegistrationWindow)
+		a.registrations = newAddressBudget(s.cfg.Limits.AddressRegistrations, s.cfg.Limits.RegistrationWindow)
 	})
 	return a
 }
