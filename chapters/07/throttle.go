@@ -33,23 +33,27 @@ var (
 // which is how a queue of 450 registrations made every later login time
 // out. limit still bounds the waiting in count (each waiter is a goroutine
 // and a connection), and a hash that admission let in but that the cores
-// did not reach within wait (the machine slowed down) is refused then.
+// did not reach within wait (the machine slowed down) is refused then, or
+// as soon as the server starts closing (done): Close waits for the readers,
+// and a reader must not wait out a queue for a hash nobody will get.
 type hashQueue struct {
 	slots   chan struct{}
 	waiting atomic.Int64
 	limit   int64
 	wait    time.Duration
+	done    <-chan struct{}
 	// cost is how long a hash holds its slot, in nanoseconds: a moving
 	// average over the last hashes; 0 before the first.
 	cost atomic.Int64
 }
 
-func newHashQueue(slots, limit int, wait time.Duration) *hashQueue {
-	return &hashQueue{slots: make(chan struct{}, slots), limit: int64(limit), wait: wait}
+func newHashQueue(slots, limit int, wait time.Duration, done <-chan struct{}) *hashQueue {
+	return &hashQueue{slots: make(chan struct{}, slots), limit: int64(limit), wait: wait, done: done}
 }
 
 // run runs f in a slot, or returns errBusy if f cannot expect to start
-// within the wait, the queue is full, or no slot frees up within the wait.
+// within the wait, the queue is full, or no slot frees up within the wait
+// or before the server starts closing.
 // Waiters get the slots in arrival order (a channel's blocked senders are
 // served first in, first out).
 func (q *hashQueue) run(f func()) error {
@@ -64,6 +68,9 @@ func (q *hashQueue) run(f func()) error {
 	case q.slots <- struct{}{}:
 		q.waiting.Add(-1)
 	case <-t.C:
+		q.waiting.Add(-1)
+		return errBusy
+	case <-q.done:
 		q.waiting.Add(-1)
 		return errBusy
 	}

@@ -301,6 +301,7 @@ func (s *Server) Close() error {
 
 func (s *Server) close() {
 	s.closing.Store(true)
+	s.admit().stop() // a reader waiting for a hash must not hold Close up
 	s.mu.Lock()
 	s.closed = true
 	ln := s.ln

@@ -244,12 +244,13 @@ type user struct {
 // Serve does.
 func New(cfg Config) (*Server, error) {
 	cfg = withDefaults(cfg)
+	done := make(chan struct{})
 	s := &Server{
 		cfg:      cfg,
 		log:      cfg.Logger,
 		admins:   make(map[string]bool),
 		appends:  make(chan *appendRequest, cfg.MaxBatch),
-		hashes:   newHashQueue(runtime.GOMAXPROCS(0), cfg.Limits.HashQueue, cfg.Limits.HashWait),
+		hashes:   newHashQueue(runtime.GOMAXPROCS(0), cfg.Limits.HashQueue, cfg.Limits.HashWait, done),
 		failures: newFailureLimiter(cfg.Limits.AddressFailures, cfg.Limits.FailureWindow),
 		registrations: registrationLimiter{
 			buckets: newFailureLimiter(cfg.Limits.AddressRegistrations, cfg.Limits.RegistrationWindow)},
@@ -262,7 +263,7 @@ func New(cfg Config) (*Server, error) {
 		byName:   make(map[string]uint32),
 		created:  make(map[uint32]int),
 		members:  make(map[uint32]map[*conn]struct{}),
-		done:     make(chan struct{}),
+		done:     done,
 	}
 	store := cfg.Store
 	if store == nil {

@@ -22,6 +22,7 @@ import (
 // registrations per client address. It is made on first use, from s.cfg.
 type admission struct {
 	once          sync.Once
+	stop          func() // refuses every hash still waiting, and those to come
 	hashes        *hashQueue
 	logins        loginMemo
 	registrations *addressBudget
@@ -32,6 +33,7 @@ func (s *Server) admit() *admission {
 	a := &s.admission
 	a.once.Do(func() {
 		a.hashes = newHashQueue(runtime.GOMAXPROCS(0), s.cfg.Limits.HashQueue, s.cfg.Limits.HashWait)
+		a.stop = a.hashes.stop
 		a.logins.init()
 		a.registrations = newAddressBudget(s.cfg.Limits.AddressRegistrations, s.cfg.Limits.RegistrationWindow)
 	})
@@ -93,19 +95,25 @@ var errBusy = errors.New(proto.MsgServerBusy)
 // average). One that cannot is refused at once; one admitted that the
 // cores did not reach within wait is refused then. Without it, 450
 // registrations at once share the two cores, every hash finishes late, and
-// every client times out together. (Chapter 07's throttle.go has the same
-// queue, explained.)
+// every client times out together. Once the server closes (stop), no hash
+// waits: Close waits for the readers. (Chapter 07's throttle.go has the
+// same queue, explained.)
 type hashQueue struct {
-	slots   chan struct{}
-	waiting atomic.Int64
-	limit   int64
-	wait    time.Duration
-	cost    atomic.Int64 // ns a hash holds its slot, moving average; 0 before the first
+	slots    chan struct{}
+	waiting  atomic.Int64
+	limit    int64
+	wait     time.Duration
+	cost     atomic.Int64 // ns a hash holds its slot, moving average; 0 before the first
+	done     chan struct{}
+	stopOnce sync.Once
 }
 
 func newHashQueue(slots, limit int, wait time.Duration) *hashQueue {
-	return &hashQueue{slots: make(chan struct{}, slots), limit: int64(limit), wait: wait}
+	return &hashQueue{slots: make(chan struct{}, slots), limit: int64(limit), wait: wait, done: make(chan struct{})}
 }
+
+// stop refuses every hash still waiting, and every one to come.
+func (q *hashQueue) stop() { q.stopOnce.Do(func() { close(q.done) }) }
 
 // run runs f in a slot, or returns errBusy.
 func (q *hashQueue) run(f func()) error {
@@ -120,6 +128,9 @@ func (q *hashQueue) run(f func()) error {
 	case q.slots <- struct{}{}:
 		q.waiting.Add(-1)
 	case <-t.C:
+		q.waiting.Add(-1)
+		return errBusy
+	case <-q.done:
 		q.waiting.Add(-1)
 		return errBusy
 	}
