@@ -75,27 +75,8 @@ bench: ## the course's benchmarks, short (CH=04: also your chapter's); experimen
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200ms ./tools/... \
 		$(if $(HAVE_SOLUTIONS),./solutions/...) $(if $(CH),./chapters/$(CH)/...)
 
-# go list fails loudly (a package that does not build is an error, not an
-# empty list), and a fuzz target that fails stops the run. One failure is
-# not a finding: Go 1.26's fuzzing coordinator can end a target with a bare
-# "context deadline exceeded" when -fuzztime runs out (golang/go#75804, fixed
-# in Go 1.27). A target that fails so, without writing a failing input, runs
-# once more; anything else, or a second failure, stops the run.
 fuzz: ## run every fuzz target (tools/, tests/, chapters/, solutions/ if here) for FUZZTIME each
-	@pkgs=$$($(GO) list $(TAGS) ./tools/... ./tests/... ./chapters/... $(if $(HAVE_SOLUTIONS),./solutions/...)) || \
-		{ echo "make fuzz: go list failed (see above): nothing was fuzzed"; exit 1; }; \
-	log=$$(mktemp); trap 'rm -f $$log' EXIT; \
-	n=0; for pkg in $$pkgs; do \
-		targets=$$($(GO) test $(TAGS) -list '^Fuzz' $$pkg) || { echo "make fuzz: cannot list the fuzz targets of $$pkg"; exit 1; }; \
-		for f in $$(echo "$$targets" | grep '^Fuzz'); do \
-			n=$$((n+1)); echo "== $$pkg $$f"; \
-			{ $(GO) test $(TAGS) -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg 2>&1; echo "exit $$?"; } | tee $$log; \
-			tail -1 $$log | grep -qx 'exit 0' && continue; \
-			if grep -q 'Failing input written' $$log || ! tail -5 $$log | grep -qx '    context deadline exceeded'; then exit 1; fi; \
-			echo "make fuzz: $$f ended with Go's fuzztime race (golang/go#75804), no failing input: once more"; \
-			$(GO) test $(TAGS) -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
-		done; done; \
-	if [ $$n -eq 0 ]; then echo "make fuzz: found no fuzz target"; exit 1; fi; echo "make fuzz: $$n targets, $(FUZZTIME) each"
+	@$(GO) run ./tools/cmd/student fuzz -time $(FUZZTIME)
 
 student-release: ## dist/serverlab-student.tar.gz: the course without solutions/ (from git or from a plain folder)
 	@$(GO) run ./tools/cmd/student release -o dist/serverlab-student.tar.gz
@@ -156,25 +137,9 @@ unit: #M the tests of tests/ and tools/ under -race (the solutions' run through 
 	$(GO) test $(TAGS) -race -count=1 ./tests/... ./tools/...
 
 # What CI runs on the student release: build it, unpack it in a temporary
-# folder and run there what a student runs.
+# folder and run there what a student runs (tools/maint/releasecheck).
 release-check: #M build the student release, unpack it elsewhere, run its vet, tests and grade
-	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
-	$(GO) run ./tools/cmd/student release -o "$$tmp/release.tar.gz" && \
-	tar -xzf "$$tmp/release.tar.gz" -C "$$tmp" && cd "$$tmp/serverlab" && \
-	if [ -d solutions ]; then echo "release-check: the release ships solutions/"; exit 1; fi && \
-	echo "== go vet ./..." && $(GO) vet ./... && \
-	echo "== go test -short ./tools/... ./tests/..." && $(GO) test -short -count=1 ./tools/... ./tests/... && \
-	echo "== make grade REQUIRE=none (the starters: every exercise fails cleanly)" && $(MAKE) --no-print-directory grade REQUIRE=none > grade.txt && tail -3 grade.txt && \
-	if grep -E '^ *course files: .*(not available here|not verified|is not one of the course)' grade.txt; then \
-		echo "release-check: make grade in the release reports course files it should have (above; tools/internal/grade/course.sum must list the release's own files)"; exit 1; fi && \
-	grep -E "^ *course files: all [0-9]+ match the course's copies" grade.txt && \
-	export SERVERLAB_CACHE_DIR="$$tmp/cache" && \
-	echo "== make status, next, hint, reset" && $(MAKE) --no-print-directory status && \
-	$(MAKE) --no-print-directory next > next.txt && head -2 next.txt && \
-	$(MAKE) --no-print-directory hint EX=1.1 > /dev/null && \
-	$(MAKE) --no-print-directory reset EX=1.1 | grep -q 'already as in the starter (the release' && \
-	echo "== make help" && $(MAKE) --no-print-directory help && \
-	echo "release-check: the student release passes its own vet, tests and grade"
+	$(GO) run ./tools/maint/releasecheck
 
 # Chapter 03's job server against ThreadForge, driven by the original's own
 # load_test with PEERS (without it: ch03 alone, driven by loadgen jobs).

@@ -77,14 +77,15 @@ const (
 // ctx ends: if the first try was stored and only its acknowledgement lost,
 // the stream drops the second copy and acknowledges the first.
 func (s *Server) publishChat(ctx context.Context, m chatMessage, msgID string) (uint64, error) {
-	// TODO(ex 8.1): Done when: m is published to the stream on its channel's
-	// subject (msgSubject + the channel id) with its JSON body and msgID as
-	// its message id, and the stream's acknowledgement is awaited: the
-	// sequence it returns is the message's id. One try waits at most
-	// publishTry; a try that NATS does not answer (natsDown) is tried again,
-	// after retryWait, with the same id, until ctx ends; any other error is
-	// returned at once. Checked by
-	// TestEx8_1_DurableEcho.
+	// TODO(ex 8.1): Done when: m (as JSON, on its channel's subject
+	// msgSubject + the channel id) is in the stream and publishChat returns
+	// the sequence the stream acknowledged, which is the message's id; and a
+	// message whose acknowledgement was lost is stored once, not twice, when
+	// it is tried again. Decide what a second try must carry for the stream
+	// to know it (the lesson's primer, step 1), and when to stop: one try
+	// waits at most publishTry, a try NATS did not answer (natsDown) is tried
+	// again after retryWait until ctx ends, any other error ends it at once.
+	// Checked by TestEx8_1_DurableEcho.
 	return 0, notImplemented("8.1", "Server.publishChat")
 }
 
@@ -183,12 +184,12 @@ func decodeChat(subject string, data []byte) (chatMessage, error) {
 // delivered, and the stream's sequences only grow, so anything at or below
 // it is a copy. Only the consumer's goroutine calls it.
 func (s *Server) apply(seq uint64, m chatMessage) {
-	// TODO(ex 8.2): Done when: a message at or below the high-water mark
-	// s.hwm is delivered to nobody, and every other one raises the mark to
-	// its sequence and is delivered, so that each member gets each message
-	// once, also when the consumer is reset and the stream delivers again
-	// what it had delivered. (As it is, every copy is delivered.) Checked by
-	// TestEx8_2_OneOrder.
+	// TODO(ex 8.2): Done when: each member gets each message once, also
+	// after the consumer is reset and the stream delivers again what it had
+	// delivered. Decide what this server must remember of what it delivered
+	// (s.hwm is there for it) and how a sequence compares with it (the
+	// lesson's primer, step 2). As it is, every copy is delivered. Checked
+	// by TestEx8_2_OneOrder.
 	frame, err := proto.Encode(proto.ReceiveChat{ChannelID: m.Channel, Content: m.Content, UserID: m.User})
 	if err != nil {
 		s.log.Error("a message too large to deliver", "seq", seq, "err", err)

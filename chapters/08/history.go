@@ -39,9 +39,10 @@ func (s *Server) history(ctx context.Context, ch uint32, limit int) ([]proto.Cha
 	// TODO(ex 8.3): Done when: the answer is the newest limit messages of
 	// channel ch in the stream (subject msgSubject + ch), oldest first, each
 	// with its stream sequence as its id, its user and its content; an empty
-	// (non-nil) slice when limit is 0 or the channel has no message. It reads
-	// up to the channel's last message and no further, so that it never
-	// waits for messages that do not exist; a fetch that NATS does not answer
+	// (non-nil) slice when limit is 0 or the channel has no message; and a
+	// request answers in milliseconds, not after a fetch's whole wait.
+	// Decide where reading stops before you start reading (the lesson's
+	// primer, step 3: what a batch waits for). A fetch NATS does not answer
 	// (natsDown: the cluster is moving a leader) is tried again until ctx
 	// ends. Checked by TestEx8_3_History.
 	return nil, notImplemented("8.3", "Server.history")

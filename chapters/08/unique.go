@@ -34,9 +34,10 @@ func nameOfKey(key string) (string, error) {
 // the revision at which its key was created.
 func (s *Server) createUserKey(ctx context.Context, name, hash string) (uint32, error) {
 	// TODO(ex 8.4): Done when: a name is registered once across every
-	// server, also when two servers are asked at the same moment: the key is
-	// written only if it does not exist, and an existing one is errExists.
-	// (As it is, Put overwrites the user who had the name.) Checked by
+	// server, also when two servers are asked at the same moment, and the
+	// loser gets errExists. Only NATS sees both requests: decide which
+	// operation lets it refuse the second (the lesson's primer, step 4). As
+	// it is, the second registration overwrites the first. Checked by
 	// TestEx8_4_Unique.
 	rev, err := s.nats.users.Put(ctx, userKey(name), []byte(hash))
 	return uint32(rev), err
@@ -47,10 +48,12 @@ func (s *Server) createUserKey(ctx context.Context, name, hash string) (uint32, 
 // created.
 func (s *Server) createChannelKey(ctx context.Context, name string) (id uint32, created bool, err error) {
 	// TODO(ex 8.4): Done when: one name is one channel, with one id, on
-	// every server: the key is written only if it does not exist (created
-	// true), and an existing channel is returned as it is, with the revision
-	// that created it (created false). (As it is, every call makes a new id
-	// for the name.) Checked by TestEx8_4_Unique.
+	// every server: the first call creates it (created true), and every
+	// later one, on any server, gets the same id back with created false,
+	// so that nobody announces it twice. Decide as for createUserKey, and
+	// where an existing channel's id is read from (the lesson: "Unique
+	// across servers"). As it is, every call makes a new id for the name.
+	// Checked by TestEx8_4_Unique.
 	rev, err := s.nats.channels.Put(ctx, channelKey(name), []byte(name))
 	return uint32(rev), true, err
 }
@@ -60,9 +63,9 @@ func (s *Server) createChannelKey(ctx context.Context, name string) (id uint32, 
 // is logged in somewhere, maybe here).
 func (s *Server) claimSession(ctx context.Context, id uint32) (bool, error) {
 	// TODO(ex 8.4): Done when: a user is logged in on one server at a time:
-	// the key is written only if it does not exist, and an existing key
-	// answers false (and no error). (As it is, every login wins.) Checked by
-	// TestEx8_4_Unique.
+	// the first claim wins, and a claim of a session that exists answers
+	// false (the user is logged in), which is not an error. As it is, every
+	// login wins. Checked by TestEx8_4_Unique.
 	_, err := s.nats.sessions.Put(ctx, sessionKey(id), []byte(s.node))
 	return err == nil, err
 }

@@ -181,7 +181,10 @@ func checkAcceptRetried(k *T, c Contract) {
 		syscall.ECONNABORTED)
 	s := k.ServeListener(c.New(Logger()), faulty)
 	if stalled := baitFaults(faulty); stalled {
-		if _, stopped := s.Stopped(); !stopped {
+		if _, stopped := s.Stopped(); !stopped && faulty.seen() == "" {
+			k.Fatalf("a client waited %v and the server never called Accept on the listener it was given: "+
+				"Serve must accept on ln (or, on the socket itself, ask AcceptFault first)", IOTimeout)
+		} else if !stopped {
 			k.Fatalf("after accept failed with %v, a client waited %v and the server accepted nothing: it "+
 				"stopped accepting. These errors pass (the process is out of file descriptors, or a client gave "+
 				"up in the backlog): accept again, after a pause (lab.Accept) or once an fd is free", faulty.seen(),
@@ -199,7 +202,10 @@ func checkAcceptRetried(k *T, c Contract) {
 		k.Fatalf("after Accept failed with EMFILE, ENFILE four times in a row and ECONNABORTED, the server did not answer "+
 			"within %v", IOTimeout)
 	}
-	if err, stopped := s.Stopped(); stopped {
+	if err, stopped := s.Stopped(); stopped && faulty.seen() == "" {
+		k.Fatalf("Serve returned %s without ever calling Accept on the listener it was given (sent: a client; "+
+			"expected: an answer): Serve must accept on ln, and keep accepting until Close", errString(err))
+	} else if stopped {
 		k.Fatalf("Serve returned %s after Accept failed with %v: these errors pass (the process is out of "+
 			"file descriptors, or a client gave up in the backlog); wait a little and accept again, "+
 			"as lab.Accept does", errString(err), faulty.seen())

@@ -21,6 +21,7 @@ type echo struct {
 	onceNoWait   bool // a second Close returns at once, without waiting
 	startInNew   bool // a goroutine starts before Serve
 	acceptIsExit bool // any Accept error ends Serve
+	neverAccepts bool // Serve returns at once, as an unsolved stub does
 
 	mu     sync.Mutex
 	closed bool
@@ -48,6 +49,10 @@ func (e *echo) Serve(ln net.Listener) error {
 	if e.closed {
 		e.mu.Unlock()
 		return lab.ErrServerClosed
+	}
+	if e.neverAccepts {
+		e.mu.Unlock()
+		return lab.ErrNotImplemented
 	}
 	e.ln = ln
 	e.wg.Add(1)
@@ -159,12 +164,18 @@ func TestChildContractAcceptExit(t *testing.T) {
 	New(t, "0.1").CheckContract(echoContract(func(e *echo) { e.acceptIsExit = true }))
 }
 
+func TestChildContractNeverAccepts(t *testing.T) {
+	onlyInChild(t)
+	New(t, "0.1").CheckContract(echoContract(func(e *echo) { e.neverAccepts = true }))
+}
+
 func TestContractBroken(t *testing.T) {
 	for _, c := range []struct{ child, want string }{
 		{"TestChildContractNoWait", "a Close call returned while goroutines of the server were still running"},
 		{"TestChildContractSecondCloseNoWait", "a Close call returned while goroutines of the server were still running"},
 		{"TestChildContractStartInNew", "building the server started goroutines before Serve"},
 		{"TestChildContractAcceptExit", "after Accept failed with"},
+		{"TestChildContractNeverAccepts", "without ever calling Accept on the listener it was given"},
 	} {
 		t.Run(c.child, func(t *testing.T) {
 			out := runChild(t, c.child)

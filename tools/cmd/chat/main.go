@@ -4,7 +4,7 @@
 // incoming messages from a receiver goroutine, and sends what you type.
 //
 //	go run ./tools/cmd/chat -user alice -password pass123
-//	go run ./tools/cmd/chat -discovery 127.0.0.1:5000 -server 127.0.0.1:6000
+//	go run ./tools/cmd/chat -addr 127.0.0.1:6000 -discovery 127.0.0.1:5000
 //
 // Without -user or -password it asks for them. With -register-only it
 // registers, says so, and exits: a way to create an account from a script.
@@ -64,7 +64,12 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
 	fs.SetOutput(out)
 	fs.StringVar(&o.discovery, "discovery", "127.0.0.1:5000", "discovery server `address`")
-	fs.StringVar(&o.server, "server", "127.0.0.1:6000", "chat server `address`")
+	// -addr is the server the tool talks to, as in every other tool of the
+	// course (loadgen chat says -addr for the chat server and -discovery for
+	// the discovery server too); -server is the old name, kept so that
+	// scripts written for it still run.
+	fs.StringVar(&o.server, "addr", "127.0.0.1:6000", "chat server `address`")
+	fs.StringVar(&o.server, "server", "127.0.0.1:6000", "deprecated: the same as -addr")
 	fs.StringVar(&o.user, "user", "", "user name (asked for if empty)")
 	fs.StringVar(&o.password, "password", "", "password (asked for if empty; plaintext, as in the original)")
 	fs.BoolVar(&o.register, "register", true, "register with the discovery server before logging in")

@@ -156,7 +156,7 @@ func (c *client) result() error {
 func TestChatEndToEnd(t *testing.T) {
 	disc, srv, _ := servers(t)
 	args := func(user, pw string) []string {
-		return []string{"-discovery", disc, "-server", srv, "-user", user, "-password", pw}
+		return []string{"-addr", srv, "-discovery", disc, "-user", user, "-password", pw}
 	}
 	alice := start(t, args("alice", "pw-a")...)
 	alice.expect("Logged in as alice. Type /help for the commands.", "starting")
@@ -199,7 +199,7 @@ func TestChatEndToEnd(t *testing.T) {
 func TestChatRefusals(t *testing.T) {
 	disc, srv, _ := servers(t)
 	args := func(user, pw string) []string {
-		return []string{"-discovery", disc, "-server", srv, "-user", user, "-password", pw}
+		return []string{"-addr", srv, "-discovery", disc, "-user", user, "-password", pw}
 	}
 	carol := start(t, args("carol", "pw-c")...)
 	carol.expect("Logged in as carol. Type /help for the commands.", "starting")
@@ -212,7 +212,7 @@ func TestChatRefusals(t *testing.T) {
 	if err := twin.result(); err == nil || !strings.Contains(err.Error(), "login refused") {
 		t.Errorf("logging in as carol while she is online: want a \"login refused\" error, got %v", err)
 	}
-	nobody := start(t, "-discovery", "127.0.0.1:1", "-server", srv, "-user", "dave", "-password", "pw")
+	nobody := start(t, "-addr", srv, "-discovery", "127.0.0.1:1", "-user", "dave", "-password", "pw")
 	if err := nobody.result(); err == nil || !strings.Contains(err.Error(), "cannot reach the discovery server") {
 		t.Errorf("with no discovery server: want a \"cannot reach the discovery server\" error, got %v", err)
 	}
@@ -220,7 +220,7 @@ func TestChatRefusals(t *testing.T) {
 
 func TestChatConnectionLost(t *testing.T) {
 	disc, srv, chatServer := servers(t)
-	erin := start(t, "-discovery", disc, "-server", srv, "-user", "erin", "-password", "pw-e")
+	erin := start(t, "-addr", srv, "-discovery", disc, "-user", "erin", "-password", "pw-e")
 	erin.expect("Logged in as erin. Type /help for the commands.", "starting")
 	chatServer.Close()
 	erin.expect("Connection to the chat server lost: the server closed it", "the chat server was closed")
@@ -232,7 +232,7 @@ func TestChatConnectionLost(t *testing.T) {
 // Without -user and -password the client asks for them, as the original did.
 func TestChatAsksForCredentials(t *testing.T) {
 	disc, srv, _ := servers(t)
-	dave := start(t, "-discovery", disc, "-server", srv)
+	dave := start(t, "-addr", srv, "-discovery", disc)
 	dave.type_("dave")
 	dave.type_("pw-d")
 	// The prompts end without a newline, so they share a line with what follows.
@@ -249,6 +249,21 @@ func TestChatRegisterOnly(t *testing.T) {
 	if err := frank.result(); err != nil {
 		t.Fatalf("-register-only: the client returned %v; want nil (it never contacts the chat server)", err)
 	}
-	again := start(t, "-discovery", disc, "-server", srv, "-user", "frank", "-password", "pw-f")
+	again := start(t, "-addr", srv, "-discovery", disc, "-user", "frank", "-password", "pw-f")
 	again.expect("Logged in as frank. Type /help for the commands.", "logging in as the user -register-only created")
+}
+
+// TestAddrFlagAndItsOldName checks that -addr names the chat server, as in
+// every other tool, and that the old -server still works.
+func TestAddrFlagAndItsOldName(t *testing.T) {
+	for _, name := range []string{"-addr", "-server"} {
+		o, err := parseFlags([]string{name, "127.0.0.1:7007", "-discovery", "127.0.0.1:7005"}, io.Discard)
+		if err != nil {
+			t.Fatalf("parseFlags with %s: %v", name, err)
+		}
+		if o.server != "127.0.0.1:7007" || o.discovery != "127.0.0.1:7005" {
+			t.Errorf("parseFlags(%s 127.0.0.1:7007 -discovery 127.0.0.1:7005): chat server %q, discovery %q; want 127.0.0.1:7007, 127.0.0.1:7005",
+				name, o.server, o.discovery)
+		}
+	}
 }

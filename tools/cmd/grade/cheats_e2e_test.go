@@ -68,31 +68,30 @@ func checkResults(t *testing.T, rep *grade.Report, want map[string]wantResult) {
 }
 
 // TestGradeCheats grades fixture chapters that each try a way of earning
-// points without doing the work. Screening must refuse each one, naming
-// what it found and where; a chapter's honest exercises keep their points
-// when the cheat is confined to one exercise.
+// points without doing the work that the gate refuses, naming what it found
+// and where: a linkname into testkit, and (fixture 07 is held to chapter
+// 07's allow-list) an import of given code the chapter does not use.
 func TestGradeCheats(t *testing.T) {
 	t.Parallel()
-	rep := gradeJSON(t, "-root", fixtureRoot, "-target", fixtureTarget, "-rubric", "testdata/rubric-cheats.json", "-ch", "04,05,06,07")
+	rep := gradeJSON(t, "-root", fixtureRoot, "-target", fixtureTarget, "-rubric", "testdata/rubric-cheats.json", "-ch", "06,07")
+	refused := `tools/cmd/grade/testdata/chapters/07/codec.go:8: chapter 07's code may not import "serverlab/tools/given/wire"`
 	checkResults(t, rep, map[string]wantResult{
-		"4.1": {grade.CauseIntegrity, "func init at tools/cmd/grade/testdata/chapters/04/fake.go:11"},
-		"5.1": {grade.CauseIntegrity, "os.Exit at tools/cmd/grade/testdata/chapters/05/exits.go:9"},
-		"5.2": {grade.CauseIntegrity, "os.Exit at tools/cmd/grade/testdata/chapters/05/exits.go:9"},
-		"5.3": {grade.CauseIntegrity, "os.Exit at"}, // exiting ends every exercise's test: the whole chapter
-		"6.1": {grade.CauseIntegrity, "//go:linkname at tools/cmd/grade/testdata/chapters/06/linkname.go:11"},
-		"7.1": {grade.CauseIntegrity, "wire.ReadFrame: exercise 7.1 is writing this codec yourself at tools/cmd/grade/testdata/chapters/07/codec.go:12"},
-		"7.2": {"", ""},
+		"6.1": {grade.CauseIntegrity, "tools/cmd/grade/testdata/chapters/06/linkname.go:11: chapter 06 needs no //go:linkname"},
+		"7.1": {grade.CauseIntegrity, refused},
+		"7.2": {grade.CauseIntegrity, refused},
 	})
 }
 
-// TestGradeCheatsPastScreening allows the screening rules a cheat breaks,
-// to prove the runtime defences on their own: a forged "--- PASS" from an
-// init earns nothing without the harness's completion record, and exiting
-// in the middle of a test is cause "exited", with the student's frames.
+// TestGradeCheatsPastScreening grades the cheats screening only names
+// (its notes cost nothing), to prove the runtime defences on their own: a
+// forged "--- PASS" from an init earns nothing without the harness's
+// completion record, and exiting in the middle of a test is cause
+// "exited", with the student's frames; the honest exercise beside them
+// keeps its points.
 func TestGradeCheatsPastScreening(t *testing.T) {
 	t.Parallel()
 	rep := gradeJSON(t, "-root", fixtureRoot, "-target", fixtureTarget, "-rubric", "testdata/rubric-cheats.json",
-		"-ch", "04,05", "-allow", "init,exit")
+		"-ch", "04,05")
 	checkResults(t, rep, map[string]wantResult{
 		"4.1": {grade.CauseIntegrity, "did not confirm it with this run's completion record"},
 		"5.1": {grade.CauseExited, "os.Exit(0) while TestEx5_1_ExitZero was running"},

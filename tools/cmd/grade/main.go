@@ -1,6 +1,7 @@
 // Command grade is the course's grader, behind `make grade`.
 //
-// It screens the student's files of each chapter (to teach: see screen.go),
+// It refuses, before building, any reference in the student's chapter tree
+// outside the chapter's allow-list (the gate, tools/internal/grade/gate.go),
 // compiles each chapter twice with the course's own copies of the test
 // wiring, suites, given code and go.mod (course.sum or git HEAD) — the
 // subject, the student's package with the race detector, and the judge, the

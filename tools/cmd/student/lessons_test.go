@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -145,5 +146,84 @@ func TestShippedMarkdownLeavesOutMaintainersSections(t *testing.T) {
 	}
 	if got := string(shippedMarkdown([]byte("no headings\n"))); got != "no headings\n" {
 		t.Errorf("shippedMarkdown changed a file without headings: %q", got)
+	}
+}
+
+// lessonWords is the most words a chapter's lesson may hold, counted as wc -w
+// counts them. A lesson is the model, the protocol, the exercises, the hints
+// and an experiment or two on the student's own server, about 3,000 words;
+// measurements against the originals and deep dives live in docs/, linked.
+const lessonWords = 3500
+
+// TestLessonsAreLessons fails on a chapter's lesson that has grown into a
+// report (more than lessonWords words), and on one whose open track
+// ("Design it yourself") comes after the exercises and hints that spell out
+// the guided design: a student choosing a track must meet the choice first.
+func TestLessonsAreLessons(t *testing.T) {
+	lessons, err := filepath.Glob(filepath.Join(courseRoot, "chapters", "[0-9][0-9]", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lessons) < 8 {
+		t.Fatalf("found %d lessons under chapters/: the walk is broken", len(lessons))
+	}
+	for _, p := range lessons {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(courseRoot, p)
+		if n := len(strings.Fields(string(b))); n > lessonWords {
+			t.Errorf("%s has %d words (wc -w), more than %d: move measurements, reports and deep dives to docs/ "+
+				"(a page per chapter) and link them in a line", filepath.ToSlash(rel), n, lessonWords)
+		}
+		if err := openTrackFirst(string(b)); err != nil {
+			t.Errorf("%s: %v", filepath.ToSlash(rel), err)
+		}
+	}
+}
+
+// openTrackFirst checks that a lesson with an open track puts it before its
+// exercises, and that the guided walkthrough after it says where it begins.
+func openTrackFirst(lesson string) error {
+	open := headingAt(lesson, "## Design it yourself")
+	if open < 0 {
+		return nil
+	}
+	if ex := headingAt(lesson, "## Exercises"); ex >= 0 && ex < open {
+		return errors.New(`"Design it yourself" comes after "## Exercises": the open track goes before the guided walkthrough`)
+	}
+	if !strings.Contains(lesson[open:], "guided track starts here") {
+		return errors.New(`no "guided track starts here" after "Design it yourself": say where the guided walkthrough begins`)
+	}
+	return nil
+}
+
+// headingAt is the offset of the first line that starts with prefix, or -1.
+func headingAt(text, prefix string) int {
+	if strings.HasPrefix(text, prefix) {
+		return 0
+	}
+	if i := strings.Index(text, "\n"+prefix); i >= 0 {
+		return i + 1
+	}
+	return -1
+}
+
+func TestOpenTrackFirst(t *testing.T) {
+	good := "# 03\n## What you build\n## Design it yourself (the open track)\nx\n## Queue\nThe guided track starts here.\n## Exercises\n"
+	if err := openTrackFirst(good); err != nil {
+		t.Errorf("openTrackFirst on a lesson in order: %v", err)
+	}
+	late := "# 03\n## Exercises\n### Hints\n## Design it yourself\nThe guided track starts here.\n"
+	if err := openTrackFirst(late); err == nil {
+		t.Error("openTrackFirst accepted an open track after the exercises")
+	}
+	silent := "# 03\n## Design it yourself\n## Exercises\n"
+	if err := openTrackFirst(silent); err == nil {
+		t.Error("openTrackFirst accepted a lesson that never says where the guided track starts")
+	}
+	if err := openTrackFirst("# 01\n## Exercises\n"); err != nil {
+		t.Errorf("openTrackFirst on a lesson without an open track: %v", err)
 	}
 }

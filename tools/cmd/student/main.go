@@ -28,6 +28,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"time"
 )
 
 const usage = `usage: go run ./tools/cmd/student <command> [arguments]
@@ -41,6 +42,7 @@ commands:
                       put a whole chapter on the open track (an empty server, your design) or back
   watch -ch NN [-ex N_M]
                       re-run a chapter's tests (or one exercise's) on every save
+  fuzz [-time 20s]    run every fuzz target of the course, each for -time (make fuzz)
   release -o FILE     write the student release (the course without solutions/)
 
 Run a command with -h for its flags.`
@@ -107,6 +109,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		exec = func(c *course) error {
 			return c.watch(ctx, watchConfig{Chapter: *ch, Exercise: *ex, Poll: *poll, Out: stdout})
 		}
+	case "fuzz":
+		d := fs.Duration("time", 20*time.Second, "how long each fuzz target runs")
+		exec = func(c *course) error { return c.fuzz(ctx, fuzzConfig{Time: *d, Out: stdout}) }
 	case "release":
 		out := fs.String("o", "dist/serverlab-student.tar.gz", "the archive to write")
 		exec = func(c *course) error { return c.release(stdout, *out) }

@@ -509,3 +509,19 @@ func tarNames(t *testing.T, file string) []string {
 	}
 	return names
 }
+
+// TestFuzztimeRace: only Go's bare deadline error, with no failing input
+// written, earns a second run.
+func TestFuzztimeRace(t *testing.T) {
+	race := "fuzz: elapsed: 20s\n--- FAIL: FuzzX (20.01s)\n    context deadline exceeded\nFAIL\nexit status 1\n"
+	if !fuzztimeRace([]byte(race)) {
+		t.Error("the coordinator's race was not recognised")
+	}
+	finding := "--- FAIL: FuzzX (0.10s)\n    x_test.go:9: boom\n    Failing input written to testdata/fuzz/FuzzX/abc\n    context deadline exceeded\nFAIL\n"
+	if fuzztimeRace([]byte(finding)) {
+		t.Error("a failing input was taken for the coordinator's race")
+	}
+	if fuzztimeRace([]byte("--- FAIL: FuzzX\n    x_test.go:9: boom\nFAIL\n")) {
+		t.Error("a plain failure was taken for the coordinator's race")
+	}
+}

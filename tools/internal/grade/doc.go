@@ -2,8 +2,9 @@
 // students' and instructors' grader) and tools/maint/coursecheck (the
 // maintainers' checks of the course).
 //
-// It screens the student's files of each chapter (to teach: see screen.go),
-// compiles each chapter twice with the course's own copies of the test
+// It refuses, before building, any reference in the student's chapter tree
+// outside the chapter's allow-list (the gate: gate.go, gate_allow.go), names
+// what would matter in-process (to teach: screen.go), compiles each chapter twice with the course's own copies of the test
 // wiring, suites, given code and go.mod (course.sum or git HEAD) — the
 // subject, the student's package with the race detector, and the judge, the
 // wiring without any of the student's files (tests/judge) — runs every graded

@@ -226,25 +226,18 @@ func (b builder) buildAndQueue(ctx context.Context, spec rubric.Chapter, ch *Cha
 	for _, r := range slices.Concat(b.allow, spec.Screen.Allow) {
 		allowed[r] = true
 	}
-	hits, err := screenChapter(b.root, b.module, ch.Dir, spec, allowed, ov.Replace)
+	flags, err := ov.flags(b.tmp, ch.ID)
+	if err != nil {
+		return nil, err
+	}
+	hits, err := gateChapter(ctx, b.root, b.module, ch.Dir, spec, allowed, ov.Replace, flags)
 	if err != nil {
 		return nil, err
 	}
 	isJudged := judged && hasJudgeWiring(b.root, ch.Dir, ov)
-	screenCost(hits, ch, isJudged)
-	for _, h := range hits {
-		if isJudged && teachOnly[h.Rule] {
-			ch.Integrity = append(ch.Integrity, "note (costs nothing: it runs in the process the judge drives): "+h.String())
-			continue
-		}
-		ch.Integrity = append(ch.Integrity, h.String())
-	}
+	ch.Integrity = append(ch.Integrity, screenCost(hits, ch)...)
 	if !slices.ContainsFunc(ch.Exercises, func(e ExerciseResult) bool { return e.Cause != CauseIntegrity }) {
 		return pending, nil // nothing left to earn: do not even compile it
-	}
-	flags, err := ov.flags(b.tmp, ch.ID)
-	if err != nil {
-		return nil, err
 	}
 	binary := filepath.Join(b.tmp, ch.ID+".test")
 	buildCtx, cancel := ctx, context.CancelFunc(func() {})

@@ -2,8 +2,9 @@
 // chapters exist, which exercises each has, what each is worth and which test
 // checks it.
 //
-// The rubric is one JSON file, rubric.json beside this file, embedded in the
-// package so that the grader needs nothing but its own binary:
+// The rubric is a small JSON file, rubric.json beside this file (the points
+// table), and one Markdown file of hints per chapter (hints/NN.md), all
+// embedded in the package so that the grader needs nothing but its own binary:
 //
 //	{"chapters": [
 //	  {"id": "01", "title": "Iterative discovery server",
@@ -21,7 +22,7 @@ package rubric
 
 import (
 	"bytes"
-	_ "embed" // for the embedded rubric.json
+	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,6 +36,9 @@ import (
 
 //go:embed rubric.json
 var embedded []byte
+
+//go:embed hints/*.md
+var hintFiles embed.FS
 
 // Rubric lists the graded chapters in course order.
 type Rubric struct {
@@ -91,18 +95,32 @@ type Exercise struct {
 	// then the API to use, and last the recipe: what the stubs' bodies do,
 	// step by step (the TODOs themselves say only what must be true once
 	// they are written). Every exercise has all four (a test checks it); a
-	// recipe covering several functions has a line for each.
+	// recipe covering several functions has a line for each. The course's
+	// hints are prose and live in hints/NN.md (hints.go reads them); a rubric
+	// read with Parse alone, a test's fixture, may carry them inline.
 	Hints []string `json:"hints,omitempty"`
 }
 
 // HintKinds names the hints of an exercise, in the order they are shown.
 var HintKinds = []string{"the idea", "the pitfall", "the API to use", "the recipe"}
 
-// Load returns the rubric embedded in the grader.
+// Load returns the rubric embedded in the grader, with each chapter's hints
+// from hints/NN.md (prose lives in Markdown; rubric.json is the points table).
 func Load() (*Rubric, error) {
 	r, err := Parse(bytes.NewReader(embedded))
 	if err != nil {
 		return nil, fmt.Errorf("embedded rubric.json: %w", err)
+	}
+	for i := range r.Chapters {
+		ch := &r.Chapters[i]
+		name := "hints/" + ch.ID + ".md"
+		md, err := hintFiles.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("rubric: chapter %s has no %s", ch.ID, name)
+		}
+		if err := ch.attachHints(name, md); err != nil {
+			return nil, err
+		}
 	}
 	return r, nil
 }

@@ -1,6 +1,7 @@
 package rubric
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -121,8 +122,8 @@ func TestEveryExerciseHasHints(t *testing.T) {
 	for _, ch := range r.Chapters {
 		for _, ex := range ch.Exercises {
 			if len(ex.Hints) != len(HintKinds) {
-				t.Errorf("exercise %s has %d hints; want %d (%s) in rubric.json",
-					ex.ID, len(ex.Hints), len(HintKinds), strings.Join(HintKinds, ", "))
+				t.Errorf("exercise %s has %d hints; want %d (%s) in hints/%s.md",
+					ex.ID, len(ex.Hints), len(HintKinds), strings.Join(HintKinds, ", "), ch.ID)
 				continue
 			}
 			for i, h := range ex.Hints {
@@ -130,6 +131,36 @@ func TestEveryExerciseHasHints(t *testing.T) {
 					t.Errorf("exercise %s: hint %d (%s) is empty", ex.ID, i+1, HintKinds[i])
 				}
 			}
+		}
+	}
+}
+
+// TestHintsFileRefusesWhatIsNotThere: a hints file with a section the
+// chapter lacks, a missing section, a hint out of order or a title that
+// differs from the points table is refused with its line.
+func TestHintsFileRefusesWhatIsNotThere(t *testing.T) {
+	ch := Chapter{ID: "09", Exercises: []Exercise{{ID: "9.1", Title: "One"}}}
+	four := "### The idea\nA.\n### The pitfall\nB.\n### The API to use\nC.\n### The recipe\nD.\n\nE.\n"
+	good := "# preface\n\n## 9.1 One\n\n" + four
+	c := ch
+	c.Exercises = slices.Clone(ch.Exercises)
+	if err := c.attachHints("hints/09.md", []byte(good)); err != nil {
+		t.Fatalf("a good file: %v", err)
+	}
+	if got := c.Exercises[0].Hints; len(got) != 4 || got[3] != "D.\nE." {
+		t.Errorf("hints = %q, want four, the recipe two lines", got)
+	}
+	for name, md := range map[string]string{
+		"extra section":  good + "## 9.2 Two\n" + four,
+		"no section":     "# preface\n",
+		"out of order":   "## 9.1 One\n### The pitfall\nB.\n",
+		"other title":    "## 9.1 Uno\n" + four,
+		"text too early": "## 9.1 One\nstray\n" + four,
+	} {
+		c := ch
+		c.Exercises = slices.Clone(ch.Exercises)
+		if err := c.attachHints("hints/09.md", []byte(md)); err == nil {
+			t.Errorf("%s: accepted", name)
 		}
 	}
 }

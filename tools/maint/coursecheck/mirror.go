@@ -11,7 +11,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"go/ast"
 	"go/format"
@@ -49,11 +48,29 @@ func mirrorChapter(root, chTree, solTree string, ch rubric.Chapter) ([]mirrorRes
 	chDir := filepath.Join(root, chTree, ch.ID)
 	solDir := filepath.Join(root, solTree, ch.ID)
 	var out []mirrorResult
+	var solPkg *packageDecls // read when the first open-track file needs it
 	err := filepath.WalkDir(chDir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
 		rel, _ := filepath.Rel(chDir, p)
+		if isOpenTrack(rel) {
+			if solPkg == nil {
+				if solPkg, err = readPackageDecls(solDir, chTree, solTree, ch.ID); err != nil {
+					return err
+				}
+			}
+			have, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			r := mirrorResult{rel: filepath.ToSlash(filepath.Join(chTree, ch.ID, rel)), have: have}
+			if r.want, r.problems, err = mirrorOpen(filepath.Base(p), have, solPkg); err != nil {
+				return fmt.Errorf("%s: %w", r.rel, err)
+			}
+			out = append(out, r)
+			return nil
+		}
 		solPath := filepath.Join(solDir, rel)
 		sol, err := os.ReadFile(solPath)
 		if os.IsNotExist(err) {
@@ -162,10 +179,105 @@ func mirrorGo(name string, chSrc, solSrc []byte) ([]byte, []string, error) {
 	return src, problems, err
 }
 
+// openTrackDir holds a chapter's open-track starter (make reset CH=NN MODE=open).
+const openTrackDir = "testdata/open/"
+
+// isOpenTrack says whether rel (relative to the chapter) is a Go file of the
+// open track's starter.
+func isOpenTrack(rel string) bool {
+	rel = filepath.ToSlash(rel)
+	return strings.HasPrefix(rel, openTrackDir) && strings.HasSuffix(rel, ".go")
+}
+
+// packageDecls are the top-level declarations of a solution's package (its
+// non-test Go files in the chapter's folder), by key, with the sources for
+// their imports.
+type packageDecls struct {
+	text    map[string]string // key → the declaration, doc comment included
+	where   map[string]string // key → the file that declares it
+	twice   map[string]bool   // declared in two files (build-tag variants)
+	sources [][]byte
+}
+
+// readPackageDecls reads the solution package in solDir, its references to
+// itself rewritten as the chapter's.
+func readPackageDecls(solDir, chTree, solTree, id string) (*packageDecls, error) {
+	files, err := filepath.Glob(filepath.Join(solDir, "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	pkg := &packageDecls{text: map[string]string{}, where: map[string]string{}, twice: map[string]bool{}}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		src = inChapter(src, chTree, solTree, id)
+		decls, err := declsOf(filepath.Base(f), src)
+		if err != nil {
+			return nil, err
+		}
+		pkg.sources = append(pkg.sources, src)
+		for _, d := range decls {
+			if d.isImport {
+				continue
+			}
+			if _, dup := pkg.text[d.key]; dup {
+				pkg.twice[d.key] = true
+			}
+			pkg.text[d.key], pkg.where[d.key] = d.text, filepath.Base(f)
+		}
+	}
+	return pkg, nil
+}
+
+// mirrorOpen is an open-track starter file: its own header, order and
+// declarations that carry a TODO(ex …) or //mirror:keep (the server whose
+// design is the student's), and, for every other declaration, the
+// solution's, from whichever file of the package declares it. A declaration
+// in neither is a problem: it must be marked as the open track's own, or
+// move to the solution.
+func mirrorOpen(name string, openSrc []byte, sol *packageDecls) ([]byte, []string, error) {
+	decls, err := declsOf(name, openSrc)
+	if err != nil {
+		return nil, nil, err
+	}
+	var b bytes.Buffer
+	var problems []string
+	pos := 0
+	for _, d := range decls {
+		if d.isImport || len(d.todos) > 0 || strings.Contains(d.text, keepMark) {
+			continue
+		}
+		text, ok := sol.text[d.key]
+		switch {
+		case !ok:
+			problems = append(problems, fmt.Sprintf("%s%s: %s is in no file of the solution: mark it %s (the open track's own) or move it to the solution", openTrackDir, name, d.key, keepMark))
+			continue
+		case sol.twice[d.key]:
+			problems = append(problems, fmt.Sprintf("%s%s: %s has a declaration per build tag in the solution: mark the open track's %s", openTrackDir, name, d.key, keepMark))
+			continue
+		}
+		b.Write(openSrc[pos:d.start])
+		b.WriteString(text)
+		pos = d.end
+	}
+	b.Write(openSrc[pos:])
+	if bytes.Equal(b.Bytes(), openSrc) {
+		return openSrc, problems, nil
+	}
+	src, err := tidyImports(b.Bytes(), sol.sources...)
+	return src, problems, err
+}
+
 // tidyImports drops the imports src no longer uses (the answer's) and adds
-// those of the chapter's own file that its stubs use, keeping the solution's
-// import block as it is written otherwise.
-func tidyImports(src, chSrc []byte) ([]byte, error) {
+// those of the other files (the chapter's own file, whose stubs may use
+// them, or the solution's) that src uses, keeping src's import block as it
+// is written otherwise.
+func tidyImports(src []byte, from ...[]byte) ([]byte, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "", src, parser.ParseComments)
 	if err != nil {
@@ -186,7 +298,7 @@ func tidyImports(src, chSrc []byte) ([]byte, error) {
 		}
 	}
 	var add []string
-	for p, name := range importsOf(chSrc) {
+	for p, name := range importsOf(from...) {
 		local := name
 		if local == "" {
 			local = importName(p)
@@ -195,8 +307,11 @@ func tidyImports(src, chSrc []byte) ([]byte, error) {
 			add = append(add, "\t"+strings.TrimSpace(name+" "+strconv.Quote(p))+"\n")
 		}
 	}
-	if len(add) > 0 && lastImport < 0 {
-		return nil, errors.New("the stubs need imports the solution's file has no import block for")
+	slices.Sort(add)
+	block := strings.Join(add, "")
+	if lastImport < 0 && len(add) > 0 { // no import block yet: one after the package clause
+		lastImport = fset.Position(f.Name.End()).Line - 1
+		block = "\nimport (\n" + block + ")\n"
 	}
 	var b strings.Builder
 	for i, l := range lines {
@@ -204,8 +319,7 @@ func tidyImports(src, chSrc []byte) ([]byte, error) {
 			b.WriteString(l)
 		}
 		if i == lastImport {
-			slices.Sort(add)
-			b.WriteString(strings.Join(add, ""))
+			b.WriteString(block)
 		}
 	}
 	return format.Source([]byte(b.String()))
@@ -257,7 +371,11 @@ func runMirror(c config, chapters []rubric.Chapter, check bool, stdout, stderr i
 			}
 			stale++
 			if check {
-				fmt.Fprintf(stdout, "%s is not what its solution makes of it (edit %s, then make chapters)\n", r.rel, strings.Replace(r.rel, c.Target+"/", c.maint.solutions+"/", 1))
+				home := strings.Replace(r.rel, c.Target+"/", c.maint.solutions+"/", 1)
+				if rel := strings.TrimPrefix(r.rel, c.Target+"/"+ch.ID+"/"); isOpenTrack(rel) {
+					home = fmt.Sprintf("the shared declarations in %s/%s/, the open track's own (%s) here", c.maint.solutions, ch.ID, keepMark)
+				}
+				fmt.Fprintf(stdout, "%s is not what its solution makes of it (edit %s, then make chapters)\n", r.rel, home)
 				continue
 			}
 			if err := os.WriteFile(filepath.Join(root, filepath.FromSlash(r.rel)), r.want, 0o644); err != nil {

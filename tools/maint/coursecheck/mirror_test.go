@@ -104,3 +104,45 @@ func TestMirrorRefusesGivenCodeOnlyInTheChapter(t *testing.T) {
 		t.Errorf("problems = %q, want one naming func Extra", problems)
 	}
 }
+
+// TestMirrorOpen: an open-track starter takes every shared declaration from
+// whichever file of the solution declares it, keeps its own (marked) ones and
+// its header, and names a declaration that is in neither.
+func TestMirrorOpen(t *testing.T) {
+	sol := &packageDecls{
+		text:    map[string]string{"type Config": "// Config is the solution's.\ntype Config struct {\n\tN int\n\tD time.Duration\n}"},
+		where:   map[string]string{"type Config": "config.go"},
+		twice:   map[string]bool{},
+		sources: [][]byte{[]byte("package p\n\nimport \"time\"\n")},
+	}
+	open := `// Package p is the open track's.
+package p
+
+// Config is a stale hand copy.
+type Config struct{ N int }
+
+// Server is yours.
+//
+//mirror:keep the open track's own
+type Server struct{ cfg Config }
+
+// Stray is in no file of the solution.
+type Stray int
+`
+	got, problems, err := mirrorOpen("server.go", []byte(open), sol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(got)
+	for _, want := range []string{"// Package p is the open track's.", "Config is the solution's", "D time.Duration", `"time"`, "type Server struct{ cfg Config }", "type Stray int"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the mirrored open starter lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "stale hand copy") {
+		t.Errorf("the open starter kept its own copy of a shared declaration:\n%s", s)
+	}
+	if len(problems) != 1 || !strings.Contains(problems[0], "type Stray") {
+		t.Errorf("problems = %q, want one naming type Stray", problems)
+	}
+}

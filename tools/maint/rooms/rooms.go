@@ -1,20 +1,7 @@
-// Package rooms states the course's layout as rules, and its test holds the
-// module's import graph to them (go list, every build tag the course uses).
-//
-// The module is divided into rooms by who lives there, so that what ships to
-// students and what a chapter may import are folders, not lists:
-//
-//	tools/given/     code the chapters, solutions and suites import (codecs, file formats, job computations)
-//	tests/           the suites and what runs them: testkit and the judge
-//	chapters/NN/     the student's workspace; solutions/NN/ its completed mirror
-//	tools/internal/  the engines behind the commands: the grader, the experiment runner, load, /proc readers
-//	tools/cmd/       what students and instructors run: grade, student, chat, loadgen, monitor, bench
-//	tools/maint/     the maintainers' machinery and data: course checks, the mutant and forgery catalogues, interop, soak, this package
-//
-// Arrows run only down: given is the ground; tests stand on it; chapters and
-// solutions on both; the engines on given and tests; commands and the
-// maintainers' machinery on the engines. The student release is the tree
-// without solutions/ and tools/maint/ (see tools/cmd/student's release.go), so nothing that ships may import them.
+// Package rooms states the course's layout as rules, and its tests hold the
+// module's import graph to them (go list, every build tag the course uses)
+// and hold the map that draws them, docs/architecture.md, to the same rules.
+// The rooms and why they are divided so are explained there, once.
 package rooms
 
 import "strings"

@@ -50,12 +50,16 @@ type Stats struct {
 // bounded queue and the pool (exercises 3.1 to 3.3, whose APIs the suite
 // calls directly) and the answers (answer.go) are the guided track's: use
 // them, or not, in a server of your own.
+//
+//mirror:keep the open track's own: its design is the student's
 type Server struct {
 	cfg Config
 }
 
 // New returns a server ready to Serve. It starts no goroutine (Serve does),
 // so that a server that is never served leaves nothing running.
+//
+//mirror:keep the open track's own: its design is the student's
 func New(cfg Config) (*Server, error) {
 	return &Server{cfg: cfg}, nil
 }
@@ -96,12 +100,16 @@ func (s *Server) Serve(ln net.Listener) error {
 }
 
 // Stats returns the request counts so far.
+//
+//mirror:keep the open track's own: its design is the student's
 func (s *Server) Stats() Stats {
 	return Stats{}
 }
 
 // Close stops the server and waits for every goroutine it started. It is
 // safe to call more than once, and before Serve.
+//
+//mirror:keep the open track's own: its design is the student's
 func (s *Server) Close() error {
 	return nil
 }

@@ -11,12 +11,16 @@ import (
 // pieces of exercises 6.1 to 6.4 and 6.7, whose APIs the suite calls
 // directly: the master, the bounded buffer, the workers and the scheduling
 // are the design.
+//
+//mirror:keep the open track's own: its design is the student's
 type Server struct {
 	cfg Config
 }
 
 // New opens the document root and returns a server ready to Serve. It starts
 // no goroutine (Serve does).
+//
+//mirror:keep the open track's own: its design is the student's
 func New(cfg Config) (*Server, error) {
 	return &Server{cfg: cfg}, nil
 }
@@ -47,6 +51,8 @@ func (s *Server) Serve(ln net.Listener) error {
 
 // Close stops the server and waits for every goroutine it started. It is
 // safe to call more than once, and before Serve.
+//
+//mirror:keep the open track's own: its design is the student's
 func (s *Server) Close() error {
 	return nil
 }

@@ -249,7 +249,7 @@ func toolsChatCase(srv string) func(context.Context, *harness) (string, error) {
 		script := clientScript{
 			start: func(ctx context.Context, user string) (*interactive, error) {
 				return h.interactive(ctx, c.dir, h.ours("chat-client"), "-user", user, "-password", "pw-"+user,
-					"-discovery", discoveryAddr, "-server", chatAddr)
+					"-discovery", discoveryAddr, "-addr", chatAddr)
 			},
 			login: func(ctx context.Context, it *interactive, user string) error {
 				return it.expect(ctx, "Logged in as "+user)

@@ -1,6 +1,6 @@
 // Package fake forges a pass: before any test runs, it prints the lines a
-// passing run prints and exits 0. Screening refuses it (init, os.Exit);
-// with those rules allowed, the missing completion record still does.
+// passing run prints and exits 0. Screening names it (init, os.Exit), at no
+// cost; the missing completion record refuses it.
 package fake
 
 import (

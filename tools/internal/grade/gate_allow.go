@@ -1,0 +1,168 @@
+// The gate's allow-list: what each chapter's code may reference. This file is
+// the one place it lives; gate_test.go type-checks every solution and starter
+// with it, and fails both when one uses something not listed here and when an
+// entry here is used by no chapter (so the list cannot rot).
+
+package grade
+
+// Entries name what they allow by import path:
+//
+//	"fmt"                      the whole package
+//	"syscall.Flock"            one package-level identifier
+//	"runtime.MemStats.*"       every field and method of that type
+//	"os/exec.Cmd.Wait"         one field or method
+//
+// A standard-library package not in restricted is ordinary: every chapter
+// may use it whole, except the members in never. A package of the chapter's
+// own tree is always allowed. Everything else (restricted packages, module
+// dependencies, the course's given code) is allowed only where listed.
+
+// restricted are the standard-library packages that reach the process
+// itself: its descriptors, memory, threads, children or the race detector.
+// They are allowed member by member, per chapter; the value is what a
+// refusal says about the package.
+var restricted = map[string]string{
+	"syscall":          "raw system calls reach the descriptors the grader gave the process",
+	"os/exec":          "starting programs can re-execute the graded process under other settings",
+	"runtime":          "the runtime package can switch the race detector's view off",
+	"runtime/debug":    "the runtime's settings are the grader's to measure",
+	"runtime/pprof":    "profiles are the grader's to take",
+	"runtime/trace":    "traces are the grader's to take",
+	"runtime/metrics":  "the runtime's figures are the grader's to measure",
+	"runtime/race":     "the race detector is the grader's",
+	"runtime/cgo":      "cgo runs C code",
+	"unsafe":           "unsafe reads and writes any memory, the race detector's and the harness's included",
+	"reflect":          "reflect reaches unexported state and raw pointers (Value.UnsafePointer)",
+	"plugin":           "plugins load code the grader has not seen",
+	"testing":          "the testing package is the harness's, not the student's (test files may use it)",
+	"testing/fstest":   "the testing packages are the harness's",
+	"testing/iotest":   "the testing packages are the harness's",
+	"testing/quick":    "the testing packages are the harness's",
+	"testing/slogtest": "the testing packages are the harness's",
+	"testing/synctest": "the testing packages are the harness's",
+}
+
+// never are members of ordinary packages no chapter may use unless its
+// solution needs them (and its list names them): they turn a
+// descriptor number into a file or connection (the grader's own included),
+// or start a process bypassing os/exec.
+var never = map[string]string{
+	"os.NewFile":         "os.NewFile makes a file of any descriptor, the grader's included",
+	"os.StartProcess":    "starting processes is not part of any chapter",
+	"os.FindProcess":     "signalling other processes is not part of any chapter",
+	"net.FileConn":       "net.FileConn makes a connection of any descriptor, the grader's included",
+	"net.FileListener":   "net.FileListener makes a listener of any descriptor, the grader's included",
+	"net.FilePacketConn": "net.FilePacketConn makes a connection of any descriptor, the grader's included",
+	"os/signal.Ignore":   "ignoring signals is not part of any chapter",
+	"os/signal.Reset":    "the signals' handling is the runtime's",
+}
+
+// everyChapter is allowed in every chapter besides the ordinary packages:
+// the course's helper every program uses, and runtime.Gosched, a hint to
+// the scheduler that reaches nothing (the mutant catalogue widens a race's
+// window with it, and so may a student).
+var everyChapter = []string{
+	"serverlab/tools/given/lab",
+	"runtime.Gosched",
+}
+
+// testFiles are what test files of the student's own subpackages (not the
+// chapter's wiring, which is the course's) may use besides the chapter's
+// list: the testing packages, and reflect for reflect.DeepEqual. The
+// grader never links them into what it runs; the gate reads them because a
+// build could.
+var testFiles = []string{"testing", "testing/fstest", "testing/iotest", "testing/quick", "testing/slogtest", "testing/synctest", "reflect"}
+
+// chapterAllow is what each chapter's lesson and reference solution use
+// beyond the ordinary packages, and so what its student's code may use.
+var chapterAllow = map[string][]string{
+	"01": {
+		// The codec's constants and types; its functions cost 1.1 and 1.2
+		// (the rubric's forbid list): the student writes them.
+		"serverlab/tools/given/wire",
+		"serverlab/tools/given/users",
+	},
+	"02": {
+		"serverlab/tools/given/wire",
+		"serverlab/tools/given/users",
+	},
+	"03": {
+		"serverlab/tools/given/jobs",
+		"runtime.NumCPU",
+		// writeNow's fast path: a write(2) on the connection's descriptor.
+		"syscall.Conn", "syscall.Conn.SyscallConn", "syscall.RawConn", "syscall.RawConn.Write", "syscall.Write",
+		// The server's -cpuprofile flag.
+		"runtime/pprof.StartCPUProfile", "runtime/pprof.StopCPUProfile",
+	},
+	"04": {
+		"serverlab/tools/given/stockfile",
+		"serverlab/tools/given/stockproto",
+		"runtime.GOMAXPROCS",
+	},
+	"05": {
+		"serverlab/tools/given/wire",
+		"serverlab/tools/given/users",
+		"serverlab/tools/given/stockfile",
+		"serverlab/tools/given/stockproto",
+		"serverlab/tools/given/rawsys",
+		"syscall.Conn", "syscall.Conn.SyscallConn", "syscall.RawConn.Control",
+		// The event loop: epoll, non-blocking accept, read and write, an
+		// eventfd to wake it, a spare descriptor for EMFILE.
+		"golang.org/x/sys/unix.EpollCreate1", "golang.org/x/sys/unix.EpollCtl", "golang.org/x/sys/unix.EpollWait",
+		"golang.org/x/sys/unix.EpollEvent", "golang.org/x/sys/unix.EpollEvent.*",
+		"golang.org/x/sys/unix.EPOLLIN", "golang.org/x/sys/unix.EPOLLOUT", "golang.org/x/sys/unix.EPOLLRDHUP",
+		"golang.org/x/sys/unix.EPOLLHUP", "golang.org/x/sys/unix.EPOLLERR",
+		"golang.org/x/sys/unix.EPOLL_CTL_ADD", "golang.org/x/sys/unix.EPOLL_CTL_MOD", "golang.org/x/sys/unix.EPOLL_CTL_DEL",
+		"golang.org/x/sys/unix.EPOLL_CLOEXEC",
+		"golang.org/x/sys/unix.Accept4", "golang.org/x/sys/unix.Read", "golang.org/x/sys/unix.Write", "golang.org/x/sys/unix.Close",
+		"golang.org/x/sys/unix.SetNonblock", "golang.org/x/sys/unix.SetsockoptInt",
+		"golang.org/x/sys/unix.IPPROTO_TCP", "golang.org/x/sys/unix.TCP_NODELAY",
+		"golang.org/x/sys/unix.SOCK_CLOEXEC", "golang.org/x/sys/unix.SOCK_NONBLOCK",
+		"golang.org/x/sys/unix.Sockaddr", "golang.org/x/sys/unix.SockaddrInet4", "golang.org/x/sys/unix.SockaddrInet4.*",
+		"golang.org/x/sys/unix.SockaddrInet6", "golang.org/x/sys/unix.SockaddrInet6.*",
+		"golang.org/x/sys/unix.Eventfd", "golang.org/x/sys/unix.EFD_NONBLOCK", "golang.org/x/sys/unix.EFD_CLOEXEC",
+		"golang.org/x/sys/unix.Open", "golang.org/x/sys/unix.O_RDONLY", "golang.org/x/sys/unix.O_CLOEXEC",
+		"golang.org/x/sys/unix.FcntlInt", "golang.org/x/sys/unix.F_DUPFD_CLOEXEC",
+		"golang.org/x/sys/unix.EINTR", "golang.org/x/sys/unix.EAGAIN", "golang.org/x/sys/unix.ECONNABORTED",
+		"golang.org/x/sys/unix.EMFILE", "golang.org/x/sys/unix.ENFILE",
+	},
+	"06": {
+		// CGI: a child process per request, in its own process group,
+		// killed with it.
+		"os/exec.CommandContext", "os/exec.Cmd", "os/exec.ErrWaitDelay",
+		"os/exec.Cmd.Env", "os/exec.Cmd.Stdout", "os/exec.Cmd.WaitDelay", "os/exec.Cmd.Cancel",
+		"os/exec.Cmd.SysProcAttr", "os/exec.Cmd.Start", "os/exec.Cmd.Wait", "os/exec.Cmd.Process",
+		"syscall.SysProcAttr", "syscall.SysProcAttr.Setpgid",
+		"syscall.Kill", "syscall.SIGKILL", "syscall.ESRCH",
+		// The listener's TCP_DEFER_ACCEPT and the sendfile-like paths.
+		"syscall.RawConn", "syscall.RawConn.Control", "syscall.RawConn.Write",
+		"syscall.SetsockoptInt", "syscall.IPPROTO_TCP", "syscall.TCP_DEFER_ACCEPT", "syscall.O_NONBLOCK",
+		// The document root, opened beneath itself (openat2), its
+		// descriptor made a file.
+		"os.NewFile",
+		"golang.org/x/sys/unix.Openat2", "golang.org/x/sys/unix.OpenHow", "golang.org/x/sys/unix.OpenHow.*",
+		"golang.org/x/sys/unix.RESOLVE_BENEATH", "golang.org/x/sys/unix.RESOLVE_NO_MAGICLINKS",
+		"golang.org/x/sys/unix.Open", "golang.org/x/sys/unix.Close", "golang.org/x/sys/unix.FcntlInt",
+		"golang.org/x/sys/unix.F_SETFL", "golang.org/x/sys/unix.SendmsgN", "golang.org/x/sys/unix.MSG_MORE",
+		"golang.org/x/sys/unix.O_RDONLY", "golang.org/x/sys/unix.O_CLOEXEC", "golang.org/x/sys/unix.O_PATH",
+		"golang.org/x/sys/unix.O_NONBLOCK", "golang.org/x/sys/unix.O_DIRECTORY",
+		"golang.org/x/sys/unix.EINTR", "golang.org/x/sys/unix.EAGAIN", "golang.org/x/sys/unix.EPERM", "golang.org/x/sys/unix.ENOSYS",
+	},
+	"07": {
+		"serverlab/tools/given/chatcore/proto",
+		"golang.org/x/crypto/argon2",
+		"modernc.org/sqlite",
+		// SQLite's result codes, not its C functions (they take raw pointers).
+		"modernc.org/sqlite/lib.SQLITE_CONSTRAINT",
+		"runtime.GOMAXPROCS",
+		// The database's lock file.
+		"syscall.Flock", "syscall.LOCK_EX", "syscall.LOCK_NB", "syscall.EWOULDBLOCK",
+	},
+	"08": {
+		"serverlab/tools/given/chatcore/proto",
+		"github.com/nats-io/nats.go",
+		"github.com/nats-io/nats.go/jetstream",
+		"github.com/nats-io/nuid",
+		"github.com/nats-io/nats-server/v2/server",
+	},
+}
