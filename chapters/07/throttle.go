@@ -43,9 +43,16 @@ type hashQueue struct {
 	wait    time.Duration
 	done    <-chan struct{}
 	// cost is how long a hash holds its slot, in nanoseconds: a moving
-	// average over the last hashes; 0 before the first.
-	cost atomic.Int64
+	// average over the last hashes; samples how many it has seen.
+	cost    atomic.Int64
+	samples atomic.Int64
 }
+
+// minSamples is how many hashes the queue times before it refuses on its
+// estimate: the first hashes of a process are the slowest (their memory is
+// new to it, page faults and all), and a burst that arrives at once would
+// otherwise be judged by them alone. Until then the wait's timer decides.
+const minSamples = 8
 
 func newHashQueue(slots, limit int, wait time.Duration, done <-chan struct{}) *hashQueue {
 	return &hashQueue{slots: make(chan struct{}, slots), limit: int64(limit), wait: wait, done: done}
@@ -84,12 +91,16 @@ func (q *hashQueue) run(f func()) error {
 // expectedWait is how long the n-th waiter can expect to wait for a slot:
 // n slots must free up first, and the cores free one every cost/slots.
 func (q *hashQueue) expectedWait(n int64) time.Duration {
+	if q.samples.Load() < minSamples {
+		return 0
+	}
 	return time.Duration(n * q.cost.Load() / int64(cap(q.slots)))
 }
 
 // observe adds one hash's time in its slot to the moving average, with
 // weight 1/8: a few hashes are enough to follow a machine that slows down.
 func (q *hashQueue) observe(d time.Duration) {
+	q.samples.Add(1)
 	for {
 		old := q.cost.Load()
 		cost := int64(d)

@@ -104,6 +104,7 @@ type hashQueue struct {
 	limit    int64
 	wait     time.Duration
 	cost     atomic.Int64 // ns a hash holds its slot, moving average; 0 before the first
+	samples  atomic.Int64 // hashes timed: the estimate refuses only after minSamples
 	done     chan struct{}
 	stopOnce sync.Once
 }
@@ -112,13 +113,18 @@ func newHashQueue(slots, limit int, wait time.Duration) *hashQueue {
 	return &hashQueue{slots: make(chan struct{}, slots), limit: int64(limit), wait: wait, done: make(chan struct{})}
 }
 
+// minSamples is how many hashes the queue times before it refuses on its
+// estimate: the first ones of a process are the slowest (chapter 07's
+// throttle.go says why).
+const minSamples = 8
+
 // stop refuses every hash still waiting, and every one to come.
 func (q *hashQueue) stop() { q.stopOnce.Do(func() { close(q.done) }) }
 
 // run runs f in a slot, or returns errBusy.
 func (q *hashQueue) run(f func()) error {
 	n := q.waiting.Add(1)
-	if n > q.limit || time.Duration(n*q.cost.Load()/int64(cap(q.slots))) > q.wait {
+	if n > q.limit || (q.samples.Load() >= minSamples && time.Duration(n*q.cost.Load()/int64(cap(q.slots))) > q.wait) {
 		q.waiting.Add(-1)
 		return errBusy
 	}
@@ -138,6 +144,7 @@ func (q *hashQueue) run(f func()) error {
 	start := time.Now()
 	f()
 	d := int64(time.Since(start))
+	q.samples.Add(1)
 	for {
 		old := q.cost.Load()
 		cost := d
