@@ -29,8 +29,8 @@ func (s *Server) grantAdmins(names []string) {
 // before starting the server (for an administrator, see grantAdmins). It
 // checks the name like a registration and stores only the password's hash.
 func (s *Server) AddUser(name, password string) error {
-	if !validName(name, s.cfg.MaxUserName) {
-		return fmt.Errorf("invalid user name %q: 1 to %d bytes of letters, digits, marks, punctuation or symbols", name, s.cfg.MaxUserName)
+	if !validName(name, s.cfg.Limits.MaxUserName) {
+		return fmt.Errorf("invalid user name %q: 1 to %d bytes of letters, digits, marks, punctuation or symbols", name, s.cfg.Limits.MaxUserName)
 	}
 	hash, err := s.hashPassword(password)
 	if err != nil {

@@ -15,8 +15,8 @@ func (s *Server) createChannel(c *conn, m proto.CreateChannelRequest) error {
 	// without s.mu), then cached (s.channels, s.byName), answered 108 and
 	// announced with 129 to every open connection, and only the request whose
 	// store call really created it announces it, even when two clients create
-	// one name at once. A new name past the server's limits (s.cfg.MaxChannels
-	// in all, s.cfg.MaxChannelsPerUser created by this user, counted in
+	// one name at once. A new name past the server's limits (s.cfg.Limits.MaxChannels
+	// in all, s.cfg.Limits.MaxChannelsPerUser created by this user, counted in
 	// s.created) is answered 100 "Too many channels." and nothing is stored.
 	// Checked by TestEx7_3_Channels.
 	return notImplemented("7.3", "Server.createChannel")

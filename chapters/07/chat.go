@@ -74,7 +74,7 @@ func (s *Server) gather(batch []*appendRequest) []*appendRequest {
 // releases its sender.
 func (s *Server) commit(batch []*appendRequest) {
 	// TODO(ex 7.4): Done when: the batch is stored in one store call, one
-	// transaction; after it succeeds, and not before, Config.OnCommit (if set)
+	// transaction; after it succeeds, and not before, Config.Hooks.OnCommit (if set)
 	// hears the batch's size and each message is delivered to its channel
 	// (deliver, under s.mu); every sender then learns its outcome on its done,
 	// a failed transaction included. An echo is the promise that the message is

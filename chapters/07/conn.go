@@ -111,9 +111,9 @@ func (s *Server) admitInput(c *conn, r *bufio.Reader) error {
 	if n <= smallFrame || n > proto.MaxFrame {
 		return nil // small, or refused by ReadFrame as too large
 	}
-	if s.inputUsed.Add(n) > int64(s.cfg.PreAuthBudget) {
+	if s.inputUsed.Add(n) > int64(s.cfg.Limits.PreAuthBudget) {
 		s.inputUsed.Add(-n)
-		c.log.Warn("unauthenticated frame over the input budget", "bytes", n, "budget", s.cfg.PreAuthBudget)
+		c.log.Warn("unauthenticated frame over the input budget", "bytes", n, "budget", s.cfg.Limits.PreAuthBudget)
 		s.reply(c, proto.Error{Value: proto.MsgServerBusy})
 		c.out.finish()
 		return errInputBudget
@@ -210,7 +210,7 @@ func (s *Server) dispatch(c *conn, m proto.Message) {
 	if err != nil {
 		s.answerFailure(c, m, err)
 	}
-	if c.loginFailures >= s.cfg.MaxLoginFailures {
+	if c.loginFailures >= s.cfg.Limits.MaxLoginFailures {
 		// Like sshd after MaxAuthTries: the answer goes out, then the
 		// connection closes. A guesser must reconnect, and its address's
 		// failures are counted as well (failureLimiter).

@@ -17,18 +17,27 @@ import (
 )
 
 // Config configures a Server. The zero value of every field but DBPath (or
-// Store) is a sensible default.
+// Store) is a sensible default. What the server allows its clients is in
+// Limits; what tests and metrics may watch is in Hooks.
 type Config struct {
 	// DBPath is the SQLite database file (created if missing), used when
 	// Store is nil.
 	DBPath string
 	// Store, if set, is used instead of opening DBPath. Close closes it.
 	Store Store
-	// MaxPending bounds the bytes of frames queued for one connection and
-	// not yet written (default 4 MiB, at least one largest frame). A
-	// connection whose queue would grow past it is not reading fast enough:
-	// it is disconnected, and nobody waits for it.
-	MaxPending int
+	// Admins are the user names that may stop the server with Shutdown
+	// (102). Nobody else may: the original let any logged-in user do it. A
+	// name counts only if its account was in the database when the server
+	// started (created by the operator: chatcore-server -add-user), so that
+	// registering a name, which anyone may do, never grants the right.
+	Admins []string
+	// Hash is the cost of the password hash (default DefaultHash).
+	Hash HashParams
+	// TLS, if set, makes every connection a TLS server connection.
+	TLS *tls.Config
+	// Logger receives the server's log (default slog.Default()).
+	Logger *slog.Logger
+
 	// LoginTimeout is how long a connection may stay unauthenticated, from
 	// its start or its last logout (default 60 s).
 	LoginTimeout time.Duration
@@ -41,34 +50,44 @@ type Config struct {
 	KeepAlive time.Duration
 	// WriteTimeout bounds one write to a client (default 10 s).
 	WriteTimeout time.Duration
+	// ShutdownGrace is how long Close lets the writers flush the last frames
+	// (default 2 s).
+	ShutdownGrace time.Duration
 	// CommitWindow is how long the committer waits, after the first message
 	// of a batch, for more to join it (default 0: a batch is what arrived
 	// while the previous one was committing).
 	CommitWindow time.Duration
 	// MaxBatch bounds the messages of one transaction (default 512).
 	MaxBatch int
-	// ShutdownGrace is how long Close lets the writers flush the last frames
-	// (default 2 s).
-	ShutdownGrace time.Duration
-	// Admins are the user names that may stop the server with Shutdown
-	// (102). Nobody else may: the original let any logged-in user do it. A
-	// name counts only if its account was in the database when the server
-	// started (created by the operator: chatcore-server -add-user), so that
-	// registering a name, which anyone may do, never grants the right.
-	Admins []string
+
+	// Limits bound what clients may make the server hold, store or compute.
+	Limits Limits
+	// Hooks are called at points that tests and metrics watch.
+	Hooks Hooks
+}
+
+// Limits bound what one connection, one client address or everyone
+// together may make the server hold, store or compute (docs/chatcore.md,
+// "Limits", has the figures). The zero value of each is its default.
+type Limits struct {
+	// MaxPending bounds the bytes of frames queued for one connection and
+	// not yet written (default 4 MiB, at least one largest frame). A
+	// connection whose queue would grow past it is not reading fast enough:
+	// it is disconnected, and nobody waits for it.
+	MaxPending int
 	// MaxConnections bounds the open connections (default 4096, a common
 	// file-descriptor limit less room for the database and the listener); a
 	// connection past it is told Server busy. and closed.
 	MaxConnections int
-	// PreAuthBudget bounds the bytes of frames over 64 KiB that
-	// unauthenticated connections may be reading at once, together (default
-	// 64 MiB); one that does not fit is told Server busy. and closed.
-	PreAuthBudget int
 	// MaxConnsPerAddress bounds the open connections from one client IP
 	// address (default 512, an eighth of the default MaxConnections), as an
 	// IRC daemon's connection class does; one past it is told Too many
 	// connections from your address. and closed.
 	MaxConnsPerAddress int
+	// PreAuthBudget bounds the bytes of frames over 64 KiB that
+	// unauthenticated connections may be reading at once, together (default
+	// 64 MiB); one that does not fit is told Server busy. and closed.
+	PreAuthBudget int
 	// PresenceBurst and PresenceRate are each connection's budget of
 	// presence events (126, 125, 128, 127): at most PresenceBurst at once,
 	// refilled at PresenceRate a second (defaults 100 and 20). An event past
@@ -97,11 +116,19 @@ type Config struct {
 	// many as a full history has authors).
 	MaxUserIDs int
 	// HashWait is the longest a password hash may wait for a core (default
-	// 8 s, under the original load tester's 10 s request timeout); one that
-	// cannot start in time is answered Server busy. HashQueue bounds the
-	// hashes waiting (default 128 per core).
+	// 8 s, under the original load tester's 10 s request timeout): one that
+	// cannot expect to start in time, by the hashes ahead of it and how long
+	// a hash takes lately, is answered Server busy. at once (see hashQueue).
+	// HashQueue bounds the hashes waiting in count (default 4096, as many as
+	// the connections: each waits for one hash at most).
 	HashWait  time.Duration
 	HashQueue int
+	// AddressRegistrations is how many users one client address may
+	// register at once, refilled evenly over RegistrationWindow (defaults
+	// 512, an address's connections, per hour); past it a registration is
+	// refused without a hash (see registrationLimiter).
+	AddressRegistrations int
+	RegistrationWindow   time.Duration
 	// MaxLoginFailures is how many failed logins close a connection
 	// (default 5); AddressFailures how many failed logins one client address
 	// may have per FailureWindow (defaults 20 per minute) before its logins
@@ -109,27 +136,36 @@ type Config struct {
 	MaxLoginFailures int
 	AddressFailures  int
 	FailureWindow    time.Duration
-	// Hash is the cost of the password hash (default DefaultHash).
-	Hash HashParams
-	// TLS, if set, makes every connection a TLS server connection.
-	TLS *tls.Config
-	// OnCommit, if set, is called after each committed batch with the
-	// number of messages in it (a hook for tests and metrics).
+}
+
+// Hooks are functions the server calls at points that tests and metrics
+// watch; each may be nil.
+type Hooks struct {
+	// OnCommit is called after each committed batch with the number of
+	// messages in it.
 	OnCommit func(messages int)
-	// Logger receives the server's log (default slog.Default()).
-	Logger *slog.Logger
 }
 
 // Defaults for Config.
 const (
-	DefaultMaxPending    = 4 << 20
+	DefaultDBPath        = "sqlite.db"
 	DefaultLoginTimeout  = 60 * time.Second
 	DefaultIdleTimeout   = 30 * time.Second
 	DefaultKeepAlive     = 15 * time.Second
 	DefaultWriteTimeout  = 10 * time.Second
-	DefaultMaxBatch      = 512
 	DefaultShutdownGrace = 2 * time.Second
+	DefaultMaxBatch      = 512
+)
 
+// Defaults for Limits.
+const (
+	DefaultMaxPending         = 4 << 20
+	DefaultMaxConnections     = 4096
+	DefaultMaxConnsPerAddr    = 512
+	DefaultPreAuthBudget      = 64 << 20
+	DefaultPresenceBurst      = 100
+	DefaultPresenceRate       = 20
+	DefaultMaxIdle            = 30 * time.Minute
 	DefaultMaxUserName        = 32
 	DefaultMaxChannelName     = 64
 	DefaultMaxMessage         = 16 << 10
@@ -137,17 +173,13 @@ const (
 	DefaultMaxChannelsPerUser = 64
 	DefaultMaxUserIDs         = 1000
 
-	DefaultMaxConnections   = 4096
-	DefaultMaxConnsPerAddr  = 512
-	DefaultPresenceBurst    = 100
-	DefaultPresenceRate     = 20
-	DefaultMaxIdle          = 30 * time.Minute
-	DefaultPreAuthBudget    = 64 << 20
-	DefaultHashWait         = 8 * time.Second
-	DefaultHashQueuePerCore = 128
-	DefaultMaxLoginFailures = 5
-	DefaultAddressFailures  = 20
-	DefaultFailureWindow    = time.Minute
+	DefaultHashWait             = 8 * time.Second
+	DefaultHashQueue            = DefaultMaxConnections
+	DefaultAddressRegistrations = DefaultMaxConnsPerAddr
+	DefaultRegistrationWindow   = time.Hour
+	DefaultMaxLoginFailures     = 5
+	DefaultAddressFailures      = 20
+	DefaultFailureWindow        = time.Minute
 )
 
 // Server is the chatcore server.
@@ -163,8 +195,10 @@ type Server struct {
 	// Hash.MemoryKiB of memory, and 450 clients logging in together must not
 	// take 450 times that) and how long they may wait.
 	hashes *hashQueue
-	// failures counts failed logins per client address.
-	failures *failureLimiter
+	// failures counts failed logins per client address, registrations
+	// registrations.
+	failures      *failureLimiter
+	registrations registrationLimiter
 	// inputUsed is the part of PreAuthBudget in use (see admitInput).
 	inputUsed atomic.Int64
 	dummyState
@@ -209,13 +243,16 @@ type user struct {
 // Serve does.
 func New(cfg Config) (*Server, error) {
 	cfg = withDefaults(cfg)
+	done := make(chan struct{})
 	s := &Server{
 		cfg:      cfg,
 		log:      cfg.Logger,
 		admins:   make(map[string]bool),
 		appends:  make(chan *appendRequest, cfg.MaxBatch),
-		hashes:   newHashQueue(runtime.GOMAXPROCS(0), cfg.HashQueue, cfg.HashWait),
-		failures: newFailureLimiter(cfg.AddressFailures, cfg.FailureWindow),
+		hashes:   newHashQueue(runtime.GOMAXPROCS(0), cfg.Limits.HashQueue, cfg.Limits.HashWait, done),
+		failures: newFailureLimiter(cfg.Limits.AddressFailures, cfg.Limits.FailureWindow),
+		registrations: registrationLimiter{
+			buckets: newFailureLimiter(cfg.Limits.AddressRegistrations, cfg.Limits.RegistrationWindow)},
 		conns:    make(map[*conn]struct{}),
 		perAddr:  make(map[string]int),
 		users:    make(map[string]*user),
@@ -225,7 +262,7 @@ func New(cfg Config) (*Server, error) {
 		byName:   make(map[string]uint32),
 		created:  make(map[uint32]int),
 		members:  make(map[uint32]map[*conn]struct{}),
-		done:     make(chan struct{}),
+		done:     done,
 	}
 	store := cfg.Store
 	if store == nil {
@@ -244,65 +281,54 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// withDefaults fills every zero field of cfg with its default.
 func withDefaults(cfg Config) Config {
-	if cfg.DBPath == "" {
-		cfg.DBPath = "sqlite.db"
-	}
-	if cfg.MaxPending <= 0 {
-		cfg.MaxPending = DefaultMaxPending
-	}
-	// A limit below one largest frame would drop a client for one message.
-	cfg.MaxPending = max(cfg.MaxPending, proto.HeaderSize+proto.MaxFrame)
-	if cfg.LoginTimeout <= 0 {
-		cfg.LoginTimeout = DefaultLoginTimeout
-	}
-	if cfg.IdleTimeout <= 0 {
-		cfg.IdleTimeout = DefaultIdleTimeout
-	}
-	if cfg.KeepAlive <= 0 {
-		cfg.KeepAlive = DefaultKeepAlive
-	}
-	if cfg.WriteTimeout <= 0 {
-		cfg.WriteTimeout = DefaultWriteTimeout
-	}
-	if cfg.MaxBatch <= 0 {
-		cfg.MaxBatch = DefaultMaxBatch
-	}
-	if cfg.ShutdownGrace <= 0 {
-		cfg.ShutdownGrace = DefaultShutdownGrace
-	}
-	cfg.MaxUserName = orDefault(cfg.MaxUserName, DefaultMaxUserName)
-	cfg.MaxChannelName = orDefault(cfg.MaxChannelName, DefaultMaxChannelName)
-	cfg.MaxMessage = orDefault(cfg.MaxMessage, DefaultMaxMessage)
-	cfg.MaxChannels = orDefault(cfg.MaxChannels, DefaultMaxChannels)
-	cfg.MaxChannelsPerUser = orDefault(cfg.MaxChannelsPerUser, DefaultMaxChannelsPerUser)
-	cfg.MaxUserIDs = orDefault(cfg.MaxUserIDs, DefaultMaxUserIDs)
-	cfg.MaxConnections = orDefault(cfg.MaxConnections, DefaultMaxConnections)
-	cfg.MaxConnsPerAddress = orDefault(cfg.MaxConnsPerAddress, DefaultMaxConnsPerAddr)
-	cfg.PresenceBurst = orDefault(cfg.PresenceBurst, DefaultPresenceBurst)
-	cfg.PresenceRate = orDefault(cfg.PresenceRate, DefaultPresenceRate)
-	cfg.MaxIdle = orDefault(cfg.MaxIdle, DefaultMaxIdle)
-	cfg.PreAuthBudget = orDefault(cfg.PreAuthBudget, DefaultPreAuthBudget)
-	cfg.HashWait = orDefault(cfg.HashWait, DefaultHashWait)
-	cfg.HashQueue = orDefault(cfg.HashQueue, DefaultHashQueuePerCore*runtime.GOMAXPROCS(0))
-	cfg.MaxLoginFailures = orDefault(cfg.MaxLoginFailures, DefaultMaxLoginFailures)
-	cfg.AddressFailures = orDefault(cfg.AddressFailures, DefaultAddressFailures)
-	cfg.FailureWindow = orDefault(cfg.FailureWindow, DefaultFailureWindow)
-	if cfg.Hash == (HashParams{}) {
-		cfg.Hash = DefaultHash
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	cfg.DBPath = cmp.Or(cfg.DBPath, DefaultDBPath)
+	cfg.Hash = cmp.Or(cfg.Hash, DefaultHash)
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
+	orDefault(&cfg.LoginTimeout, DefaultLoginTimeout)
+	orDefault(&cfg.IdleTimeout, DefaultIdleTimeout)
+	orDefault(&cfg.KeepAlive, DefaultKeepAlive)
+	orDefault(&cfg.WriteTimeout, DefaultWriteTimeout)
+	orDefault(&cfg.ShutdownGrace, DefaultShutdownGrace)
+	orDefault(&cfg.MaxBatch, DefaultMaxBatch)
+	cfg.Limits = cfg.Limits.withDefaults()
 	return cfg
 }
 
-// orDefault is v, or def if v is not positive.
-func orDefault[T int | time.Duration](v, def T) T {
-	if v <= 0 {
-		return def
+// withDefaults fills every zero limit with its default.
+func (l Limits) withDefaults() Limits {
+	orDefault(&l.MaxPending, DefaultMaxPending)
+	// A limit below one largest frame would drop a client for one message.
+	l.MaxPending = max(l.MaxPending, proto.HeaderSize+proto.MaxFrame)
+	orDefault(&l.MaxConnections, DefaultMaxConnections)
+	orDefault(&l.MaxConnsPerAddress, DefaultMaxConnsPerAddr)
+	orDefault(&l.PreAuthBudget, DefaultPreAuthBudget)
+	orDefault(&l.PresenceBurst, DefaultPresenceBurst)
+	orDefault(&l.PresenceRate, DefaultPresenceRate)
+	orDefault(&l.MaxIdle, DefaultMaxIdle)
+	orDefault(&l.MaxUserName, DefaultMaxUserName)
+	orDefault(&l.MaxChannelName, DefaultMaxChannelName)
+	orDefault(&l.MaxMessage, DefaultMaxMessage)
+	orDefault(&l.MaxChannels, DefaultMaxChannels)
+	orDefault(&l.MaxChannelsPerUser, DefaultMaxChannelsPerUser)
+	orDefault(&l.MaxUserIDs, DefaultMaxUserIDs)
+	orDefault(&l.HashWait, DefaultHashWait)
+	orDefault(&l.HashQueue, DefaultHashQueue)
+	orDefault(&l.AddressRegistrations, DefaultAddressRegistrations)
+	orDefault(&l.RegistrationWindow, DefaultRegistrationWindow)
+	orDefault(&l.MaxLoginFailures, DefaultMaxLoginFailures)
+	orDefault(&l.AddressFailures, DefaultAddressFailures)
+	orDefault(&l.FailureWindow, DefaultFailureWindow)
+	return l
+}
+
+// orDefault sets *v to def if it is not positive: zero means "the
+// default", and a negative limit would mean nothing.
+func orDefault[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
 	}
-	return v
 }
 
 // load fills the caches from the store.
@@ -431,10 +457,10 @@ func (s *Server) track(nc net.Conn) (*conn, error) {
 	if s.closed {
 		return nil, nil
 	}
-	if len(s.conns) >= s.cfg.MaxConnections {
+	if len(s.conns) >= s.cfg.Limits.MaxConnections {
 		return nil, errTooManyConns
 	}
-	if s.perAddr[addr] >= s.cfg.MaxConnsPerAddress {
+	if s.perAddr[addr] >= s.cfg.Limits.MaxConnsPerAddress {
 		return nil, errTooManyFromAddr
 	}
 	s.perAddr[addr]++
@@ -442,7 +468,7 @@ func (s *Server) track(nc net.Conn) (*conn, error) {
 	c := &conn{
 		id:      s.nextConn,
 		nc:      nc,
-		out:     newOutbox(s.cfg.MaxPending),
+		out:     newOutbox(s.cfg.Limits.MaxPending),
 		log:     s.log.With("conn", s.nextConn, "remote", nc.RemoteAddr()),
 		loginBy: time.Now().Add(s.cfg.LoginTimeout),
 		addr:    addr,
@@ -458,9 +484,9 @@ func (s *Server) track(nc net.Conn) (*conn, error) {
 // deadline, in this connection's own goroutine.
 func (s *Server) refuse(nc net.Conn, why error) {
 	defer nc.Close()
-	text, limit := proto.MsgServerBusy, s.cfg.MaxConnections
+	text, limit := proto.MsgServerBusy, s.cfg.Limits.MaxConnections
 	if errors.Is(why, errTooManyFromAddr) {
-		text, limit = proto.MsgTooManyFromAddr, s.cfg.MaxConnsPerAddress
+		text, limit = proto.MsgTooManyFromAddr, s.cfg.Limits.MaxConnsPerAddress
 	}
 	s.log.Warn("connection refused", "why", why, "remote", nc.RemoteAddr(), "limit", limit)
 	b, _ := proto.Encode(proto.Error{Value: text})
@@ -510,7 +536,7 @@ func (s *Server) forgetAddr(addr string) {
 var errSlow = errors.New("outbox full: the client does not read fast enough")
 
 // send queues the encoded frame b for c. It never blocks. If c's outbox is
-// full, c is dropped (see Config.MaxPending): its queued frames are
+// full, c is dropped (see Config.Limits.MaxPending): its queued frames are
 // discarded and its socket closed, which ends its reader.
 func (s *Server) send(c *conn, b []byte) {
 	if err := c.out.push(b); errors.Is(err, errFull) {

@@ -1,6 +1,7 @@
 package chatscale
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -57,15 +58,34 @@ type Config struct {
 	// HashIterations is the cost of the password hash (default
 	// DefaultHashIterations).
 	HashIterations int
+	// WriteTimeout bounds one write to a client (default 10 s).
+	WriteTimeout time.Duration
+	// Logger receives the server's log (default slog.Default()).
+	Logger *slog.Logger
+
+	// Limits bound what clients may make the server hold or compute.
+	Limits Limits
+}
+
+// Limits bound what one connection or one client address may make the
+// server hold or compute. The zero value of each is its default.
+type Limits struct {
 	// MaxPending bounds the frames queued for one connection (default
 	// 1024); a connection whose queue is full is dropped.
 	MaxPending int
-	// WriteTimeout bounds one write to a client (default 10 s).
-	WriteTimeout time.Duration
 	// MaxMessage bounds a chat message's content, in bytes (default 16 KiB).
 	MaxMessage int
-	// Logger receives the server's log (default slog.Default()).
-	Logger *slog.Logger
+	// HashWait is the longest a password hash may wait for a core (default
+	// 8 s, under the original load tester's 10 s request timeout): one that
+	// cannot expect to start in time is answered Server busy. at once.
+	// HashQueue bounds the hashes waiting in count (default 4096).
+	HashWait  time.Duration
+	HashQueue int
+	// AddressRegistrations is how many users one client address may
+	// register at once, refilled evenly over RegistrationWindow (defaults
+	// 512 per hour); past it a registration is refused without a hash.
+	AddressRegistrations int
+	RegistrationWindow   time.Duration
 }
 
 // ClusterConfig makes the embedded NATS a node of a cluster.
@@ -92,13 +112,21 @@ const (
 	DefaultPublishTimeout = 5 * time.Second
 	DefaultRequestTimeout = 5 * time.Second
 	DefaultSessionTTL     = 30 * time.Second
-	DefaultMaxPending     = 1024
 	DefaultWriteTimeout   = 10 * time.Second
-	DefaultMaxMessage     = 16 << 10
 	DefaultShutdownGrace  = 2 * time.Second
 
 	DefaultMaxStreamBytes     = 1 << 30
 	DefaultMaxChannelMessages = 1_000_000
+)
+
+// Defaults for Limits.
+const (
+	DefaultMaxPending           = 1024
+	DefaultMaxMessage           = 16 << 10
+	DefaultHashWait             = 8 * time.Second
+	DefaultHashQueue            = 4096
+	DefaultAddressRegistrations = 512
+	DefaultRegistrationWindow   = time.Hour
 )
 
 // Server is one chatcore server of the cluster.
@@ -143,6 +171,9 @@ type Server struct {
 	readers   sync.WaitGroup // Serve and every reader
 	writers   sync.WaitGroup // every writer
 	workers   sync.WaitGroup // the consumer, the watcher, the session keeper, the events
+
+	// admission decides which password hashes run (admission.go).
+	admission admission
 }
 
 // New connects to NATS (embedding it unless cfg.NATSURL is set), makes the
@@ -185,32 +216,39 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// withDefaults fills every zero field of cfg with its default.
 func withDefaults(cfg Config) Config {
-	if cfg.DBPath == "" {
-		cfg.DBPath = DefaultDBPath
-	}
+	cfg.DBPath = cmp.Or(cfg.DBPath, DefaultDBPath)
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	cfg.Replicas = max(cfg.Replicas, 1)
-	cfg.PublishTimeout = orDefault(cfg.PublishTimeout, DefaultPublishTimeout)
-	cfg.RequestTimeout = orDefault(cfg.RequestTimeout, DefaultRequestTimeout)
-	cfg.SessionTTL = orDefault(cfg.SessionTTL, DefaultSessionTTL)
-	cfg.MaxStreamBytes = orDefault(cfg.MaxStreamBytes, DefaultMaxStreamBytes)
-	cfg.MaxChannelMessages = orDefault(cfg.MaxChannelMessages, DefaultMaxChannelMessages)
-	cfg.HashIterations = orDefault(cfg.HashIterations, DefaultHashIterations)
-	cfg.MaxPending = orDefault(cfg.MaxPending, DefaultMaxPending)
-	cfg.WriteTimeout = orDefault(cfg.WriteTimeout, DefaultWriteTimeout)
-	cfg.MaxMessage = orDefault(cfg.MaxMessage, DefaultMaxMessage)
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	orDefault(&cfg.PublishTimeout, DefaultPublishTimeout)
+	orDefault(&cfg.RequestTimeout, DefaultRequestTimeout)
+	orDefault(&cfg.SessionTTL, DefaultSessionTTL)
+	orDefault(&cfg.HashIterations, DefaultHashIterations)
+	orDefault(&cfg.WriteTimeout, DefaultWriteTimeout)
+	orDefault(&cfg.MaxStreamBytes, DefaultMaxStreamBytes)
+	orDefault(&cfg.MaxChannelMessages, DefaultMaxChannelMessages)
+	cfg.Limits = cfg.Limits.withDefaults()
 	return cfg
 }
 
-// orDefault is v, or def if v is not positive.
-func orDefault[T int | int64 | time.Duration](v, def T) T {
-	if v <= 0 {
-		return def
+// withDefaults fills every zero limit with its default.
+func (l Limits) withDefaults() Limits {
+	orDefault(&l.MaxPending, DefaultMaxPending)
+	orDefault(&l.MaxMessage, DefaultMaxMessage)
+	orDefault(&l.HashWait, DefaultHashWait)
+	orDefault(&l.HashQueue, DefaultHashQueue)
+	orDefault(&l.AddressRegistrations, DefaultAddressRegistrations)
+	orDefault(&l.RegistrationWindow, DefaultRegistrationWindow)
+	return l
+}
+
+// orDefault sets *v to def if it is not positive: zero means "the
+// default", and a negative limit would mean nothing.
+func orDefault[T int | int64 | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
 	}
-	return v
 }
 
 // startFollowing starts the goroutines that follow the shared state: the
@@ -293,6 +331,7 @@ func (s *Server) Close() error {
 
 func (s *Server) close() {
 	s.closing.Store(true)
+	s.admit().stop() // a reader waiting for a hash must not hold Close up
 	s.mu.Lock()
 	s.closed = true
 	ln := s.ln
@@ -360,7 +399,7 @@ func (s *Server) track(nc net.Conn) *conn {
 	c := &conn{
 		id:  s.nextConn,
 		nc:  nc,
-		out: newOutbox(s.cfg.MaxPending),
+		out: newOutbox(s.cfg.Limits.MaxPending),
 		log: s.log.With("conn", s.nextConn, "remote", nc.RemoteAddr()),
 	}
 	s.conns[c] = struct{}{}
@@ -387,7 +426,7 @@ func (s *Server) disconnect(c *conn) {
 // is dropped (its socket closed, which ends its reader).
 func (s *Server) send(c *conn, b []byte) {
 	if !c.out.push(b) {
-		c.log.Warn("dropping slow client", "limit", s.cfg.MaxPending)
+		c.log.Warn("dropping slow client", "limit", s.cfg.Limits.MaxPending)
 		c.nc.Close()
 	}
 }

@@ -39,8 +39,8 @@ func (s *Server) createUser(c *conn, m proto.CreateUserRequest) error {
 		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgInvalidName})
 		return nil
 	}
-	hash, err := hashPassword(m.Password, s.cfg.HashIterations)
-	if err != nil {
+	hash, refused, err := s.hashNewPassword(c, m)
+	if refused || err != nil {
 		return err
 	}
 	ctx, cancel := s.requestContext()
@@ -57,6 +57,7 @@ func (s *Server) createUser(c *conn, m proto.CreateUserRequest) error {
 	s.mu.Lock()
 	s.users[id] = u
 	s.mu.Unlock()
+	s.registered(id, m.Password)
 	s.reply(c, proto.CreateUserResponse{RequestID: m.RequestID, User: u})
 	return nil
 }
@@ -75,7 +76,14 @@ func (s *Server) authenticate(c *conn, m proto.AuthenticateRequest) error {
 	if err != nil && !errors.Is(err, errNotFound) {
 		return err
 	}
-	if err != nil || !checkPassword(hash, m.Password) {
+	match := false
+	if err == nil {
+		var refused bool
+		if match, refused = s.checkLogin(c, m, u.ID, hash); refused {
+			return nil
+		}
+	}
+	if !match {
 		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgWrongPassword})
 		return nil
 	}

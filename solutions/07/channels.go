@@ -18,7 +18,7 @@ func (s *Server) createChannel(c *conn, m proto.CreateChannelRequest) error {
 	s.mu.Lock()
 	id, exists := s.byName[m.Name]
 	ch := s.channels[id]
-	full := len(s.channels) >= s.cfg.MaxChannels || s.created[c.user.id] >= s.cfg.MaxChannelsPerUser
+	full := len(s.channels) >= s.cfg.Limits.MaxChannels || s.created[c.user.id] >= s.cfg.Limits.MaxChannelsPerUser
 	s.mu.Unlock()
 	if !exists && full {
 		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgTooManyChannels})

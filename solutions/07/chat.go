@@ -117,8 +117,8 @@ func (s *Server) commit(batch []*appendRequest) {
 		msgs[i] = r.msg
 	}
 	_, err := s.store.AppendMessages(msgs)
-	if err == nil && s.cfg.OnCommit != nil {
-		s.cfg.OnCommit(len(batch))
+	if err == nil && s.cfg.Hooks.OnCommit != nil {
+		s.cfg.Hooks.OnCommit(len(batch))
 	}
 	if err == nil {
 		s.mu.Lock()

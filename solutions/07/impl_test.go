@@ -24,38 +24,42 @@ var impl = chatcoretest.Impl{
 			store = failingStore{Store: sq, fail: c.FailAppends, failCall: c.FailStore}
 		}
 		return chatcore.New(chatcore.Config{
-			Store:              store,
-			DBPath:             c.DBPath,
-			MaxPending:         c.MaxPending,
-			LoginTimeout:       c.LoginTimeout,
-			IdleTimeout:        c.IdleTimeout,
-			CommitWindow:       c.CommitWindow,
-			MaxBatch:           c.MaxBatch,
-			WriteTimeout:       c.WriteTimeout,
-			Admins:             c.Admins,
-			MaxUserName:        c.MaxUserName,
-			MaxChannelName:     c.MaxChannelName,
-			MaxMessage:         c.MaxMessage,
-			MaxChannels:        c.MaxChannels,
-			MaxChannelsPerUser: c.MaxChannelsPerUser,
-			MaxUserIDs:         c.MaxUserIDs,
-			MaxLoginFailures:   c.MaxLoginFailures,
-			AddressFailures:    c.AddressFailures,
-			FailureWindow:      c.FailureWindow,
-			HashWait:           c.HashWait,
-			HashQueue:          c.HashQueue,
-			MaxConnections:     c.MaxConnections,
-			MaxConnsPerAddress: c.MaxConnsPerAddress,
-			MaxIdle:            c.MaxIdle,
-			PreAuthBudget:      c.PreAuthBudget,
-			TLS:                c.TLS,
-			OnCommit:           c.OnCommit,
-			Hash:               hashParams(c.SlowHash),
-			Logger:             c.Logger,
+			Store:        store,
+			DBPath:       c.DBPath,
+			LoginTimeout: c.LoginTimeout,
+			IdleTimeout:  c.IdleTimeout,
+			CommitWindow: c.CommitWindow,
+			MaxBatch:     c.MaxBatch,
+			WriteTimeout: c.WriteTimeout,
+			Admins:       c.Admins,
+			TLS:          c.TLS,
+			Hash:         hashParams(c.SlowHash, c.BurstHash),
+			Logger:       c.Logger,
+			Limits: chatcore.Limits{
+				MaxPending:           c.MaxPending,
+				MaxUserName:          c.MaxUserName,
+				MaxChannelName:       c.MaxChannelName,
+				MaxMessage:           c.MaxMessage,
+				MaxChannels:          c.MaxChannels,
+				MaxChannelsPerUser:   c.MaxChannelsPerUser,
+				MaxUserIDs:           c.MaxUserIDs,
+				MaxLoginFailures:     c.MaxLoginFailures,
+				AddressFailures:      c.AddressFailures,
+				FailureWindow:        c.FailureWindow,
+				HashWait:             c.HashWait,
+				HashQueue:            c.HashQueue,
+				AddressRegistrations: c.AddressRegistrations,
+				RegistrationWindow:   c.RegistrationWindow,
+				MaxConnections:       c.MaxConnections,
+				MaxConnsPerAddress:   c.MaxConnsPerAddress,
+				MaxIdle:              c.MaxIdle,
+				PreAuthBudget:        c.PreAuthBudget,
+			},
+			Hooks: chatcore.Hooks{OnCommit: c.OnCommit},
 		})
 	},
 	AddUser: func(c chatcoretest.Config, name, password string) error {
-		s, err := chatcore.New(chatcore.Config{DBPath: c.DBPath, Hash: hashParams(false), Logger: c.Logger})
+		s, err := chatcore.New(chatcore.Config{DBPath: c.DBPath, Hash: hashParams(false, false), Logger: c.Logger})
 		if err != nil {
 			return err
 		}
@@ -112,11 +116,15 @@ func (f failingStore) History(channel uint32, limit int) ([]proto.ChatMessage, e
 	return f.Store.History(channel, limit)
 }
 
-// hashParams is a cheap hash (tests log in often), or a slow one for the
-// check that no password is hashed under the server's lock.
-func hashParams(slow bool) chatcore.HashParams {
-	if slow {
+// hashParams is a cheap hash (tests log in often), a slow one for the
+// check that no password is hashed under the server's lock, or one of a few
+// milliseconds for the check of a burst of registrations.
+func hashParams(slow, burst bool) chatcore.HashParams {
+	switch {
+	case slow:
 		return chatcore.HashParams{Time: 32, MemoryKiB: 4096, Threads: 1}
+	case burst:
+		return chatcore.HashParams{Time: 1, MemoryKiB: 4096, Threads: 1}
 	}
 	return chatcore.HashParams{Time: 1, MemoryKiB: 64, Threads: 1}
 }

@@ -43,22 +43,22 @@ func validName(name string, max int) bool {
 func (s *Server) admit(c *conn, m proto.Message) bool {
 	switch m := m.(type) {
 	case proto.CreateUserRequest:
-		if !validName(m.Name, s.cfg.MaxUserName) {
+		if !validName(m.Name, s.cfg.Limits.MaxUserName) {
 			s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgInvalidName})
 			return false
 		}
 	case proto.CreateChannelRequest:
-		if !validName(m.Name, s.cfg.MaxChannelName) {
+		if !validName(m.Name, s.cfg.Limits.MaxChannelName) {
 			s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgInvalidName})
 			return false
 		}
 	case proto.WriteChat:
-		if len(m.Content) > s.cfg.MaxMessage || chatItemOverhead+jsonLen(m.Content) > replyRoom {
+		if len(m.Content) > s.cfg.Limits.MaxMessage || chatItemOverhead+jsonLen(m.Content) > replyRoom {
 			s.reply(c, proto.Error{Value: proto.MsgMessageTooLong})
 			return false
 		}
 	case proto.GetUsersRequest:
-		if len(m.UserIDs) > s.cfg.MaxUserIDs {
+		if len(m.UserIDs) > s.cfg.Limits.MaxUserIDs {
 			s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgTooManyIDs})
 			return false
 		}

@@ -37,7 +37,7 @@ func (s *Server) readDeadline(c *conn) time.Time {
 	case c.heartbeat:
 		return time.Now().Add(s.cfg.IdleTimeout)
 	}
-	return time.Now().Add(s.cfg.MaxIdle)
+	return time.Now().Add(s.cfg.Limits.MaxIdle)
 }
 
 // frameDeadline is when a frame whose first byte has arrived must be

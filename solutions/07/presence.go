@@ -60,11 +60,11 @@ func (s *Server) broadcastPresenceLocked(to map[*conn]struct{}, m proto.Message,
 	}
 	now := time.Now()
 	for c := range to {
-		if c == self || c.presence.take(now, s.cfg.PresenceRate, s.cfg.PresenceBurst) {
+		if c == self || c.presence.take(now, s.cfg.Limits.PresenceRate, s.cfg.Limits.PresenceBurst) {
 			s.send(c, b)
 		} else if c.presence.dropped == 1 {
 			c.log.Info("presence events over the connection's budget are not sent to it",
-				"burst", s.cfg.PresenceBurst, "per_second", s.cfg.PresenceRate)
+				"burst", s.cfg.Limits.PresenceBurst, "per_second", s.cfg.Limits.PresenceRate)
 		}
 	}
 }

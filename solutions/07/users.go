@@ -10,7 +10,9 @@ import (
 )
 
 // createUser registers a user (109 → 110). Nobody needs a session for it, as
-// in the original. The password is stored only as its hash.
+// in the original. The password is stored only as its hash. An address that
+// has registered its budget lately (registrationLimiter) is refused without
+// a hash.
 func (s *Server) createUser(c *conn, m proto.CreateUserRequest) error {
 	s.mu.Lock()
 	_, exists := s.users[m.Name]
@@ -19,10 +21,15 @@ func (s *Server) createUser(c *conn, m proto.CreateUserRequest) error {
 		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgUserExists})
 		return nil
 	}
+	if !s.registrations.allowed(c.addr) {
+		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgTooManyRegistrations})
+		return nil
+	}
 	hash, err := s.hashPassword(m.Password)
 	if err != nil {
-		return err
+		return err // Server busy. costs the address nothing: it was not hashed
 	}
+	s.registrations.count(c.addr)
 	id, err := s.store.CreateUser(m.Name, hash)
 	if errors.Is(err, ErrExists) { // someone else took the name meanwhile
 		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgUserExists})

@@ -46,7 +46,7 @@ func (s *Server) writeChat(c *conn, m proto.WriteChat) error {
 	case ch == 0:
 		s.reply(c, proto.Error{Value: proto.MsgNoChannel})
 		return nil
-	case len(m.Content) > s.cfg.MaxMessage:
+	case len(m.Content) > s.cfg.Limits.MaxMessage:
 		s.reply(c, proto.Error{Value: proto.MsgMessageTooLong})
 		return nil
 	}

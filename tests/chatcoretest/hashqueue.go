@@ -73,3 +73,72 @@ func summary(m proto.Message) string {
 	}
 	return fmt.Sprintf("%d", m.Type())
 }
+
+// burstClients is checkRegistrationBurst's burst: more registrations at
+// once than a queue of a fixed 128 per core holds on two cores, fewer than
+// one address's connections (512).
+const burstClients = 300
+
+// checkRegistrationBurst: the hash queue is sized by time, not by a count.
+// burstClients registrations arrive at once from one address, with hashes of
+// a few milliseconds (BurstHash) and a HashWait of 5 minutes (so that even
+// a machine so busy that a hash takes a second fits: the check's watchdog
+// bounds the run instead): more than a fixed-count queue holds pile up, but
+// the cores can hash them all within the wait, so every one is answered
+// 110, in whatever order the server takes them — none Server busy.,
+// none refused for its address. (A queue bounded by a fixed count refused
+// 380 of the original load tester's 450 registrations, and the tester quit.)
+func checkRegistrationBurst(k *testkit.T, impl Impl) {
+	k.Helper()
+	const wait = 5 * time.Minute
+	e := start(k, impl, Config{BurstHash: true, HashWait: wait})
+	clients := make([]*client, burstClients)
+	for i := range clients {
+		clients[i] = e.dial(fmt.Sprintf("registrant %d of %d", i+1, burstClients))
+	}
+	for i, c := range clients {
+		c.send(proto.CreateUserRequest{RequestID: 1, Name: fmt.Sprintf("burst-%d", i), Password: "pw-burst"})
+	}
+	answers := map[string]int{}
+	by := time.Now().Add(testkit.WatchdogTimeout)
+	for _, c := range clients {
+		c.nc.SetReadDeadline(by)
+		m, err := proto.Read(c.r)
+		if err != nil {
+			k.Fatalf("%d registrations at once, HashWait %v: %s got no answer within %v (%s): a hash the "+
+				"queue admits must start within HashWait, and one it refuses must be answered at once%s",
+				burstClients, wait, c.who, testkit.WatchdogTimeout, describe(err), c.context())
+		}
+		answers[summary(m)]++
+	}
+	if answers[fmt.Sprint(int(proto.TypeCreateUserResponse))] != burstClients {
+		k.Fatalf("%d registrations at once from one address, each hash a few milliseconds, HashWait %v\n"+
+			"  want: all answered 110\n   got: %v\nAdmit a hash while it can expect to start within "+
+			"HashWait (the hashes ahead of it × how long one takes ÷ the cores), not up to a fixed count; and an "+
+			"address may register at least as many users at once as it may have connections (512)",
+			burstClients, wait, answers)
+	}
+}
+
+// checkRegistrationBudget: with AddressRegistrations 3 (an hour to refill),
+// an address registers 3 users; its 4th registration is refused 100 "Too
+// many registrations from your address, try again later." without a hash,
+// from any connection; a name that exists is still answered "User already
+// exists." (no hash, no budget), and the registered users log in.
+func checkRegistrationBudget(k *testkit.T, impl Impl) {
+	k.Helper()
+	const budget = 3
+	e := start(k, impl, Config{AddressRegistrations: budget, RegistrationWindow: time.Hour})
+	c := e.dial("registrant")
+	for i := range budget {
+		c.register(fmt.Sprintf("budget-%d", i))
+	}
+	refused := proto.ErrorResponse{RequestID: 7, Value: proto.MsgTooManyRegistrations}
+	other := e.dial("the same address, another connection")
+	other.callExpect(fmt.Sprintf("a registration past the address's budget (AddressRegistrations %d)", budget),
+		proto.CreateUserRequest{RequestID: 7, Name: "budget-over", Password: "pw"}, refused)
+	other.callExpect("a registration of a name that exists, past the budget",
+		proto.CreateUserRequest{RequestID: 8, Name: "budget-0", Password: "pw"},
+		proto.ErrorResponse{RequestID: 8, Value: proto.MsgUserExists})
+	other.authenticate("budget-1")
+}

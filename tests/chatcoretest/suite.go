@@ -81,6 +81,11 @@ type Config struct {
 	FailureWindow    time.Duration
 	HashWait         time.Duration
 	HashQueue        int
+	// AddressRegistrations is how many users one address may register at
+	// once, refilled over RegistrationWindow (512 an hour); past it a
+	// registration is refused without a hash.
+	AddressRegistrations int
+	RegistrationWindow   time.Duration
 	// MaxConnections bounds the open connections (4096); one past it is
 	// told "Server busy." and closed. MaxIdle is how long any connection may
 	// stay silent, with heartbeats or without (30 minutes).
@@ -113,6 +118,11 @@ type Config struct {
 	// milliseconds (the wiring raises the hash's passes and memory): the
 	// lock-discipline check needs a hash long enough to see who waits for it.
 	SlowHash bool
+	// BurstHash, if set, must make each password hash take a few
+	// milliseconds (the wiring sets one pass over 4 MiB): enough for a burst
+	// of registrations to pile up in the hash queue, little enough for the
+	// cores to clear it well within HashWait.
+	BurstHash bool
 	// Logger is the server's log. The suite sets it; the contract check
 	// slows it down to see that Close waits for the goroutine that logs.
 	Logger *slog.Logger

@@ -41,6 +41,9 @@ func init() {
 // chatcoreSettings are one step's, the original's by default.
 type chatcoreSettings struct {
 	duration, interval, timeout time.Duration
+	// strict is the original's tester on errors (chatcoreload.Config.Strict):
+	// the first tester that cannot get ready fails the step.
+	strict bool
 }
 
 // chatcoreGoal is the at 450 clients: 0 failed and p99 ≤ 5 ms; the
@@ -63,6 +66,7 @@ func runChatcore(ctx context.Context, args []string) error {
 	f.DurationVar(&s.duration, "duration", chatcoreload.DefaultDuration, "how long the testers send in each step, from the last one ready (the original: 10s)")
 	f.DurationVar(&s.interval, "interval", chatcoreload.DefaultInterval, "between one tester's messages (the original: 1s)")
 	f.DurationVar(&s.timeout, "timeout", chatcoreload.DefaultTimeout, "limit on each request (the original: 10s)")
+	f.BoolVar(&s.strict, "strict", true, "the original's tester on errors: the first login, join or request that fails ends the step with no result; -strict=false counts such testers not ready and runs the others")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -143,9 +147,17 @@ func chatcoreTrial(ctx context.Context, t *runner.Trial, s chatcoreSettings) (ru
 	v := loadAverage()
 	self, selfErr := procstat.Read(os.Getpid())
 	res, err := chatcoreload.Run(ctx, chatcoreload.Config{Addr: t.Addr, Clients: t.Clients,
-		Duration: s.duration, Interval: s.interval, Timeout: s.timeout, Logf: t.Logf})
+		Duration: s.duration, Interval: s.interval, Timeout: s.timeout, Strict: s.strict, Logf: t.Logf})
 	if now, nowErr := procstat.Read(os.Getpid()); selfErr == nil && nowErr == nil {
 		v["tester_cpu_s"] = float64(now.CPUTicks-self.CPUTicks) / procstat.ClockTicks
+	}
+	// How long the registrations took, kept when the step fails: a burst
+	// refused is measured too.
+	for k, d := range map[string]time.Duration{"reg_p50_ms": res.Register.P50, "reg_p99_ms": res.Register.P99,
+		"reg_max_ms": res.Register.Max, "login_p99_ms": res.Login.P99} {
+		if res.Register.N > 0 {
+			v[k] = float64(d.Microseconds()) / 1000
+		}
 	}
 	if err != nil { // a login storm's errors, one a line: one line for the table
 		return runner.Outcome{Values: v}, errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))

@@ -47,7 +47,8 @@ func runChatscale(ctx context.Context, args []string) error {
 	f.IntVar(&kc.writers, "writers", 300, "with -kill: writers, spread over the three servers")
 	f.IntVar(&kc.members, "members", 10, "with -kill: writers per channel (each channel has members on every server)")
 	f.DurationVar(&kc.interval, "interval", time.Second, "with -kill: a writer's pause after each echo (each channel's history must stay under 1000 messages)")
-	hashIter := f.Int("hash-iterations", 10000, "the servers' password hash cost (their default is 600000: logins would dominate)")
+	hashIter := f.Int("hash-iterations", 10000, "the servers' password hash cost (their default is 100000: at 450 clients on one machine the logins' hashes would dominate the start of a step)")
+	strict := f.Bool("strict", false, "the original's tester on errors: the first login, join or request that fails ends the step (and the experiment)")
 	serverLog := f.String("server-log", "error", "the servers' -log level (their log goes to stderr)")
 	if err := f.parse(args); err != nil {
 		return err
@@ -88,7 +89,7 @@ func runChatscale(ctx context.Context, args []string) error {
 	for round := 1; round <= f.rounds; round++ {
 		for k := range ns {
 			n := ns[(k+round-1)%len(ns)]
-			rows, err := scaleRun(ctx, bin, extra, n, counts, *duration, round)
+			rows, err := scaleRun(ctx, bin, extra, n, counts, *duration, round, *strict)
 			if err != nil {
 				return err
 			}
@@ -133,7 +134,7 @@ var (
 
 // scaleRun starts a cluster of n servers, runs every step on it, and
 // returns one row per step.
-func scaleRun(ctx context.Context, bin string, extra []string, n int, counts []int, d time.Duration, round int) ([]runner.Row, error) {
+func scaleRun(ctx context.Context, bin string, extra []string, n int, counts []int, d time.Duration, round int, strict bool) ([]runner.Row, error) {
 	c, err := startCluster(ctx, bin, extra, n)
 	if err != nil {
 		return nil, err
@@ -144,7 +145,9 @@ func scaleRun(ctx context.Context, bin string, extra []string, n int, counts []i
 		v := loadAverage()
 		before := c.cpu()
 		res, err := chatcoreload.Run(ctx, chatcoreload.Config{Addr: strings.Join(c.addrs, ","), Clients: clients,
-			Duration: d, Deliveries: true})
+			Duration: d, Deliveries: true, Strict: strict, Logf: func(format string, args ...any) {
+				fmt.Fprintf(os.Stderr, "  "+format+"\n", args...)
+			}})
 		if err != nil {
 			return nil, fmt.Errorf("%d servers, %d clients: %w", n, clients, err)
 		}

@@ -16,7 +16,8 @@ import (
 // chatcore experiment (chapter 07's, with CPU and plots) drives too; its
 // doc comment lists the method step by step. A tester that cannot log in
 // within -timeout sends nothing and is counted in the last column, "Not
-// ready"; the step and the ladder go on (the original's tester stops there).
+// ready"; the step and the ladder go on (the original's tester stops there,
+// as this one does with -strict).
 func init() {
 	register(mode{
 		name:    "chatcore",
@@ -34,6 +35,7 @@ func runChatcore(ctx context.Context, env *env, args []string) error {
 	fs.DurationVar(&cfg.Duration, "duration", chatcoreload.DefaultDuration, "how long the testers send, from the last one ready (the original: 10s)")
 	fs.DurationVar(&cfg.Interval, "interval", chatcoreload.DefaultInterval, "between one tester's messages (the original: 1s)")
 	fs.DurationVar(&cfg.Timeout, "timeout", chatcoreload.DefaultTimeout, "limit on each request (the original: 10s)")
+	fs.BoolVar(&cfg.Strict, "strict", false, "the original's tester on errors: the first login, join or request that fails ends the step with no table row")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	hdr := fs.Bool("hdr", false, "also print the HDR histogram's percentiles (p50 p95 p99 p99.9 max) of each run")
 	if err := parseFlags(fs, args); err != nil {

@@ -19,12 +19,24 @@
 //     sent − echoed, percentiles at index floor(p·(n−1)) of the sorted
 //     samples, truncated to µs.
 //
-// Two deviations, both harmless: the send time is taken just before the
-// write (the original takes it just after queueing, which it can do because
-// its echo is handled on the same thread); and a login refused with "… is
-// already logged in." is retried for a few seconds, because a run of several
-// steps on one server reuses the tester names of the previous step, whose
-// sessions the server may still be closing.
+// What the original does on an error while its testers get ready: an error
+// answer to a registration means "exists" and the tester goes on to log in;
+// any other error answer (to the login, the join, the root's channel) and
+// any request unanswered within the timeout (the registration's too) makes
+// it log the error and quit at once, with no table. Config.Strict does
+// exactly that: the run fails at the first such error, and a server that
+// refuses one registration of a burst (Server busy.) fails the whole run,
+// because that tester's login then finds no user.
+//
+// Without Strict, two deviations, made for ladders of steps: a tester that
+// cannot get ready is counted in Result.NotReady and the others run, so
+// that a ladder shows where a server's login storm overflows; and a login
+// refused with "… is already logged in." is retried for a few seconds,
+// because a run of several steps on one server reuses the tester names of
+// the previous step, whose sessions the server may still be closing. One
+// deviation always, harmless: the send time is taken just before the write
+// (the original takes it just after queueing, which it can do because its
+// echo is handled on the same thread).
 //
 // loadgen's chatcore mode (the original's table) and tools/cmd/bench's chatcore
 // experiment (chapter 07's, with CPU and plots) both drive their servers
@@ -75,6 +87,11 @@ type Config struct {
 	// channel it receives, from anyone, and Run hold them to one order
 	// (Result.Order). It costs the testers a scan of every frame.
 	Deliveries bool
+	// Strict makes the run the original's on errors: the first tester
+	// that cannot get ready (a login or join refused, any request
+	// unanswered within Timeout) ends the run with its error and no
+	// result, and no login is retried (see the package comment).
+	Strict bool
 }
 
 // addr is the address tester i connects to: Addr's addresses in turn.
@@ -100,6 +117,31 @@ type Result struct {
 	NotReadyErr error
 	// Order is the deliveries' check, with Config.Deliveries.
 	Order OrderCheck
+	// Register and Login are how long the testers' registrations and
+	// logins took, each from its send to its answer (error answers too):
+	// where a login storm's time goes, and how close it came to Timeout.
+	Register, Login Spread
+}
+
+// Spread summarises a set of durations: how many, the median, the 99th
+// percentile and the largest (index floor(p·(n−1)), as the echo's).
+type Spread struct {
+	N             int
+	P50, P99, Max time.Duration
+}
+
+// spreadOf summarises ds (sorting it).
+func spreadOf(ds []time.Duration) Spread {
+	if len(ds) == 0 {
+		return Spread{}
+	}
+	slices.Sort(ds)
+	pick := func(p float64) time.Duration { return ds[int(p*float64(len(ds)-1))] }
+	return Spread{N: len(ds), P50: pick(0.5), P99: pick(0.99), Max: pick(1)}
+}
+
+func (s Spread) String() string {
+	return fmt.Sprintf("%d: p50 %v, p99 %v, max %v", s.N, s.P50.Round(time.Millisecond), s.P99.Round(time.Millisecond), s.Max.Round(time.Millisecond))
 }
 
 // Failed is the original's "failed": messages sent whose echo had not come
@@ -125,6 +167,7 @@ func ParseSteps(s string) ([]int, error) {
 // answers to the waiting RPC by request id, and echoes to onEcho.
 type client struct {
 	name    string
+	ctx     context.Context // ends the calls of a run that is stopping
 	nc      net.Conn
 	wmu     sync.Mutex
 	nextID  atomic.Uint64
@@ -137,6 +180,9 @@ type client struct {
 	// the order they arrive (Config.Deliveries).
 	onChat func(content []byte)
 	done   chan struct{}
+	// registered and loggedIn are how long the registration and the last
+	// login took (0: not answered).
+	registered, loggedIn time.Duration
 }
 
 func dial(ctx context.Context, addr, name string, timeout time.Duration) (*client, error) {
@@ -145,7 +191,7 @@ func dial(ctx context.Context, addr, name string, timeout time.Duration) (*clien
 	if err != nil {
 		return nil, err
 	}
-	c := &client{name: name, nc: nc, waiting: make(map[uint64]chan proto.Message), done: make(chan struct{})}
+	c := &client{name: name, ctx: ctx, nc: nc, waiting: make(map[uint64]chan proto.Message), done: make(chan struct{})}
 	go c.readLoop()
 	return c, nil
 }
@@ -268,32 +314,53 @@ func (c *client) call(mk func(id uint64) proto.Requester, timeout time.Duration)
 	select {
 	case m := <-ch:
 		if e, ok := m.(proto.ErrorResponse); ok {
-			return nil, errors.New(e.Value)
+			return nil, serverError(e.Value)
 		}
 		return m, nil
 	case <-c.done:
 		return nil, fmt.Errorf("[Client][%s] connection closed", c.name)
 	case <-t.C:
 		return nil, fmt.Errorf("[Client][%s] request timed out after %v", c.name, timeout)
+	case <-c.ctx.Done():
+		return nil, fmt.Errorf("[Client][%s] stopped: %w", c.name, context.Cause(c.ctx))
 	}
 }
+
+// serverError is an error answer (100) from the server: its text.
+type serverError string
+
+func (e serverError) Error() string { return string(e) }
 
 func (c *client) close() {
 	c.nc.Close()
 	<-c.done
 }
 
-// login creates the user (any error means "exists") and authenticates it.
-func (c *client) login(timeout time.Duration) error {
-	c.call(func(id uint64) proto.Requester {
+// login creates the user (an error answer means "exists") and authenticates
+// it. Strict, a registration unanswered in time is an error, as in the
+// original, and a refused login is not retried.
+func (c *client) login(timeout time.Duration, strict bool) error {
+	sent := time.Now()
+	_, err := c.call(func(id uint64) proto.Requester {
 		return proto.CreateUserRequest{RequestID: id, Name: c.name, Password: "123"}
 	}, timeout)
+	var answer serverError
+	if err == nil || errors.As(err, &answer) {
+		c.registered = time.Since(sent)
+	}
+	if strict && err != nil && !errors.As(err, &answer) {
+		return fmt.Errorf("create user: %w", err)
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
+		sent := time.Now()
 		m, err := c.call(func(id uint64) proto.Requester {
 			return proto.AuthenticateRequest{RequestID: id, Name: c.name, Password: "123"}
 		}, timeout)
-		if err != nil && strings.HasSuffix(err.Error(), "is already logged in.") && time.Now().Before(deadline) {
+		if err == nil || errors.As(err, &answer) {
+			c.loggedIn = time.Since(sent)
+		}
+		if err != nil && !strict && strings.HasSuffix(err.Error(), "is already logged in.") && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond) // the previous step's session is still being closed
 			continue
 		}
@@ -355,7 +422,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, fmt.Errorf("[Client][root-tester] Unable to connect to address %s: %w", cfg.addr(0), err)
 	}
 	defer root.close()
-	if err := root.login(cfg.Timeout); err != nil {
+	if err := root.login(cfg.Timeout, cfg.Strict); err != nil {
 		return Result{}, err
 	}
 	m, err := root.call(func(id uint64) proto.Requester {
@@ -369,13 +436,21 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	start := time.Now()
 	testers := make([]*tester, cfg.Clients)
 	errs := make([]error, cfg.Clients)
+	setup := make([][2]time.Duration, cfg.Clients) // each tester's registration and login
+	// Strict, the first error stops the others' preparation (the original
+	// quits there); it is the cause of prepCtx.
+	prepCtx, quit := context.WithCancelCause(ctx)
+	defer quit(nil)
 	var wg sync.WaitGroup
 	for i := range testers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			t, err := prepareTester(ctx, cfg, cfg.addr(i), fmt.Sprintf("tester%d", i), channel)
+			t, err := prepareTester(prepCtx, cfg, cfg.addr(i), fmt.Sprintf("tester%d", i), channel, &setup[i])
 			testers[i], errs[i] = t, err
+			if err != nil && cfg.Strict {
+				quit(err)
+			}
 		}()
 	}
 	wg.Wait()
@@ -393,6 +468,21 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 	}
 	notReadyErr := firstErrors(errs, 3)
+	var registered, loggedIn []time.Duration
+	for _, d := range setup {
+		if d[0] > 0 {
+			registered = append(registered, d[0])
+		}
+		if d[1] > 0 {
+			loggedIn = append(loggedIn, d[1])
+		}
+	}
+	reg, login := spreadOf(registered), spreadOf(loggedIn)
+	say("registrations %v; logins %v", reg, login)
+	if notReady > 0 && cfg.Strict {
+		return Result{Clients: cfg.Clients, NotReady: notReady, NotReadyErr: notReadyErr, Register: reg, Login: login},
+			fmt.Errorf("the original's tester quits after %v: %w", time.Since(start).Round(time.Millisecond), context.Cause(prepCtx))
+	}
 	if notReady == cfg.Clients {
 		return Result{}, notReadyErr
 	}
@@ -458,7 +548,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		t.mu.Unlock()
 	}
 	res := Result{Clients: cfg.Clients, Sent: sent.Load(), Completed: int64(len(all)), HDR: rec.Result(cfg.Duration),
-		NotReady: notReady, NotReadyErr: notReadyErr}
+		NotReady: notReady, NotReadyErr: notReadyErr, Register: reg, Login: login}
 	slices.Sort(all)
 	pick := func(p float64) time.Duration {
 		if len(all) == 0 {
@@ -481,7 +571,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	return res, ctx.Err()
 }
 
-func prepareTester(ctx context.Context, cfg Config, addr, name string, channel uint32) (*tester, error) {
+// prepareTester connects, registers, logs in and joins one tester, and puts
+// how long its registration and login took in setup.
+func prepareTester(ctx context.Context, cfg Config, addr, name string, channel uint32, setup *[2]time.Duration) (*tester, error) {
 	c, err := dial(ctx, addr, name, cfg.Timeout)
 	if err != nil {
 		return nil, fmt.Errorf("[Client][%s] Unable to connect to address %s: %w", name, addr, err)
@@ -492,7 +584,9 @@ func prepareTester(ctx context.Context, cfg Config, addr, name string, channel u
 	if cfg.Deliveries {
 		c.onChat = t.record
 	}
-	if err := c.login(cfg.Timeout); err != nil {
+	err = c.login(cfg.Timeout, cfg.Strict)
+	setup[0], setup[1] = c.registered, c.loggedIn
+	if err != nil {
 		c.close()
 		return nil, err
 	}

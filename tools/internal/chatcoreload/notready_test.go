@@ -112,3 +112,28 @@ func TestRunFailsWhenNoTesterIsReady(t *testing.T) {
 		t.Errorf("Run with every login unanswered: err = %v; want the testers' timeouts", err)
 	}
 }
+
+// Strict is the original's tester: an error answer to a registration means
+// "exists" and the run goes on (the fake server answers every one so), but
+// the first login left unanswered ends the run with its error and no
+// result, as the original quits there.
+func TestStrictRunQuitsAtTheFirstError(t *testing.T) {
+	// The timeout is long, so that on a busy machine only the silent
+	// login can run into it: the others are answered at once.
+	cfg := Config{Clients: 3, Interval: 50 * time.Millisecond, Duration: 300 * time.Millisecond,
+		Timeout: 2 * time.Second, Strict: true}
+	cfg.Addr = fakeServer(t)
+	res, err := Run(t.Context(), cfg)
+	if err != nil || res.Sent == 0 || res.Failed() != 0 {
+		t.Fatalf("strict run, every registration answered \"exists\": sent %d, failed %d, err %v; want it to run, as the original takes the error for \"exists\"",
+			res.Sent, res.Failed(), err)
+	}
+	cfg.Addr = fakeServer(t, "tester1")
+	res, err = Run(t.Context(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "tester1") || !strings.Contains(err.Error(), "timed out") {
+		t.Errorf("strict run, tester1's login unanswered: err = %v; want the run to quit with tester1's timeout", err)
+	}
+	if res.Sent != 0 {
+		t.Errorf("strict run, tester1's login unanswered: sent %d; want 0 (the original quits before its load test)", res.Sent)
+	}
+}

@@ -46,10 +46,10 @@ func run(args []string) error {
 	admins := fs.String("admins", "", "comma-separated user names that may stop the server with Shutdown (102)")
 	certFile := fs.String("tls-cert", "", "TLS certificate (PEM); with -tls-key, serve TLS only")
 	keyFile := fs.String("tls-key", "", "TLS private key (PEM)")
-	maxPending := fs.Int("max-pending", chatcore.DefaultMaxPending, "bytes queued for one client before it is dropped as too slow")
 	hashTime := fs.Uint("hash-time", uint(chatcore.DefaultHash.Time), "argon2id passes per password hash")
 	hashMemory := fs.Uint("hash-memory", uint(chatcore.DefaultHash.MemoryKiB), "argon2id memory per password hash, in KiB")
-	var lim chatcore.Config
+	var lim chatcore.Limits
+	fs.IntVar(&lim.MaxPending, "max-pending", chatcore.DefaultMaxPending, "bytes queued for one client before it is dropped as too slow")
 	fs.IntVar(&lim.MaxConnections, "max-connections", chatcore.DefaultMaxConnections, "open connections; the one past it is told 'Server busy.' and closed")
 	fs.IntVar(&lim.MaxConnsPerAddress, "max-conns-per-address", chatcore.DefaultMaxConnsPerAddr, "open connections from one client address; the one past it is told 'Too many connections from your address.' and closed")
 	fs.IntVar(&lim.PresenceBurst, "presence-burst", chatcore.DefaultPresenceBurst, "presence events (login, logout, join, leave) sent to one connection at once; past its budget it misses them")
@@ -62,7 +62,9 @@ func run(args []string) error {
 	fs.IntVar(&lim.MaxChannels, "max-channels", chatcore.DefaultMaxChannels, "channels of the server")
 	fs.IntVar(&lim.MaxChannelsPerUser, "max-channels-per-user", chatcore.DefaultMaxChannelsPerUser, "channels one user may create while the server runs")
 	fs.IntVar(&lim.MaxUserIDs, "max-user-ids", chatcore.DefaultMaxUserIDs, "ids in one GetUsers")
-	fs.DurationVar(&lim.HashWait, "hash-wait", chatcore.DefaultHashWait, "longest a password hash waits for a core before the request is answered 'Server busy.'")
+	fs.DurationVar(&lim.HashWait, "hash-wait", chatcore.DefaultHashWait, "longest a password hash may expect to wait for a core; one that cannot start in time is answered 'Server busy.' at once")
+	fs.IntVar(&lim.AddressRegistrations, "address-registrations", chatcore.DefaultAddressRegistrations, "users one address may register at once, refilled over -registration-window; past it 'Too many registrations from your address, try again later.'")
+	fs.DurationVar(&lim.RegistrationWindow, "registration-window", chatcore.DefaultRegistrationWindow, "the window of -address-registrations")
 	fs.IntVar(&lim.MaxLoginFailures, "max-login-failures", chatcore.DefaultMaxLoginFailures, "failed logins that close a connection")
 	fs.IntVar(&lim.AddressFailures, "address-failures", chatcore.DefaultAddressFailures, "failed logins per -failure-window from one address before its logins are refused")
 	fs.DurationVar(&lim.FailureWindow, "failure-window", chatcore.DefaultFailureWindow, "the window of -address-failures")
@@ -75,8 +77,7 @@ func run(args []string) error {
 		return err
 	}
 	slog.SetDefault(log)
-	cfg := lim
-	cfg.DBPath, cfg.MaxPending, cfg.Logger = *db, *maxPending, log
+	cfg := chatcore.Config{DBPath: *db, Logger: log, Limits: lim}
 	cfg.Hash = chatcore.HashParams{Time: uint32(*hashTime), MemoryKiB: uint32(*hashMemory), Threads: 1}
 	if *admins != "" {
 		cfg.Admins = strings.Split(*admins, ",")

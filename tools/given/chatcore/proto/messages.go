@@ -316,7 +316,10 @@ const (
 	MsgTooManyIDs      = "Too many user ids."
 	MsgReplyTooLarge   = "Reply too large."
 	MsgTooManyFailures = "Too many failed logins, try again later."
-	MsgStorageFailed   = "Storage failed."
+	// MsgTooManyRegistrations: the client's address registered as many users
+	// lately as the server allows one address.
+	MsgTooManyRegistrations = "Too many registrations from your address, try again later."
+	MsgStorageFailed        = "Storage failed."
 )
 
 // MsgUserLoggedIn is the answer to a login of a user who has a session on
