@@ -12,13 +12,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	nats "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
+
+	"serverlab/tools/given/filelock"
 )
 
 // What the servers share in NATS.
@@ -509,13 +510,12 @@ type storeLock struct {
 
 // lockStore locks path + ".lock" and reads (or makes) the owner id in it.
 func lockStore(path string) (*storeLock, error) {
-	f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := filelock.Open(path + ".lock")
+	if errors.Is(err, filelock.ErrInUse) {
+		return nil, fmt.Errorf("the store %s is in use by another server (%s.lock)", path, path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lock the store: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("the store %s is in use by another server (%s.lock): %w", path, path, err)
 	}
 	b := make([]byte, 64)
 	n, _ := f.ReadAt(b, 0)

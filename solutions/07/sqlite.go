@@ -13,6 +13,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"serverlab/tools/given/chatcore/proto"
+	"serverlab/tools/given/filelock"
 )
 
 // schema is the original's three tables, unchanged, so that its databases
@@ -40,14 +41,14 @@ CREATE INDEX IF NOT EXISTS chat_messages_by_channel ON chat_messages(channel_id,
 // up to a second before writing them at all.)
 type SQLiteStore struct {
 	db   *sql.DB
-	lock *os.File // holds the exclusive lock on the file (see lockDB)
+	lock *os.File // holds the exclusive lock on the file: one server per database (filelock)
 }
 
 // NewSQLiteStore opens (creating if needed) the database at path. hash
 // turns a plain-text password of an old database into a stored hash; it may
 // be nil if there is none to convert.
 func NewSQLiteStore(path string, hash func(password string) (string, error)) (*SQLiteStore, error) {
-	lock, err := lockDB(path)
+	lock, err := filelock.Open(path)
 	if err != nil {
 		return nil, err
 	}
