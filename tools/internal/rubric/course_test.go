@@ -2,7 +2,12 @@ package rubric
 
 import (
 	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -103,4 +108,77 @@ func declaredTests(dir string) (map[string]bool, error) {
 		}
 	}
 	return declared, nil
+}
+
+// TestJudgeWiringStatesImplData: the data an Impl carries (Threaded,
+// SlowsSender, GoroutinePerClient: what the chapter's design is, which
+// decides which checks run) is stated twice, by the wiring that hands the
+// package to its suite (impl_test.go) and by the judge's wiring, which takes
+// it from the course and never from the student's process. The two must
+// agree, field for field, or the grader runs other checks than go test.
+func TestJudgeWiringStatesImplData(t *testing.T) {
+	for _, tree := range []string{"chapters", "solutions"} {
+		dirs, _ := filepath.Glob(filepath.Join(courseRoot, tree, "[0-9][0-9]"))
+		for _, dir := range dirs {
+			local, err := implData(filepath.Join(dir, "impl_test.go"), false)
+			if err != nil {
+				t.Errorf("%s: %v", dir, err)
+				continue
+			}
+			judged, err := implData(filepath.Join(dir, "judge_test.go"), true)
+			if err != nil {
+				t.Errorf("%s: %v", dir, err)
+				continue
+			}
+			for typ, want := range local {
+				if got := judged[typ]; !maps.Equal(got, want) {
+					rel, _ := filepath.Rel(courseRoot, dir)
+					t.Errorf("%s: %s's data in impl_test.go is %v, in judge_test.go %v: state the same in judge.Remote(%s{…})", rel, typ, want, got, typ)
+				}
+			}
+		}
+	}
+}
+
+// implData reads the Impl composite literals of a wiring file (in judge
+// wiring, those passed to judge.Remote) and returns, by type ("chattest.Impl"),
+// the fields set to a constant (true, 3, "x"), as written.
+func implData(path string, judgeWiring bool) (map[string]map[string]string, error) {
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]string{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		lit, ok := n.(*ast.CompositeLit)
+		if !ok {
+			return true
+		}
+		sel, ok := lit.Type.(*ast.SelectorExpr)
+		if !ok || sel.Sel.Name != "Impl" {
+			return true
+		}
+		typ := sel.X.(*ast.Ident).Name + ".Impl"
+		fields := map[string]string{}
+		for _, e := range lit.Elts {
+			kv, ok := e.(*ast.KeyValueExpr)
+			if !ok {
+				continue
+			}
+			switch v := kv.Value.(type) {
+			case *ast.Ident:
+				if v.Name == "true" || v.Name == "false" {
+					fields[kv.Key.(*ast.Ident).Name] = v.Name
+				}
+			case *ast.BasicLit:
+				fields[kv.Key.(*ast.Ident).Name] = v.Value
+			}
+		}
+		out[typ] = fields
+		return false
+	})
+	if judgeWiring && len(out) == 0 {
+		return nil, fmt.Errorf("%s passes no Impl literal to judge.Remote", filepath.Base(path))
+	}
+	return out, nil
 }
