@@ -5,6 +5,9 @@ package judge
 const (
 	RoleEnv  = "SERVERLAB_JUDGE_ROLE"
 	SocketFD = 3
+	// SocketIDEnv names the subject's socket, "device:inode" (see
+	// socketid_unix.go): the grader sets it, and a caller's copy is dropped.
+	SocketIDEnv = "SERVERLAB_JUDGE_SOCKET"
 	// Judge and Subject are RoleEnv's values.
 	Judge   = "judge"
 	Subject = "subject"

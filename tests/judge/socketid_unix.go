@@ -17,8 +17,6 @@ import (
 // process was started with (/proc/self/environ, which os.Setenv does not
 // change) and refuses any other socket.
 
-// SocketIDEnv names the subject's socket: "device:inode".
-const SocketIDEnv = "SERVERLAB_JUDGE_SOCKET"
 
 // SocketID is the name of the socket f.
 func SocketID(f *os.File) (string, error) {

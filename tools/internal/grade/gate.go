@@ -184,7 +184,11 @@ func (g *gate) file(p, rel string, replace map[string]string) {
 	}
 	f, err := parser.ParseFile(g.fset, src, nil, parser.ParseComments|parser.SkipObjectResolution)
 	if err != nil {
-		return // the build reports it, with the compiler's words; a file no build compiles cannot harm
+		// A file the gate cannot read is not let through unread: the
+		// compiler accepts some that go/parser refuses (nesting deeper than
+		// the parser's limit), and what it holds would never be checked.
+		g.refuse(ruleImport, rel, 1, fmt.Sprintf("%s does not parse, so the gate cannot check it: fix it first (go vet ./chapters/%s/... shows where): %v", name, g.chapter.ID, firstLine(err)))
+		return
 	}
 	g.files = append(g.files, &srcFile{rel: rel, dir: dir, f: f, test: test, host: !test && builds(p, src)})
 }
@@ -771,4 +775,10 @@ func allowSet(id string) map[string]bool {
 		set[e] = true
 	}
 	return set
+}
+
+// firstLine is the first line of err's text.
+func firstLine(err error) string {
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	return line
 }

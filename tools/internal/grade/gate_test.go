@@ -165,6 +165,8 @@ func TestGateRefuses(t *testing.T) {
 			"01/a.go:3: chapter 01's code may not import"},
 		{"a dependency of another chapter", "01", map[string]string{"01/a.go": "package p\n\nimport _ \"modernc.org/sqlite\"\n"},
 			"01/a.go:3: chapter 01's code needs no \"modernc.org/sqlite\""},
+		{"a file the parser refuses", "01", map[string]string{"01/a.go": "package p\n", "01/deep/d.go": "package deep\n\nvar x = " + strings.Repeat("(", 100001) + "1" + strings.Repeat(")", 100001) + "\n"},
+			"01/deep/d.go:1: d.go does not parse, so the gate cannot check it"},
 		{"a descriptor copied over a Unix socket", "02", map[string]string{"02/a.go": "package p\n\nimport \"net\"\n\nfunc f(c *net.UnixConn) { c.WriteMsgUnix(nil, nil, nil) }\n"},
 			"02/a.go:5: no chapter needs net.UnixConn.WriteMsgUnix"},
 		{"a file no build here compiles", "01", map[string]string{"01/a.go": "package p\n", "01/b_windows.go": "package p\n\nimport \"reflect\"\n\nvar _ = reflect.ValueOf\n"},
