@@ -17,7 +17,6 @@ import (
 // process was started with (/proc/self/environ, which os.Setenv does not
 // change) and refuses any other socket.
 
-
 // SocketID is the name of the socket f.
 func SocketID(f *os.File) (string, error) {
 	var st syscall.Stat_t
