@@ -7,10 +7,10 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"serverlab/tools/given/jobs"
+	"serverlab/tools/given/trywrite"
 )
 
 // Config configures a Server.
@@ -273,7 +273,7 @@ const (
 // read can hold up only its own writer, never a worker.
 type clientConn struct {
 	nc  net.Conn
-	raw syscall.RawConn // the socket under nc, for writeNow; nil if none
+	raw trywrite.Socket // the socket under nc: send's one non-blocking write (given)
 	srv *Server
 
 	mu      sync.Mutex
@@ -288,10 +288,7 @@ type clientConn struct {
 }
 
 func newClientConn(nc net.Conn, s *Server) *clientConn {
-	c := &clientConn{nc: nc, srv: s, refs: 1} // the reader's reference
-	if sc, ok := nc.(syscall.Conn); ok {
-		c.raw, _ = sc.SyscallConn()
-	}
+	c := &clientConn{nc: nc, raw: trywrite.New(nc), srv: s, refs: 1} // the reader's reference
 	c.ready.L = &c.mu
 	c.room.L = &c.mu
 	return c
@@ -317,7 +314,7 @@ func (c *clientConn) release() {
 
 // send hands one whole answer line to the client without ever blocking on
 // the network. If nothing is waiting in the outbox and the writer is not
-// writing, it first tries writeNow, one non-blocking write: in the steady
+// writing, it first tries c.raw.Write, one non-blocking write: in the steady
 // state the socket takes the whole line and the answer leaves at once,
 // without waking the writer goroutine (which, while the workers keep both
 // CPUs busy, could wait for a free CPU until the next job ends). Whatever the socket
@@ -327,7 +324,7 @@ func (c *clientConn) release() {
 func (c *clientConn) send(line []byte) {
 	// TODO(ex 3.4): Done when: send never waits for the client: under c.mu,
 	// unless the connection is dead, the line goes out by one non-blocking
-	// write when nothing is queued or being written (the given writeNow), and
+	// write when nothing is queued or being written (c.raw.Write, given), and
 	// what the socket did not take is queued whole, in order, for the writer,
 	// which is woken. Answers never interleave, and a worker is back at work at
 	// once. Checked by TestEx3_4_Server.

@@ -10,11 +10,11 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"serverlab/tools/given/jobs"
 	"serverlab/tools/given/lab"
+	"serverlab/tools/given/trywrite"
 )
 
 // Config configures a Server.
@@ -338,7 +338,7 @@ const (
 // read can hold up only its own writer, never a worker.
 type clientConn struct {
 	nc  net.Conn
-	raw syscall.RawConn // the socket under nc, for writeNow; nil if none
+	raw trywrite.Socket // the socket under nc: send's one non-blocking write (given)
 	srv *Server
 
 	mu      sync.Mutex
@@ -353,10 +353,7 @@ type clientConn struct {
 }
 
 func newClientConn(nc net.Conn, s *Server) *clientConn {
-	c := &clientConn{nc: nc, srv: s, refs: 1} // the reader's reference
-	if sc, ok := nc.(syscall.Conn); ok {
-		c.raw, _ = sc.SyscallConn()
-	}
+	c := &clientConn{nc: nc, raw: trywrite.New(nc), srv: s, refs: 1} // the reader's reference
 	c.ready.L = &c.mu
 	c.room.L = &c.mu
 	return c
@@ -382,7 +379,7 @@ func (c *clientConn) release() {
 
 // send hands one whole answer line to the client without ever blocking on
 // the network. If nothing is waiting in the outbox and the writer is not
-// writing, it first tries writeNow, one non-blocking write: in the steady
+// writing, it first tries c.raw.Write, one non-blocking write: in the steady
 // state the socket takes the whole line and the answer leaves at once,
 // without waking the writer goroutine (which, while the workers keep both
 // CPUs busy, could wait for a free CPU until the next job ends). Whatever the socket
@@ -396,7 +393,7 @@ func (c *clientConn) send(line []byte) {
 		return
 	}
 	if len(c.pending) == 0 && c.writing == 0 {
-		line = line[c.writeNow(line):]
+		line = line[c.raw.Write(line):]
 		if len(line) == 0 {
 			return
 		}
