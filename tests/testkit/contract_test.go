@@ -48,6 +48,7 @@ func (e *echo) Serve(ln net.Listener) error {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
+		ln.Close() // Serve owns ln from the call on
 		return lab.ErrServerClosed
 	}
 	if e.neverAccepts {
