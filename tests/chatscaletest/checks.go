@@ -788,7 +788,9 @@ func Sessions(t *testing.T, impl Impl) {
 	n := startNATS(k)
 	obs := observe(k, n.url())
 	cfg := baseConfig(k, n.url())
-	cfg.SessionTTL = 2 * time.Second
+	// A refresh every TTL/3 must land in time: on a busy machine its
+	// goroutine waits for a processor, so the TTL grows with the load.
+	cfg.SessionTTL = scaled(2 * time.Second)
 	cfg.RequestTimeout = time.Second
 	a, b := serve(k, impl, "A", cfg), serve(k, impl, "B", cfg)
 	alice, dave := a.dial("alice"), a.dial("dave")
@@ -905,14 +907,16 @@ func refreshWithoutLock(k *testkit.T, impl Impl) {
 	proxy := startAckDropper(k, n.url())
 	cfg := baseConfig(k, proxy.url())
 	cfg.SessionTTL = 900 * time.Millisecond // a refresh every 300 ms
-	cfg.RequestTimeout = 2 * time.Second
+	// A refresh that holds the mutex holds it for a stalled write's whole
+	// RequestTimeout: twice the bound below, at any load.
+	cfg.RequestTimeout = scaled(2 * time.Second)
 	p := serve(k, impl, "P", cfg)
 	alice, bob := p.dial("alice"), p.dial("bob")
 	alice.newUser("alice")
 	bob.newUser("bob")
 
 	proxy.stall()
-	const slow = time.Second
+	slow := scaled(time.Second)
 	for until := time.Now().Add(3 * time.Second); time.Now().Before(until); {
 		start := time.Now()
 		id := bob.id()
@@ -970,4 +974,10 @@ func neverTwice(k *testkit.T, impl Impl) {
 	third := q.dial("alice a third time")
 	third.callExpect("alice is still logged in on Q", proto.AuthenticateRequest{Name: "alice", Password: password("alice"), RequestID: id},
 		proto.ErrorResponse{RequestID: id, Value: proto.MsgUserLoggedIn("alice")})
+}
+
+// scaled is d stretched as every wait of the suite is on a busy machine
+// (testkit.TimeScale).
+func scaled(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * testkit.TimeScale)
 }
