@@ -48,6 +48,7 @@ var impl = chatcoretest.Impl{
 			MaxConnsPerAddress: c.MaxConnsPerAddress,
 			MaxIdle:            c.MaxIdle,
 			PreAuthBudget:      c.PreAuthBudget,
+			InputBudget:        c.InputBudget,
 			TLS:                c.TLS,
 			OnCommit:           c.OnCommit,
 			Hash:               hashParams(c.SlowHash),

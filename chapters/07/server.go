@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"serverlab/tools/given/chatcore/guard"
 	"serverlab/tools/given/chatcore/proto"
 )
 
@@ -63,11 +64,17 @@ type Config struct {
 	// PreAuthBudget bounds the bytes of frames over 64 KiB that
 	// unauthenticated connections may be reading at once, together (default
 	// 64 MiB); one that does not fit is told Server busy. and closed.
+	// InputBudget bounds the same for every connection, logged in or not
+	// (default 256 MiB): registering is free, so logging in is no reason to
+	// be trusted with memory.
 	PreAuthBudget int
+	InputBudget   int
 	// MaxConnsPerAddress bounds the open connections from one client IP
 	// address (default 512, an eighth of the default MaxConnections), as an
 	// IRC daemon's connection class does; one past it is told Too many
-	// connections from your address. and closed.
+	// connections from your address. and closed. Near MaxConnections the
+	// cap shrinks, so that a few addresses cannot fill the server between
+	// them (see guard.Gate).
 	MaxConnsPerAddress int
 	// PresenceBurst and PresenceRate are each connection's budget of
 	// presence events (126, 125, 128, 127): at most PresenceBurst at once,
@@ -143,6 +150,7 @@ const (
 	DefaultPresenceRate     = 20
 	DefaultMaxIdle          = 30 * time.Minute
 	DefaultPreAuthBudget    = 64 << 20
+	DefaultInputBudget      = 256 << 20
 	DefaultHashWait         = 8 * time.Second
 	DefaultHashQueuePerCore = 128
 	DefaultMaxLoginFailures = 5
@@ -164,9 +172,12 @@ type Server struct {
 	// take 450 times that) and how long they may wait.
 	hashes *hashQueue
 	// failures counts failed logins per client address.
-	failures *failureLimiter
-	// inputUsed is the part of PreAuthBudget in use (see admitInput).
-	inputUsed atomic.Int64
+	failures *guard.Failures
+	// gate counts the open connections, in all and by client address.
+	gate *guard.Gate
+	// preAuthInput and input are the budgets of large frames being read
+	// (see admitInput).
+	preAuthInput, input *guard.Budget
 	dummyState
 	// logins remembers verified passwords for a while (see loginMemo).
 	logins loginMemo
@@ -179,7 +190,6 @@ type Server struct {
 	closed   bool
 	ln       net.Listener
 	conns    map[*conn]struct{}
-	perAddr  map[string]int // open connections by client address
 	nextConn uint64
 	users    map[string]*user // by name
 	usersID  map[uint32]*user // by id
@@ -215,9 +225,9 @@ func New(cfg Config) (*Server, error) {
 		admins:   make(map[string]bool),
 		appends:  make(chan *appendRequest, cfg.MaxBatch),
 		hashes:   newHashQueue(runtime.GOMAXPROCS(0), cfg.HashQueue, cfg.HashWait),
-		failures: newFailureLimiter(cfg.AddressFailures, cfg.FailureWindow),
+		failures: guard.NewFailures(cfg.AddressFailures, cfg.FailureWindow),
+		gate:     guard.NewGate(cfg.MaxConnections, cfg.MaxConnsPerAddress),
 		conns:    make(map[*conn]struct{}),
-		perAddr:  make(map[string]int),
 		users:    make(map[string]*user),
 		usersID:  make(map[uint32]*user),
 		sessions: make(map[uint32]*conn),
@@ -226,6 +236,9 @@ func New(cfg Config) (*Server, error) {
 		created:  make(map[uint32]int),
 		members:  make(map[uint32]map[*conn]struct{}),
 		done:     make(chan struct{}),
+
+		preAuthInput: guard.NewBudget(cfg.PreAuthBudget),
+		input:        guard.NewBudget(cfg.InputBudget),
 	}
 	store := cfg.Store
 	if store == nil {
@@ -283,6 +296,7 @@ func withDefaults(cfg Config) Config {
 	cfg.PresenceRate = orDefault(cfg.PresenceRate, DefaultPresenceRate)
 	cfg.MaxIdle = orDefault(cfg.MaxIdle, DefaultMaxIdle)
 	cfg.PreAuthBudget = orDefault(cfg.PreAuthBudget, DefaultPreAuthBudget)
+	cfg.InputBudget = orDefault(cfg.InputBudget, DefaultInputBudget)
 	cfg.HashWait = orDefault(cfg.HashWait, DefaultHashWait)
 	cfg.HashQueue = orDefault(cfg.HashQueue, DefaultHashQueuePerCore*runtime.GOMAXPROCS(0))
 	cfg.MaxLoginFailures = orDefault(cfg.MaxLoginFailures, DefaultMaxLoginFailures)
@@ -382,7 +396,7 @@ func (s *Server) handle(nc net.Conn) {
 	s.keepAlive(nc)
 	nc = s.wrapTLS(nc)
 	c, err := s.track(nc)
-	if errors.Is(err, errTooManyConns) || errors.Is(err, errTooManyFromAddr) {
+	if errors.Is(err, guard.ErrServerFull) || errors.Is(err, guard.ErrTooManyFromAddr) {
 		s.refuse(nc, err)
 		return
 	}
@@ -413,31 +427,21 @@ func (s *Server) wrapTLS(nc net.Conn) net.Conn {
 	return nc
 }
 
-// Why a new connection was refused: the server has MaxConnections already,
-// or its client's address has MaxConnsPerAddress.
-var (
-	errTooManyConns    = errors.New("too many connections")
-	errTooManyFromAddr = errors.New("too many connections from one address")
-)
-
 // track registers a new connection, or returns nil if the server is closed
-// (and errTooManyConns or errTooManyFromAddr if a cap is reached). The
-// per-address cap is an IRC daemon's connection class: one host, or one
-// attacker, cannot take every connection the server has.
+// (and guard.ErrServerFull or guard.ErrTooManyFromAddr if the gate refuses
+// it). The per-address cap is an IRC daemon's connection class: one host,
+// or one attacker, cannot take every connection the server has; and near
+// the global cap it shrinks, so that nine hosts cannot either (guard.Gate).
 func (s *Server) track(nc net.Conn) (*conn, error) {
-	addr := host(nc)
+	addr := guard.Host(nc)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, nil
 	}
-	if len(s.conns) >= s.cfg.MaxConnections {
-		return nil, errTooManyConns
+	if err := s.gate.Admit(addr); err != nil {
+		return nil, err
 	}
-	if s.perAddr[addr] >= s.cfg.MaxConnsPerAddress {
-		return nil, errTooManyFromAddr
-	}
-	s.perAddr[addr]++
 	s.nextConn++
 	c := &conn{
 		id:      s.nextConn,
@@ -459,7 +463,7 @@ func (s *Server) track(nc net.Conn) (*conn, error) {
 func (s *Server) refuse(nc net.Conn, why error) {
 	defer nc.Close()
 	text, limit := proto.MsgServerBusy, s.cfg.MaxConnections
-	if errors.Is(why, errTooManyFromAddr) {
+	if errors.Is(why, guard.ErrTooManyFromAddr) {
 		text, limit = proto.MsgTooManyFromAddr, s.cfg.MaxConnsPerAddress
 	}
 	s.log.Warn("connection refused", "why", why, "remote", nc.RemoteAddr(), "limit", limit)
@@ -478,7 +482,7 @@ func (s *Server) disconnect(c *conn) {
 	s.mu.Lock()
 	if !s.closed {
 		delete(s.conns, c)
-		s.forgetAddr(c.addr)
+		s.gate.Leave(c.addr)
 		s.endSession(c)
 	}
 	// Once Close has begun, a reader ends because Close interrupted it, and
@@ -496,13 +500,6 @@ func (s *Server) disconnect(c *conn) {
 	s.mu.Unlock()
 	if !closeHasIt {
 		c.out.finish()
-	}
-}
-
-// forgetAddr counts one connection from addr less; the caller holds s.mu.
-func (s *Server) forgetAddr(addr string) {
-	if s.perAddr[addr]--; s.perAddr[addr] <= 0 {
-		delete(s.perAddr, addr)
 	}
 }
 

@@ -25,6 +25,10 @@ func (s *Server) createChannel(c *conn, m proto.CreateChannelRequest) error {
 		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgInvalidName})
 		return nil
 	}
+	if !s.mayCreateChannel(u.ID, m.Name) {
+		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgTooManyChannels})
+		return nil
+	}
 	ctx, cancel := s.requestContext()
 	defer cancel()
 	id, created, err := s.createChannelKey(ctx, m.Name)
@@ -37,6 +41,7 @@ func (s *Server) createChannel(c *conn, m proto.CreateChannelRequest) error {
 	s.reply(c, proto.CreateChannelResponse{RequestID: m.RequestID, Channel: ch})
 	var ev = s.noEvent()
 	if created {
+		s.created[u.ID]++
 		ev = s.eventLocked(0, proto.ChannelCreateEvent{Channel: ch, UserID: u.ID})
 	}
 	s.mu.Unlock()
@@ -44,9 +49,34 @@ func (s *Server) createChannel(c *conn, m proto.CreateChannelRequest) error {
 	return nil
 }
 
+// mayCreateChannel reports whether a channel named name may be made by
+// user: a name that exists may always be asked for (it is the existing
+// channel); a new one only while the channels this server knows are fewer
+// than MaxChannels and the user has made fewer than MaxChannelsPerUser
+// here since the start. Without the cap, 15,007 channels made in 11 s made
+// the list larger than a frame, and GetChannels went unanswered for
+// everyone. (Two servers may each let one more through at the same moment:
+// the cap is a bound on size, not a count that must be exact.)
+func (s *Server) mayCreateChannel(user uint32, name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.byName[name]; ok {
+		return true
+	}
+	return len(s.channels) < s.cfg.MaxChannels && s.created[user] < s.cfg.MaxChannelsPerUser
+}
+
+// channelItemOverhead is the most bytes a channel takes in a list without
+// its name: the largest id, keys, punctuation, a comma. (A list may take
+// replyRoom of a frame, as history's messages.)
+const channelItemOverhead = len(`{"id":4294967295,"name":""},`)
+
 // getChannels lists the channels in ascending id order (119 → 120), as
 // this server knows them: a channel created on another server a moment
 // ago may be missing for as long as the bucket's news takes to arrive.
+// The list stops at one frame's worth (with MaxChannels it always fits;
+// a bucket filled before the cap existed may not): an answer that is cut
+// is still an answer.
 func (s *Server) getChannels(c *conn, m proto.GetChannelsRequest) error {
 	s.mu.Lock()
 	if c.user.ID == 0 {
@@ -60,6 +90,15 @@ func (s *Server) getChannels(c *conn, m proto.GetChannelsRequest) error {
 	}
 	s.mu.Unlock()
 	slices.SortFunc(chs, func(a, b proto.Channel) int { return cmp.Compare(a.ID, b.ID) })
+	size := 0
+	for i, ch := range chs {
+		// 6 bytes is the most one byte of a name takes in JSON (\u00XX).
+		if size += channelItemOverhead + 6*len(ch.Name); size > replyRoom {
+			c.log.Warn("channel list cut to fit one frame", "sent", i, "channels", len(chs))
+			chs = chs[:i]
+			break
+		}
+	}
 	s.reply(c, proto.GetChannelsResponse{RequestID: m.RequestID, Channels: chs})
 	return nil
 }

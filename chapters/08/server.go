@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"serverlab/tools/given/chatcore/guard"
 	"serverlab/tools/given/chatcore/proto"
 	"serverlab/tools/given/lab"
 )
@@ -48,13 +49,39 @@ type Config struct {
 	// HashIterations is the cost of the password hash (default
 	// DefaultHashIterations).
 	HashIterations int
-	// MaxPending bounds the frames queued for one connection (default
-	// 1024); a connection whose queue is full is dropped.
-	MaxPending int
 	// WriteTimeout bounds one write to a client (default 10 s).
 	WriteTimeout time.Duration
 	// MaxMessage bounds a chat message's content, in bytes (default 16 KiB).
 	MaxMessage int
+	// Limits, as chapter 07's (docs/chatcore.md, "Limits", gives each
+	// default and why): MaxPending bounds the BYTES of frames queued for one
+	// connection (4 MiB, at least one largest frame; a connection whose
+	// queue would pass it is dropped); LoginTimeout how long a connection may
+	// stay unauthenticated (60 s); IdleTimeout how long one that has sent a
+	// heartbeat may stay silent, and how long a started frame may take (30 s);
+	// MaxIdle how long any connection may stay silent (30 min);
+	// MaxConnections and MaxConnsPerAddress the open connections, in all
+	// and from one address (4096 and 512, see guard.Gate); PreAuthBudget and
+	// InputBudget the bytes of large frames being read at once by
+	// connections not logged in, and by all (64 and 256 MiB, see
+	// guard.Budget); MaxChannels and MaxChannelsPerUser the channels, and
+	// those one user may create on this server while it runs (4096 and 64);
+	// MaxLoginFailures the failed logins that close a connection (5), and
+	// AddressFailures per FailureWindow those of one address before its
+	// logins are refused without a hash (20 a minute).
+	MaxPending         int
+	LoginTimeout       time.Duration
+	IdleTimeout        time.Duration
+	MaxIdle            time.Duration
+	MaxConnections     int
+	MaxConnsPerAddress int
+	PreAuthBudget      int
+	InputBudget        int
+	MaxChannels        int
+	MaxChannelsPerUser int
+	MaxLoginFailures   int
+	AddressFailures    int
+	FailureWindow      time.Duration
 	// Logger receives the server's log (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -83,10 +110,23 @@ const (
 	DefaultPublishTimeout = 5 * time.Second
 	DefaultRequestTimeout = 5 * time.Second
 	DefaultSessionTTL     = 30 * time.Second
-	DefaultMaxPending     = 1024
 	DefaultWriteTimeout   = 10 * time.Second
 	DefaultMaxMessage     = 16 << 10
 	DefaultShutdownGrace  = 2 * time.Second
+
+	DefaultMaxPending         = 4 << 20
+	DefaultLoginTimeout       = 60 * time.Second
+	DefaultIdleTimeout        = 30 * time.Second
+	DefaultMaxIdle            = 30 * time.Minute
+	DefaultMaxConnections     = 4096
+	DefaultMaxConnsPerAddr    = 512
+	DefaultPreAuthBudget      = 64 << 20
+	DefaultInputBudget        = 256 << 20
+	DefaultMaxChannels        = 4096
+	DefaultMaxChannelsPerUser = 64
+	DefaultMaxLoginFailures   = 5
+	DefaultAddressFailures    = 20
+	DefaultFailureWindow      = time.Minute
 )
 
 // Server is one chatcore server of the cluster.
@@ -96,6 +136,11 @@ type Server struct {
 	node string // this server's id in message ids and event headers
 
 	nats *natsLink
+
+	// The limits shared with chapter 07 (tools/given/chatcore/guard).
+	gate                *guard.Gate
+	preAuthInput, input *guard.Budget
+	failures            *guard.Failures
 
 	// hwm is the high-water mark: the highest stream sequence delivered to
 	// this server's connections (exercise 8.2). Only the consumer's
@@ -115,6 +160,7 @@ type Server struct {
 	users    map[uint32]proto.User    // cached: users never change
 	channels map[uint32]proto.Channel // every channel, fed by a watcher
 	byName   map[string]uint32
+	created  map[uint32]int // channels created on this server by each user
 
 	channelWatch jetstream.KeyWatcher // made by loadChannels, read by watchChannels
 
@@ -144,8 +190,14 @@ func New(cfg Config) (*Server, error) {
 		users:    make(map[uint32]proto.User),
 		channels: make(map[uint32]proto.Channel),
 		byName:   make(map[string]uint32),
+		created:  make(map[uint32]int),
 		ctx:      ctx,
 		cancel:   cancel,
+
+		gate:         guard.NewGate(cfg.MaxConnections, cfg.MaxConnsPerAddress),
+		preAuthInput: guard.NewBudget(cfg.PreAuthBudget),
+		input:        guard.NewBudget(cfg.InputBudget),
+		failures:     guard.NewFailures(cfg.AddressFailures, cfg.FailureWindow),
 	}
 	link, err := openNATS(ctx, cfg, s.log)
 	if err != nil {
@@ -169,9 +221,22 @@ func withDefaults(cfg Config) Config {
 	cfg.RequestTimeout = orDefault(cfg.RequestTimeout, DefaultRequestTimeout)
 	cfg.SessionTTL = orDefault(cfg.SessionTTL, DefaultSessionTTL)
 	cfg.HashIterations = orDefault(cfg.HashIterations, DefaultHashIterations)
-	cfg.MaxPending = orDefault(cfg.MaxPending, DefaultMaxPending)
 	cfg.WriteTimeout = orDefault(cfg.WriteTimeout, DefaultWriteTimeout)
 	cfg.MaxMessage = orDefault(cfg.MaxMessage, DefaultMaxMessage)
+	// A bound below one largest frame would drop a client for one reply.
+	cfg.MaxPending = max(orDefault(cfg.MaxPending, DefaultMaxPending), proto.HeaderSize+proto.MaxFrame)
+	cfg.LoginTimeout = orDefault(cfg.LoginTimeout, DefaultLoginTimeout)
+	cfg.IdleTimeout = orDefault(cfg.IdleTimeout, DefaultIdleTimeout)
+	cfg.MaxIdle = orDefault(cfg.MaxIdle, DefaultMaxIdle)
+	cfg.MaxConnections = orDefault(cfg.MaxConnections, DefaultMaxConnections)
+	cfg.MaxConnsPerAddress = orDefault(cfg.MaxConnsPerAddress, DefaultMaxConnsPerAddr)
+	cfg.PreAuthBudget = orDefault(cfg.PreAuthBudget, DefaultPreAuthBudget)
+	cfg.InputBudget = orDefault(cfg.InputBudget, DefaultInputBudget)
+	cfg.MaxChannels = orDefault(cfg.MaxChannels, DefaultMaxChannels)
+	cfg.MaxChannelsPerUser = orDefault(cfg.MaxChannelsPerUser, DefaultMaxChannelsPerUser)
+	cfg.MaxLoginFailures = orDefault(cfg.MaxLoginFailures, DefaultMaxLoginFailures)
+	cfg.AddressFailures = orDefault(cfg.AddressFailures, DefaultAddressFailures)
+	cfg.FailureWindow = orDefault(cfg.FailureWindow, DefaultFailureWindow)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -303,7 +368,11 @@ func (s *Server) stopWorkers() {
 // handle is the reader goroutine of one connection.
 func (s *Server) handle(nc net.Conn) {
 	defer s.readers.Done()
-	c := s.track(nc)
+	c, err := s.track(nc)
+	if err != nil {
+		s.refuse(nc, err)
+		return
+	}
 	if c == nil {
 		nc.Close()
 		return
@@ -313,36 +382,63 @@ func (s *Server) handle(nc net.Conn) {
 		defer s.writers.Done()
 		c.out.writeLoop(nc, s.cfg.WriteTimeout)
 	}()
-	err := s.readLoop(c)
+	err = s.readLoop(c)
 	s.disconnect(c)
 	c.log.Debug("connection ended", "why", err)
 }
 
-// track registers a new connection, or returns nil if the server is closed.
-func (s *Server) track(nc net.Conn) *conn {
+// track registers a new connection, or returns nil if the server is closed
+// (and an error if the gate refuses it: the server, or the client's
+// address, has all the connections it may have; see guard.Gate).
+func (s *Server) track(nc net.Conn) (*conn, error) {
+	addr := guard.Host(nc)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil
+		return nil, nil
+	}
+	if err := s.gate.Admit(addr); err != nil {
+		return nil, err
 	}
 	s.nextConn++
 	c := &conn{
-		id:  s.nextConn,
-		nc:  nc,
-		out: newOutbox(s.cfg.MaxPending),
-		log: s.log.With("conn", s.nextConn, "remote", nc.RemoteAddr()),
+		id:      s.nextConn,
+		nc:      nc,
+		out:     newOutbox(s.cfg.MaxPending),
+		log:     s.log.With("conn", s.nextConn, "remote", nc.RemoteAddr()),
+		addr:    addr,
+		loginBy: time.Now().Add(s.cfg.LoginTimeout),
 	}
 	s.conns[c] = struct{}{}
-	return c
+	return c, nil
+}
+
+// refuse tells a connection past a cap why (101: Server busy., or Too many
+// connections from your address.) and closes it, in its own goroutine,
+// with a short deadline.
+func (s *Server) refuse(nc net.Conn, why error) {
+	defer nc.Close()
+	text := proto.MsgServerBusy
+	if errors.Is(why, guard.ErrTooManyFromAddr) {
+		text = proto.MsgTooManyFromAddr
+	}
+	s.log.Warn("connection refused", "why", why, "remote", nc.RemoteAddr())
+	b, _ := proto.Encode(proto.Error{Value: text})
+	nc.SetWriteDeadline(time.Now().Add(time.Second))
+	nc.Write(b)
 }
 
 // disconnect forgets a connection whose reader has ended: its session ends
 // (everyone is told, 125, and its key is released) and it leaves its
 // channel. During Close, Close finishes its outbox after the notice.
 func (s *Server) disconnect(c *conn) {
+	s.releaseInput(c)
 	s.mu.Lock()
 	closing := s.closed
-	delete(s.conns, c)
+	if _, ok := s.conns[c]; ok {
+		delete(s.conns, c)
+		s.gate.Leave(c.addr)
+	}
 	ended := s.endSessionLocked(c)
 	s.mu.Unlock()
 	s.publishEvent(ended.event)
@@ -352,21 +448,29 @@ func (s *Server) disconnect(c *conn) {
 	}
 }
 
-// send queues the encoded frame b for c; a connection whose queue is full
-// is dropped (its socket closed, which ends its reader).
+// send queues the encoded frame b for c; a connection whose queue would
+// pass MaxPending bytes is dropped (its socket closed, which ends its
+// reader): nobody waits for a client that does not read, and what it has
+// not read cannot grow past the bound.
 func (s *Server) send(c *conn, b []byte) {
 	if !c.out.push(b) {
-		c.log.Warn("dropping slow client", "limit", s.cfg.MaxPending)
+		c.log.Warn("dropping slow client", "limit bytes", s.cfg.MaxPending)
 		c.nc.Close()
 	}
 }
 
-// reply encodes m and sends it to c.
+// reply encodes m and sends it to c. A reply that cannot be encoded — it
+// would pass the 1 MiB frame — is answered Reply too large., never with
+// silence (as in chapter 07).
 func (s *Server) reply(c *conn, m proto.Message) {
 	b, err := proto.Encode(m)
 	if err != nil {
 		c.log.Error("cannot encode a reply", "type", m.Type(), "err", err)
-		return
+		if r, ok := m.(proto.Requester); ok {
+			b, _ = proto.Encode(proto.ErrorResponse{RequestID: r.Request(), Value: proto.MsgReplyTooLarge})
+		} else {
+			b, _ = proto.Encode(proto.Error{Value: proto.MsgReplyTooLarge})
+		}
 	}
 	s.send(c, b)
 }

@@ -76,7 +76,7 @@ func (s *Server) authenticate(c *conn, m proto.AuthenticateRequest) error {
 		return err
 	}
 	if err != nil || !checkPassword(hash, m.Password) {
-		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgWrongPassword})
+		s.wrongPassword(c, m.RequestID)
 		return nil
 	}
 	claimed, err := s.claimSession(ctx, u.ID)

@@ -23,6 +23,19 @@ var impl = chatscaletest.Impl{
 			SessionTTL:     c.SessionTTL,
 			HashIterations: c.HashIterations,
 			Logger:         c.Logger,
+
+			LoginTimeout:       c.LoginTimeout,
+			IdleTimeout:        c.IdleTimeout,
+			WriteTimeout:       c.WriteTimeout,
+			MaxConnections:     c.MaxConnections,
+			MaxConnsPerAddress: c.MaxConnsPerAddress,
+			PreAuthBudget:      c.PreAuthBudget,
+			InputBudget:        c.InputBudget,
+			MaxPending:         c.MaxPending,
+			MaxChannels:        c.MaxChannels,
+			MaxChannelsPerUser: c.MaxChannelsPerUser,
+			AddressFailures:    c.AddressFailures,
+			FailureWindow:      c.FailureWindow,
 		})
 	},
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"serverlab/tests/chatcoretest/hostile"
 	"serverlab/tests/testkit"
 	"serverlab/tools/given/chatcore/proto"
 )
@@ -106,6 +107,7 @@ func DurableEcho(t *testing.T, impl Impl) {
 	expectStoredOnce(k, obs, ch.ID, after.Content)
 
 	ackLost(k, impl)
+	hostile.Connections(k, hostileStart(impl))
 }
 
 // ackLost is DurableEcho's check of what the message id is for: a try
@@ -347,6 +349,7 @@ func History(t *testing.T, impl Impl) {
 	alice = a.dial("alice again")
 	alice.login("alice")
 	expect(alice, x.ID, 5, inX[len(inX)-5:], "a restarted server has the same history: it lives in the stream")
+	hostile.Output(k, hostileStart(impl))
 }
 
 // chats prints a history briefly.
@@ -435,6 +438,8 @@ func Unique(t *testing.T, impl Impl) {
 		proto.ErrorResponse{RequestID: 12, Value: proto.MsgUserLoggedIn("alice")})
 	twice.nc.Close() // a client that goes away ends its session
 	loginEventually(k, again, "alice", "a user whose connection closed on B logs in on A")
+	hostile.Accounts(k, hostileStart(impl))
+	hostile.Channels(k, hostileStart(impl))
 }
 
 // loginEventually retries a login until it works or testkit.IOTimeout
