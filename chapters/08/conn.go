@@ -54,6 +54,11 @@ func (s *Server) readLoop(c *conn) error {
 		if cap(body) <= 64<<10 {
 			buf = body
 		}
+		if c.out.stopped() {
+			// Dropped, or its writer failed: nobody reads the answers, and
+			// what it had sent (still in the reader's buffer) must not act.
+			return errGone
+		}
 		m, err := proto.Decode(body)
 		if err != nil {
 			s.answerBadFrame(c, err)
@@ -96,6 +101,9 @@ func (s *Server) readDeadline(c *conn) time.Time {
 	}
 	return time.Now().Add(s.cfg.MaxIdle)
 }
+
+// errGone is why a reader ended whose connection was dropped.
+var errGone = errors.New("the connection's outbox has stopped")
 
 // smallFrame is what a frame may be without drawing on a budget.
 const smallFrame = 64 << 10
@@ -284,7 +292,8 @@ func newOutbox(limit int) *outbox {
 }
 
 // push queues b. It never blocks; it reports false if b would take the
-// queue past its bound in bytes.
+// queue past its bound in bytes, and then the outbox stops: what it held is
+// discarded, and its writer and reader end.
 func (o *outbox) push(b []byte) bool {
 	o.mu.Lock()
 	switch {
@@ -292,7 +301,9 @@ func (o *outbox) push(b []byte) bool {
 		o.mu.Unlock()
 		return true
 	case o.size+len(b) > o.limit:
+		o.dead, o.frames, o.size = true, nil, 0
 		o.mu.Unlock()
+		o.signal()
 		return false
 	}
 	o.frames = append(o.frames, b)
@@ -312,15 +323,26 @@ func (o *outbox) finish() {
 
 func (o *outbox) signal() { signal(o.wake) }
 
+// stopped reports whether the outbox was stopped: the connection was
+// dropped, or its writer failed.
+func (o *outbox) stopped() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.dead
+}
+
 // writeLoop writes queued frames, each batch in one writev, until the
 // outbox is finished and empty or a write fails; then it closes nc.
 func (o *outbox) writeLoop(nc net.Conn, timeout time.Duration) {
 	defer nc.Close()
 	for {
 		o.mu.Lock()
-		frames, finished := o.frames, o.finished
+		frames, finished, dead := o.frames, o.finished, o.dead
 		o.frames, o.size = nil, 0
 		o.mu.Unlock()
+		if dead {
+			return
+		}
 		if len(frames) == 0 {
 			if finished {
 				return

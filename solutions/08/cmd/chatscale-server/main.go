@@ -54,6 +54,16 @@ func run(args []string) error {
 	hashIter := fs.Int("hash-iterations", chatscale.DefaultHashIterations, "PBKDF2 iterations per password hash")
 	publishTimeout := fs.Duration("publish-timeout", chatscale.DefaultPublishTimeout, "how long a chat message may wait for the stream's acknowledgement")
 	sessionTTL := fs.Duration("session-ttl", chatscale.DefaultSessionTTL, "how long a dead server's logins stay taken")
+	var lim chatscale.Config // the limits, as chapter 07's flags (docs/chatcore.md, "Limits")
+	fs.DurationVar(&lim.LoginTimeout, "login-timeout", chatscale.DefaultLoginTimeout, "how long a connection may stay unauthenticated")
+	fs.DurationVar(&lim.MaxIdle, "max-idle", chatscale.DefaultMaxIdle, "how long any connection may stay silent")
+	fs.IntVar(&lim.MaxConnections, "max-connections", chatscale.DefaultMaxConnections, "open connections; the one past it is told 'Server busy.' and closed")
+	fs.IntVar(&lim.MaxConnsPerAddress, "max-conns-per-address", chatscale.DefaultMaxConnsPerAddr, "open connections from one client address (fewer near -max-connections)")
+	fs.IntVar(&lim.PreAuthBudget, "pre-auth-budget", chatscale.DefaultPreAuthBudget, "bytes of large frames (over 64 KiB) that connections not logged in may be reading at once, together")
+	fs.IntVar(&lim.InputBudget, "input-budget", chatscale.DefaultInputBudget, "bytes of large frames (over 64 KiB) that all connections may be reading at once, together")
+	fs.IntVar(&lim.MaxPending, "max-pending", chatscale.DefaultMaxPending, "bytes queued for one connection; past it the connection is dropped")
+	fs.IntVar(&lim.MaxChannels, "max-channels", chatscale.DefaultMaxChannels, "channels")
+	fs.IntVar(&lim.MaxChannelsPerUser, "max-channels-per-user", chatscale.DefaultMaxChannelsPerUser, "channels one user may create on this server")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -62,10 +72,9 @@ func run(args []string) error {
 		return err
 	}
 	slog.SetDefault(log)
-	cfg := chatscale.Config{
-		DBPath: *db, NATSURL: *natsURL, Replicas: *replicas, HashIterations: *hashIter,
-		PublishTimeout: *publishTimeout, SessionTTL: *sessionTTL, Logger: log,
-	}
+	cfg := lim
+	cfg.DBPath, cfg.NATSURL, cfg.Replicas, cfg.HashIterations = *db, *natsURL, *replicas, *hashIter
+	cfg.PublishTimeout, cfg.SessionTTL, cfg.Logger = *publishTimeout, *sessionTTL, log
 	if *clusterAddr != "" {
 		if *natsURL != "" {
 			return errors.New("-cluster and -nats exclude each other: a server embeds a node or joins one")
