@@ -160,7 +160,8 @@ type Server struct {
 	users    map[uint32]proto.User    // cached: users never change
 	channels map[uint32]proto.Channel // every channel, fed by a watcher
 	byName   map[string]uint32
-	created  map[uint32]int // channels created on this server by each user
+	created  map[uint32]int // channels created on this server by each user, and being created
+	reserved int            // channels being created (see reserveChannel)
 
 	channelWatch jetstream.KeyWatcher // made by loadChannels, read by watchChannels
 
