@@ -19,6 +19,7 @@ func Connections(k *testkit.T, start Start) {
 	run(k, "pre-auth-deadline", func(k *testkit.T) { checkPreAuthDeadline(k, start) })
 	run(k, "frame-too-large", func(k *testkit.T) { checkFrameTooLarge(k, start) })
 	run(k, "large-frame-budgets", func(k *testkit.T) { checkFrameBudgets(k, start) })
+	run(k, "connection-cap", func(k *testkit.T) { checkGlobalCap(k, start) })
 	run(k, "connections-per-address", func(k *testkit.T) { checkAddressCap(k, start) })
 	run(k, "fair-at-the-global-cap", func(k *testkit.T) { checkFairCap(k, start) })
 }
@@ -176,6 +177,28 @@ func checkAddressCap(k *testkit.T, start Start) {
 	servedFrom(k, addr, "127.0.0.3", "a connection from another address, while 127.0.0.2 is at its cap")
 	open[0].nc.Close()
 	servedFrom(k, addr, "127.0.0.2", "a connection after one of the three closed")
+}
+
+// checkGlobalCap: with MaxConnections 3, a fourth connection is told
+// Server busy. and closed (NATS: 'maximum connections exceeded'); once one
+// of the three closes, a new one is served.
+func checkGlobalCap(k *testkit.T, start Start) {
+	const cap = 3
+	addr := start(k, Limits{MaxConnections: cap, LoginTimeout: time.Minute})
+	var open []*client
+	for i := range cap {
+		open = append(open, servedFrom(k, addr, "127.0.0.1", fmt.Sprintf("connection %d of %d", i+1, cap)))
+	}
+	over := dial(k, addr, fmt.Sprintf("connection %d (MaxConnections %d)", cap+1, cap))
+	if ok, why := over.served(); ok || why != proto.MsgServerBusy {
+		k.Fatalf("%s: want 101 %q, then closed: the descriptors are the server's to keep; got served %v, %q%s",
+			over.who, proto.MsgServerBusy, ok, why, over.context())
+	}
+	if !over.closedWithin(time.Now().Add(testkit.IOTimeout)) {
+		k.Fatalf("%s: after the refusal the connection must be closed%s", over.who, over.context())
+	}
+	open[0].nc.Close()
+	servedFrom(k, addr, "127.0.0.1", "a connection after one of the three closed")
 }
 
 // servedFrom dials from ip until a connection is served, within IOTimeout:
