@@ -122,11 +122,14 @@ func (c *client) send(m proto.Message) {
 	c.write(b, show(m))
 }
 
-// trySend sends m and reports whether the write succeeded (a server that
-// has closed the connection makes it fail).
-func (c *client) trySend(m proto.Message) bool {
-	b, _ := proto.Encode(m)
-	c.sent = append(c.sent, show(m))
+// trySend sends ms in one write and reports whether it succeeded (a
+// server that has closed the connection makes it fail).
+func (c *client) trySend(ms ...proto.Message) bool {
+	var b []byte
+	for _, m := range ms {
+		b, _ = proto.AppendFrame(b, m)
+		c.sent = append(c.sent, show(m))
+	}
 	c.nc.SetWriteDeadline(time.Now().Add(testkit.IOTimeout))
 	_, err := c.nc.Write(b)
 	return err == nil

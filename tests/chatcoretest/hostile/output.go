@@ -23,7 +23,7 @@ func Output(k *testkit.T, start Start) {
 // of at most 1,000, newest last. Then a client that reads nothing (small
 // socket buffers) sends such GetChats — 8 MiB more answers than the kernel's
 // buffers and the bound hold together — and then a chat message, the
-// marker. With MaxPending 2 MiB it must be dropped: the
+// marker, all in one write. With MaxPending 2 MiB it must be dropped: the
 // watcher in the channel hears it log out (125), never the marker, which
 // would mean all 40 answers were queued.
 func checkOutboxBytes(k *testkit.T, start Start) {
@@ -54,16 +54,15 @@ func checkOutboxBytes(k *testkit.T, start Start) {
 	sink := wrap(k, addr, nc, "a client that asks for history and reads nothing")
 	sink.login("outbox-sink")
 	sink.join(ch.ID)
+	// All in one write, so that they arrive together: a server that drops
+	// the client must not go on with what is already in its read buffer
+	// (the marker among it).
 	marker := fmt.Sprintf("the marker: all %d answers were queued", asks)
-	for i := range asks + 1 {
-		var req proto.Message = proto.GetChatsRequest{RequestID: sink.id(), ChannelID: ch.ID, Limit: messages}
-		if i == asks {
-			req = proto.WriteChat{Content: marker}
-		}
-		if !sink.trySend(req) {
-			break // dropped already: the server closed the connection
-		}
+	var reqs []proto.Message
+	for range asks {
+		reqs = append(reqs, proto.GetChatsRequest{RequestID: sink.id(), ChannelID: ch.ID, Limit: messages})
 	}
+	sink.trySend(append(reqs, proto.WriteChat{Content: marker})...)
 	// The server reads the store for each GetChats, one after the other,
 	// before the drop: more than one IOTimeout on a busy machine.
 	wait := 3 * testkit.IOTimeout
@@ -82,10 +81,12 @@ func checkOutboxBytes(k *testkit.T, start Start) {
 			}
 		case proto.ReceiveChat:
 			if m.UserID == sink.user.ID && m.Content == marker {
-				k.Fatalf("%s sent %d GetChats whose answers are ~1 MiB each, without reading, then a chat message; "+
-					"the message was delivered, so the server queued all %d MiB for it. With MaxPending %d bytes it "+
-					"must be dropped once what is queued for it would pass that many BYTES (a bound in frames holds "+
-					"1,024 MiB of 1 MiB answers)%s", sink.who, asks, asks, pending, sink.context())
+				k.Fatalf("%s sent %d GetChats whose answers are ~1 MiB each, then a chat message, in one write, "+
+					"and read nothing; the message was delivered. Either the server queued all %d MiB for it — with "+
+					"MaxPending %d it must drop the client once what is queued would pass that many BYTES (a bound "+
+					"in frames holds 1,024 MiB of 1 MiB answers) — or it dropped the client and went on with the "+
+					"requests already in its read buffer: stop the reader too%s", sink.who, asks, asks, pending,
+					sink.context())
 			}
 		}
 	}
