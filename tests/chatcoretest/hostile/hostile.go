@@ -56,8 +56,16 @@ type Limits struct {
 type Start func(k *testkit.T, l Limits) (addr string)
 
 // run runs one check as a subtest of k, named "hostile/"+name, with a
-// harness of its own (watchdog, leak check) for the same exercise.
+// harness of its own (watchdog, leak check) for the same exercise. Once a
+// check of the exercise has failed, the rest are skipped: the exercise is
+// lost already, and each check of an unsolved exercise would wait out its
+// deadlines, together past the exercise's time limit (a timeout, where the
+// cause is "failed").
 func run(k *testkit.T, name string, f func(k *testkit.T)) {
 	k.Helper()
+	if k.Failed() {
+		k.Logf("hostile/%s: not run, since a check of exercise %s failed already", name, k.Exercise())
+		return
+	}
 	k.Run("hostile/"+name, func(t *testing.T) { f(testkit.New(t, k.Exercise())) })
 }
