@@ -120,9 +120,12 @@ func DurableEcho(t *testing.T, impl Impl) {
 	}
 	expectStoredOnce(k, obs, ch.ID, after.Content)
 
+	// Before ackLost and fullStream: their servers, left running until
+	// the check ends, start new followers (after a stalled link, a purge),
+	// which a hostile subtest's leak check would take for its own.
+	hostile.Connections(k, hostileStart(impl))
 	ackLost(k, impl)
 	fullStream(k, impl)
-	hostile.Connections(k, hostileStart(impl))
 }
 
 // stallNoticed is how long a server may take to notice that its link to
