@@ -31,7 +31,9 @@ type conn struct {
 	heartbeat     bool      // it has sent a heartbeat: it is held to IdleTimeout
 	loginFailures int       // failed logins; at MaxLoginFailures the connection is closed
 	addr          string    // the client's IP, under which its failed logins count
-	reserved      int64     // bytes of PreAuthBudget its current frame holds
+	reserved      int64     // bytes of the input budgets its current frame holds
+	// reservedPreAuth: the reservation is of PreAuthBudget too.
+	reservedPreAuth bool
 }
 
 // Why a reader ended, besides a read error.
@@ -83,26 +85,23 @@ func (s *Server) readFrame(c *conn, r *bufio.Reader, buf []byte) ([]byte, error)
 	return body, err
 }
 
-// smallFrame is what an unauthenticated connection may send without
-// drawing on PreAuthBudget: a login is a few hundred bytes, and the reader's
-// buffer holds this much anyway.
+// smallFrame is what a connection may send without drawing on a budget: a
+// login is a few hundred bytes, a chat message at most MaxMessage, and the
+// reader's buffer holds this much anyway.
 const smallFrame = 64 << 10
 
-// errInputBudget is why an unauthenticated connection was closed when its
-// large frame did not fit in PreAuthBudget.
-var errInputBudget = errors.New("unauthenticated input over budget")
+// errInputBudget is why a connection was closed when its large frame did
+// not fit in its budget.
+var errInputBudget = errors.New("input over budget")
 
-// admitInput reserves the memory of the frame about to be read, if c has
-// not logged in and the frame is larger than smallFrame, from the budget
-// all unauthenticated connections share (PreAuthBudget). A frame that does
-// not fit is answered Server busy. (101) and the connection is closed
-// before its body is read: 300 strangers sending 1 MiB frames slowly held
-// 351 MiB for a minute or more. Logged-in clients are not counted; they are
-// bounded by the connection cap.
+// admitInput reserves the memory of the frame about to be read, if it is
+// larger than smallFrame: from InputBudget, which every connection shares,
+// and, if c has not logged in, from PreAuthBudget too. A frame that does not
+// fit is answered Server busy. (101) and the connection is closed before
+// its body is read: 300 strangers sending 1 MiB frames slowly held 351 MiB
+// for a minute or more, and logging in first (registering is free) must not
+// be a way around it.
 func (s *Server) admitInput(c *conn, r *bufio.Reader) error {
-	if s.session(c) != nil {
-		return nil
-	}
 	hdr, err := r.Peek(proto.HeaderSize)
 	if err != nil {
 		return s.whyEnded(err)
@@ -111,24 +110,38 @@ func (s *Server) admitInput(c *conn, r *bufio.Reader) error {
 	if n <= smallFrame || n > proto.MaxFrame {
 		return nil // small, or refused by ReadFrame as too large
 	}
-	if s.inputUsed.Add(n) > int64(s.cfg.Limits.PreAuthBudget) {
-		s.inputUsed.Add(-n)
-		c.log.Warn("unauthenticated frame over the input budget", "bytes", n, "budget", s.cfg.Limits.PreAuthBudget)
-		s.reply(c, proto.Error{Value: proto.MsgServerBusy})
-		c.out.finish()
-		return errInputBudget
+	stranger := s.session(c) == nil
+	if !s.input.Take(n) {
+		return s.overBudget(c, n, "input budget", s.cfg.Limits.InputBudget)
 	}
-	c.reserved = n
+	if stranger && !s.preAuthInput.Take(n) {
+		s.input.Give(n)
+		return s.overBudget(c, n, "pre-auth budget", s.cfg.Limits.PreAuthBudget)
+	}
+	c.reserved, c.reservedPreAuth = n, stranger
 	return nil
+}
+
+// overBudget refuses a frame that did not fit: Server busy., then the
+// connection ends.
+func (s *Server) overBudget(c *conn, n int64, budget string, limit int) error {
+	c.log.Warn("large frame over budget", "bytes", n, "budget", budget, "limit", limit)
+	s.reply(c, proto.Error{Value: proto.MsgServerBusy})
+	c.out.finish()
+	return errInputBudget
 }
 
 // releaseInput returns c's reservation (see admitInput): its last frame has
 // been handled, or the connection has ended.
 func (s *Server) releaseInput(c *conn) {
-	if c.reserved > 0 {
-		s.inputUsed.Add(-c.reserved)
-		c.reserved = 0
+	if c.reserved == 0 {
+		return
 	}
+	s.input.Give(c.reserved)
+	if c.reservedPreAuth {
+		s.preAuthInput.Give(c.reserved)
+	}
+	c.reserved, c.reservedPreAuth = 0, false
 }
 
 // whyEnded turns a read error into the reason the connection ended.
@@ -213,7 +226,7 @@ func (s *Server) dispatch(c *conn, m proto.Message) {
 	if c.loginFailures >= s.cfg.Limits.MaxLoginFailures {
 		// Like sshd after MaxAuthTries: the answer goes out, then the
 		// connection closes. A guesser must reconnect, and its address's
-		// failures are counted as well (failureLimiter).
+		// failures are counted as well (guard.Failures).
 		c.out.finish()
 	}
 }

@@ -54,6 +54,7 @@ var impl = chatcoretest.Impl{
 				MaxConnsPerAddress:   c.MaxConnsPerAddress,
 				MaxIdle:              c.MaxIdle,
 				PreAuthBudget:        c.PreAuthBudget,
+				InputBudget:          c.InputBudget,
 			},
 			Hooks: chatcore.Hooks{OnCommit: c.OnCommit},
 		})

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"serverlab/tools/given/chatcore/guard"
 	"serverlab/tools/given/chatcore/proto"
 )
 
@@ -82,12 +83,18 @@ type Limits struct {
 	// MaxConnsPerAddress bounds the open connections from one client IP
 	// address (default 512, an eighth of the default MaxConnections), as an
 	// IRC daemon's connection class does; one past it is told Too many
-	// connections from your address. and closed.
+	// connections from your address. and closed. Near MaxConnections the
+	// cap shrinks, so that a few addresses cannot fill the server between
+	// them (see guard.Gate).
 	MaxConnsPerAddress int
 	// PreAuthBudget bounds the bytes of frames over 64 KiB that
 	// unauthenticated connections may be reading at once, together (default
 	// 64 MiB); one that does not fit is told Server busy. and closed.
+	// InputBudget bounds the same for every connection, logged in or not
+	// (default 256 MiB): registering is free, so logging in is no reason to
+	// be trusted with memory.
 	PreAuthBudget int
+	InputBudget   int
 	// PresenceBurst and PresenceRate are each connection's budget of
 	// presence events (126, 125, 128, 127): at most PresenceBurst at once,
 	// refilled at PresenceRate a second (defaults 100 and 20). An event past
@@ -163,6 +170,7 @@ const (
 	DefaultMaxConnections     = 4096
 	DefaultMaxConnsPerAddr    = 512
 	DefaultPreAuthBudget      = 64 << 20
+	DefaultInputBudget        = 256 << 20
 	DefaultPresenceBurst      = 100
 	DefaultPresenceRate       = 20
 	DefaultMaxIdle            = 30 * time.Minute
@@ -197,10 +205,13 @@ type Server struct {
 	hashes *hashQueue
 	// failures counts failed logins per client address, registrations
 	// registrations.
-	failures      *failureLimiter
+	failures      *guard.Failures
 	registrations registrationLimiter
-	// inputUsed is the part of PreAuthBudget in use (see admitInput).
-	inputUsed atomic.Int64
+	// gate counts the open connections, in all and by client address.
+	gate *guard.Gate
+	// preAuthInput and input are the budgets of large frames being read
+	// (see admitInput).
+	preAuthInput, input *guard.Budget
 	dummyState
 	// logins remembers verified passwords for a while (see loginMemo).
 	logins loginMemo
@@ -213,7 +224,6 @@ type Server struct {
 	closed   bool
 	ln       net.Listener
 	conns    map[*conn]struct{}
-	perAddr  map[string]int // open connections by client address
 	nextConn uint64
 	users    map[string]*user // by name
 	usersID  map[uint32]*user // by id
@@ -250,11 +260,11 @@ func New(cfg Config) (*Server, error) {
 		admins:   make(map[string]bool),
 		appends:  make(chan *appendRequest, cfg.MaxBatch),
 		hashes:   newHashQueue(runtime.GOMAXPROCS(0), cfg.Limits.HashQueue, cfg.Limits.HashWait, done),
-		failures: newFailureLimiter(cfg.Limits.AddressFailures, cfg.Limits.FailureWindow),
+		failures: guard.NewFailures(cfg.Limits.AddressFailures, cfg.Limits.FailureWindow),
 		registrations: registrationLimiter{
-			buckets: newFailureLimiter(cfg.Limits.AddressRegistrations, cfg.Limits.RegistrationWindow)},
+			buckets: guard.NewFailures(cfg.Limits.AddressRegistrations, cfg.Limits.RegistrationWindow)},
+		gate:     guard.NewGate(cfg.Limits.MaxConnections, cfg.Limits.MaxConnsPerAddress),
 		conns:    make(map[*conn]struct{}),
-		perAddr:  make(map[string]int),
 		users:    make(map[string]*user),
 		usersID:  make(map[uint32]*user),
 		sessions: make(map[uint32]*conn),
@@ -263,6 +273,9 @@ func New(cfg Config) (*Server, error) {
 		created:  make(map[uint32]int),
 		members:  make(map[uint32]map[*conn]struct{}),
 		done:     done,
+
+		preAuthInput: guard.NewBudget(cfg.Limits.PreAuthBudget),
+		input:        guard.NewBudget(cfg.Limits.InputBudget),
 	}
 	store := cfg.Store
 	if store == nil {
@@ -304,6 +317,7 @@ func (l Limits) withDefaults() Limits {
 	orDefault(&l.MaxConnections, DefaultMaxConnections)
 	orDefault(&l.MaxConnsPerAddress, DefaultMaxConnsPerAddr)
 	orDefault(&l.PreAuthBudget, DefaultPreAuthBudget)
+	orDefault(&l.InputBudget, DefaultInputBudget)
 	orDefault(&l.PresenceBurst, DefaultPresenceBurst)
 	orDefault(&l.PresenceRate, DefaultPresenceRate)
 	orDefault(&l.MaxIdle, DefaultMaxIdle)
@@ -408,7 +422,7 @@ func (s *Server) handle(nc net.Conn) {
 	s.keepAlive(nc)
 	nc = s.wrapTLS(nc)
 	c, err := s.track(nc)
-	if errors.Is(err, errTooManyConns) || errors.Is(err, errTooManyFromAddr) {
+	if errors.Is(err, guard.ErrServerFull) || errors.Is(err, guard.ErrTooManyFromAddr) {
 		s.refuse(nc, err)
 		return
 	}
@@ -439,31 +453,21 @@ func (s *Server) wrapTLS(nc net.Conn) net.Conn {
 	return nc
 }
 
-// Why a new connection was refused: the server has MaxConnections already,
-// or its client's address has MaxConnsPerAddress.
-var (
-	errTooManyConns    = errors.New("too many connections")
-	errTooManyFromAddr = errors.New("too many connections from one address")
-)
-
 // track registers a new connection, or returns nil if the server is closed
-// (and errTooManyConns or errTooManyFromAddr if a cap is reached). The
-// per-address cap is an IRC daemon's connection class: one host, or one
-// attacker, cannot take every connection the server has.
+// (and guard.ErrServerFull or guard.ErrTooManyFromAddr if the gate refuses
+// it). The per-address cap is an IRC daemon's connection class: one host,
+// or one attacker, cannot take every connection the server has; and near
+// the global cap it shrinks, so that nine hosts cannot either (guard.Gate).
 func (s *Server) track(nc net.Conn) (*conn, error) {
-	addr := host(nc)
+	addr := guard.Host(nc)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, nil
 	}
-	if len(s.conns) >= s.cfg.Limits.MaxConnections {
-		return nil, errTooManyConns
+	if err := s.gate.Admit(addr); err != nil {
+		return nil, err
 	}
-	if s.perAddr[addr] >= s.cfg.Limits.MaxConnsPerAddress {
-		return nil, errTooManyFromAddr
-	}
-	s.perAddr[addr]++
 	s.nextConn++
 	c := &conn{
 		id:      s.nextConn,
@@ -485,7 +489,7 @@ func (s *Server) track(nc net.Conn) (*conn, error) {
 func (s *Server) refuse(nc net.Conn, why error) {
 	defer nc.Close()
 	text, limit := proto.MsgServerBusy, s.cfg.Limits.MaxConnections
-	if errors.Is(why, errTooManyFromAddr) {
+	if errors.Is(why, guard.ErrTooManyFromAddr) {
 		text, limit = proto.MsgTooManyFromAddr, s.cfg.Limits.MaxConnsPerAddress
 	}
 	s.log.Warn("connection refused", "why", why, "remote", nc.RemoteAddr(), "limit", limit)
@@ -504,7 +508,7 @@ func (s *Server) disconnect(c *conn) {
 	s.mu.Lock()
 	if !s.closed {
 		delete(s.conns, c)
-		s.forgetAddr(c.addr)
+		s.gate.Leave(c.addr)
 		s.endSession(c)
 	}
 	// Once Close has begun, a reader ends because Close interrupted it, and
@@ -522,13 +526,6 @@ func (s *Server) disconnect(c *conn) {
 	s.mu.Unlock()
 	if !closeHasIt {
 		c.out.finish()
-	}
-}
-
-// forgetAddr counts one connection from addr less; the caller holds s.mu.
-func (s *Server) forgetAddr(addr string) {
-	if s.perAddr[addr]--; s.perAddr[addr] <= 0 {
-		delete(s.perAddr, addr)
 	}
 }
 

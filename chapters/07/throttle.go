@@ -2,8 +2,6 @@ package chatcore
 
 import (
 	"errors"
-	"net"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -111,86 +109,4 @@ func (q *hashQueue) observe(d time.Duration) {
 			return
 		}
 	}
-}
-
-// failureLimiter counts failed logins per client address: each address has
-// a bucket of limit failures, refilled evenly over window. An address whose
-// bucket is empty gets Too many failed logins, try again later. at once,
-// without a hash: guessing passwords costs the guesser time and the server
-// nothing. (fail2ban's default is 5 failures in 10 minutes, sshd closes a
-// connection after 6; a chat server sees more honest typos, and behind a
-// NAT many users share an address, so the default is more generous.)
-type failureLimiter struct {
-	limit  float64
-	window time.Duration
-
-	mu      sync.Mutex
-	buckets map[string]*bucket
-}
-
-type bucket struct {
-	tokens float64
-	at     time.Time
-}
-
-// maxAddresses bounds the limiter's map; past it, full buckets are swept.
-const maxAddresses = 1 << 16
-
-func newFailureLimiter(limit int, window time.Duration) *failureLimiter {
-	return &failureLimiter{limit: float64(limit), window: window, buckets: make(map[string]*bucket)}
-}
-
-// refill brings b up to now; the caller holds l.mu.
-func (l *failureLimiter) refill(b *bucket, now time.Time) {
-	b.tokens = min(l.limit, b.tokens+now.Sub(b.at).Seconds()*l.limit/l.window.Seconds())
-	b.at = now
-}
-
-// allowed reports whether addr may try a password now.
-func (l *failureLimiter) allowed(addr string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b, ok := l.buckets[addr]
-	if !ok {
-		return true
-	}
-	l.refill(b, time.Now())
-	return b.tokens >= 1
-}
-
-// failed takes one failure from addr's bucket.
-func (l *failureLimiter) failed(addr string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := time.Now()
-	b, ok := l.buckets[addr]
-	if !ok {
-		if len(l.buckets) >= maxAddresses {
-			l.sweep(now)
-		}
-		b = &bucket{tokens: l.limit, at: now}
-		l.buckets[addr] = b
-	}
-	l.refill(b, now)
-	b.tokens = max(0, b.tokens-1)
-}
-
-// sweep forgets the addresses whose bucket is full again; the caller holds
-// l.mu.
-func (l *failureLimiter) sweep(now time.Time) {
-	for addr, b := range l.buckets {
-		if l.refill(b, now); b.tokens >= l.limit {
-			delete(l.buckets, addr)
-		}
-	}
-}
-
-// host is the address a connection's failures are counted under: its IP,
-// without the port.
-func host(nc net.Conn) string {
-	addr := nc.RemoteAddr().String()
-	if h, _, err := net.SplitHostPort(addr); err == nil {
-		return h
-	}
-	return addr
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"serverlab/tools/given/chatcore/guard"
 	"serverlab/tools/given/chatcore/proto"
 	"serverlab/tools/given/lab"
 )
@@ -60,6 +61,12 @@ type Config struct {
 	HashIterations int
 	// WriteTimeout bounds one write to a client (default 10 s).
 	WriteTimeout time.Duration
+	// LoginTimeout is how long a connection may stay unauthenticated
+	// (default 60 s); IdleTimeout how long one that has sent a heartbeat
+	// may stay silent, and how long a started frame may take (default 30 s).
+	// Both as chapter 07's.
+	LoginTimeout time.Duration
+	IdleTimeout  time.Duration
 	// Logger receives the server's log (default slog.Default()).
 	Logger *slog.Logger
 
@@ -67,11 +74,14 @@ type Config struct {
 	Limits Limits
 }
 
-// Limits bound what one connection or one client address may make the
-// server hold or compute. The zero value of each is its default.
+// Limits bound what one connection, one client address or everyone
+// together may make the server hold or compute, as chapter 07's
+// (docs/chatcore.md, "Limits", gives each default and why). The zero value
+// of each is its default.
 type Limits struct {
-	// MaxPending bounds the frames queued for one connection (default
-	// 1024); a connection whose queue is full is dropped.
+	// MaxPending bounds the BYTES of frames queued for one connection
+	// (default 4 MiB, at least one largest frame); a connection whose queue
+	// would pass it is dropped.
 	MaxPending int
 	// MaxMessage bounds a chat message's content, in bytes (default 16 KiB).
 	MaxMessage int
@@ -86,6 +96,26 @@ type Limits struct {
 	// 512 per hour); past it a registration is refused without a hash.
 	AddressRegistrations int
 	RegistrationWindow   time.Duration
+	// MaxIdle is how long any connection may stay silent (default 30 min).
+	// MaxConnections and MaxConnsPerAddress bound the open connections, in
+	// all and from one address (4096 and 512, see guard.Gate);
+	// PreAuthBudget and InputBudget the bytes of large frames being read at
+	// once by connections not logged in, and by all (64 and 256 MiB, see
+	// guard.Budget); MaxChannels and MaxChannelsPerUser the channels, and
+	// those one user may create on this server while it runs (4096 and 64);
+	// MaxLoginFailures the failed logins that close a connection (5), and
+	// AddressFailures per FailureWindow those of one address before its
+	// logins are refused without a hash (20 a minute).
+	MaxIdle            time.Duration
+	MaxConnections     int
+	MaxConnsPerAddress int
+	PreAuthBudget      int
+	InputBudget        int
+	MaxChannels        int
+	MaxChannelsPerUser int
+	MaxLoginFailures   int
+	AddressFailures    int
+	FailureWindow      time.Duration
 }
 
 // ClusterConfig makes the embedded NATS a node of a cluster.
@@ -115,18 +145,31 @@ const (
 	DefaultWriteTimeout   = 10 * time.Second
 	DefaultShutdownGrace  = 2 * time.Second
 
+	DefaultLoginTimeout = 60 * time.Second
+	DefaultIdleTimeout  = 30 * time.Second
+
 	DefaultMaxStreamBytes     = 1 << 30
 	DefaultMaxChannelMessages = 1_000_000
 )
 
 // Defaults for Limits.
 const (
-	DefaultMaxPending           = 1024
+	DefaultMaxPending           = 4 << 20
 	DefaultMaxMessage           = 16 << 10
 	DefaultHashWait             = 8 * time.Second
 	DefaultHashQueue            = 4096
 	DefaultAddressRegistrations = 512
 	DefaultRegistrationWindow   = time.Hour
+	DefaultMaxIdle              = 30 * time.Minute
+	DefaultMaxConnections       = 4096
+	DefaultMaxConnsPerAddr      = 512
+	DefaultPreAuthBudget        = 64 << 20
+	DefaultInputBudget          = 256 << 20
+	DefaultMaxChannels          = 4096
+	DefaultMaxChannelsPerUser   = 64
+	DefaultMaxLoginFailures     = 5
+	DefaultAddressFailures      = 20
+	DefaultFailureWindow        = time.Minute
 )
 
 // Server is one chatcore server of the cluster.
@@ -140,6 +183,11 @@ type Server struct {
 	store *storeLock
 
 	nats *natsLink
+
+	// The limits shared with chapter 07 (tools/given/chatcore/guard).
+	gate                *guard.Gate
+	preAuthInput, input *guard.Budget
+	failures            *guard.Failures
 
 	// hwm is the high-water mark: the highest stream sequence delivered to
 	// this server's connections (exercise 8.2). Only the consumer's
@@ -160,6 +208,8 @@ type Server struct {
 	users    map[uint32]proto.User    // cached: users never change
 	channels map[uint32]proto.Channel // every channel, fed by a watcher
 	byName   map[string]uint32
+	created  map[uint32]int // channels created on this server by each user, and being created
+	reserved int            // channels being created (see reserveChannel)
 
 	channelWatch jetstream.KeyWatcher // made by loadChannels, read by watchChannels
 
@@ -193,8 +243,14 @@ func New(cfg Config) (*Server, error) {
 		users:    make(map[uint32]proto.User),
 		channels: make(map[uint32]proto.Channel),
 		byName:   make(map[string]uint32),
+		created:  make(map[uint32]int),
 		ctx:      ctx,
 		cancel:   cancel,
+
+		gate:         guard.NewGate(cfg.Limits.MaxConnections, cfg.Limits.MaxConnsPerAddress),
+		preAuthInput: guard.NewBudget(cfg.Limits.PreAuthBudget),
+		input:        guard.NewBudget(cfg.Limits.InputBudget),
+		failures:     guard.NewFailures(cfg.Limits.AddressFailures, cfg.Limits.FailureWindow),
 	}
 	lock, err := lockStore(cfg.DBPath)
 	if err != nil {
@@ -226,6 +282,8 @@ func withDefaults(cfg Config) Config {
 	orDefault(&cfg.SessionTTL, DefaultSessionTTL)
 	orDefault(&cfg.HashIterations, DefaultHashIterations)
 	orDefault(&cfg.WriteTimeout, DefaultWriteTimeout)
+	orDefault(&cfg.LoginTimeout, DefaultLoginTimeout)
+	orDefault(&cfg.IdleTimeout, DefaultIdleTimeout)
 	orDefault(&cfg.MaxStreamBytes, DefaultMaxStreamBytes)
 	orDefault(&cfg.MaxChannelMessages, DefaultMaxChannelMessages)
 	cfg.Limits = cfg.Limits.withDefaults()
@@ -235,7 +293,19 @@ func withDefaults(cfg Config) Config {
 // withDefaults fills every zero limit with its default.
 func (l Limits) withDefaults() Limits {
 	orDefault(&l.MaxPending, DefaultMaxPending)
+	// A bound below one largest frame would drop a client for one reply.
+	l.MaxPending = max(l.MaxPending, proto.HeaderSize+proto.MaxFrame)
 	orDefault(&l.MaxMessage, DefaultMaxMessage)
+	orDefault(&l.MaxIdle, DefaultMaxIdle)
+	orDefault(&l.MaxConnections, DefaultMaxConnections)
+	orDefault(&l.MaxConnsPerAddress, DefaultMaxConnsPerAddr)
+	orDefault(&l.PreAuthBudget, DefaultPreAuthBudget)
+	orDefault(&l.InputBudget, DefaultInputBudget)
+	orDefault(&l.MaxChannels, DefaultMaxChannels)
+	orDefault(&l.MaxChannelsPerUser, DefaultMaxChannelsPerUser)
+	orDefault(&l.MaxLoginFailures, DefaultMaxLoginFailures)
+	orDefault(&l.AddressFailures, DefaultAddressFailures)
+	orDefault(&l.FailureWindow, DefaultFailureWindow)
 	orDefault(&l.HashWait, DefaultHashWait)
 	orDefault(&l.HashQueue, DefaultHashQueue)
 	orDefault(&l.AddressRegistrations, DefaultAddressRegistrations)
@@ -373,7 +443,11 @@ func (s *Server) stopWorkers() {
 // handle is the reader goroutine of one connection.
 func (s *Server) handle(nc net.Conn) {
 	defer s.readers.Done()
-	c := s.track(nc)
+	c, err := s.track(nc)
+	if err != nil {
+		s.refuse(nc, err)
+		return
+	}
 	if c == nil {
 		nc.Close()
 		return
@@ -383,36 +457,63 @@ func (s *Server) handle(nc net.Conn) {
 		defer s.writers.Done()
 		c.out.writeLoop(nc, s.cfg.WriteTimeout)
 	}()
-	err := s.readLoop(c)
+	err = s.readLoop(c)
 	s.disconnect(c)
 	c.log.Debug("connection ended", "why", err)
 }
 
-// track registers a new connection, or returns nil if the server is closed.
-func (s *Server) track(nc net.Conn) *conn {
+// track registers a new connection, or returns nil if the server is closed
+// (and an error if the gate refuses it: the server, or the client's
+// address, has all the connections it may have; see guard.Gate).
+func (s *Server) track(nc net.Conn) (*conn, error) {
+	addr := guard.Host(nc)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil
+		return nil, nil
+	}
+	if err := s.gate.Admit(addr); err != nil {
+		return nil, err
 	}
 	s.nextConn++
 	c := &conn{
-		id:  s.nextConn,
-		nc:  nc,
-		out: newOutbox(s.cfg.Limits.MaxPending),
-		log: s.log.With("conn", s.nextConn, "remote", nc.RemoteAddr()),
+		id:      s.nextConn,
+		nc:      nc,
+		out:     newOutbox(s.cfg.Limits.MaxPending),
+		log:     s.log.With("conn", s.nextConn, "remote", nc.RemoteAddr()),
+		addr:    addr,
+		loginBy: time.Now().Add(s.cfg.LoginTimeout),
 	}
 	s.conns[c] = struct{}{}
-	return c
+	return c, nil
+}
+
+// refuse tells a connection past a cap why (101: Server busy., or Too many
+// connections from your address.) and closes it, in its own goroutine,
+// with a short deadline.
+func (s *Server) refuse(nc net.Conn, why error) {
+	defer nc.Close()
+	text := proto.MsgServerBusy
+	if errors.Is(why, guard.ErrTooManyFromAddr) {
+		text = proto.MsgTooManyFromAddr
+	}
+	s.log.Warn("connection refused", "why", why, "remote", nc.RemoteAddr())
+	b, _ := proto.Encode(proto.Error{Value: text})
+	nc.SetWriteDeadline(time.Now().Add(time.Second))
+	nc.Write(b)
 }
 
 // disconnect forgets a connection whose reader has ended: its session ends
 // (everyone is told, 125, and its key is released) and it leaves its
 // channel. During Close, Close finishes its outbox after the notice.
 func (s *Server) disconnect(c *conn) {
+	s.releaseInput(c)
 	s.mu.Lock()
 	closing := s.closed
-	delete(s.conns, c)
+	if _, ok := s.conns[c]; ok {
+		delete(s.conns, c)
+		s.gate.Leave(c.addr)
+	}
 	ended := s.endSessionLocked(c)
 	s.mu.Unlock()
 	s.publishEvent(ended.event)
@@ -422,21 +523,29 @@ func (s *Server) disconnect(c *conn) {
 	}
 }
 
-// send queues the encoded frame b for c; a connection whose queue is full
-// is dropped (its socket closed, which ends its reader).
+// send queues the encoded frame b for c; a connection whose queue would
+// pass MaxPending bytes is dropped (its socket closed, which ends its
+// reader): nobody waits for a client that does not read, and what it has
+// not read cannot grow past the bound.
 func (s *Server) send(c *conn, b []byte) {
 	if !c.out.push(b) {
-		c.log.Warn("dropping slow client", "limit", s.cfg.Limits.MaxPending)
+		c.log.Warn("dropping slow client", "limit bytes", s.cfg.Limits.MaxPending)
 		c.nc.Close()
 	}
 }
 
-// reply encodes m and sends it to c.
+// reply encodes m and sends it to c. A reply that cannot be encoded — it
+// would pass the 1 MiB frame — is answered Reply too large., never with
+// silence (as in chapter 07).
 func (s *Server) reply(c *conn, m proto.Message) {
 	b, err := proto.Encode(m)
 	if err != nil {
 		c.log.Error("cannot encode a reply", "type", m.Type(), "err", err)
-		return
+		if r, ok := m.(proto.Requester); ok {
+			b, _ = proto.Encode(proto.ErrorResponse{RequestID: r.Request(), Value: proto.MsgReplyTooLarge})
+		} else {
+			b, _ = proto.Encode(proto.Error{Value: proto.MsgReplyTooLarge})
+		}
 	}
 	s.send(c, b)
 }

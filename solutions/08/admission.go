@@ -6,12 +6,12 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
-	"net"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"serverlab/tools/given/chatcore/guard"
 	"serverlab/tools/given/chatcore/proto"
 )
 
@@ -25,7 +25,7 @@ type admission struct {
 	stop          func() // refuses every hash still waiting, and those to come
 	hashes        *hashQueue
 	logins        loginMemo
-	registrations *addressBudget
+	registrations *guard.Failures // Failed spends one of an address's tokens
 }
 
 // admit is s's admission, made on first use.
@@ -35,7 +35,7 @@ func (s *Server) admit() *admission {
 		a.hashes = newHashQueue(runtime.GOMAXPROCS(0), s.cfg.Limits.HashQueue, s.cfg.Limits.HashWait)
 		a.stop = a.hashes.stop
 		a.logins.init()
-		a.registrations = newAddressBudget(s.cfg.Limits.AddressRegistrations, s.cfg.Limits.RegistrationWindow)
+		a.registrations = guard.NewFailures(s.cfg.Limits.AddressRegistrations, s.cfg.Limits.RegistrationWindow)
 	})
 	return a
 }
@@ -45,8 +45,8 @@ func (s *Server) admit() *admission {
 // (Too many registrations…), or the hash cannot start in time (Server
 // busy.). A refused registration costs the address nothing.
 func (s *Server) hashNewPassword(c *conn, m proto.CreateUserRequest) (hash string, refused bool, err error) {
-	a, addr := s.admit(), clientHost(c.nc)
-	if !a.registrations.allowed(addr) {
+	a, addr := s.admit(), c.addr
+	if !a.registrations.Allowed(addr) {
 		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgTooManyRegistrations})
 		return "", true, nil
 	}
@@ -58,7 +58,7 @@ func (s *Server) hashNewPassword(c *conn, m proto.CreateUserRequest) (hash strin
 	if err != nil {
 		return "", false, err
 	}
-	a.registrations.take(addr)
+	a.registrations.Failed(addr)
 	return hash, false, nil
 }
 
@@ -208,77 +208,4 @@ func (lm *loginMemo) recall(id uint32, password string) bool {
 	}
 	lm.mu.Unlock()
 	return ok && hmac.Equal(t[:], e.tag[:])
-}
-
-// addressBudget is a token bucket per client address: limit tokens at
-// once, refilled evenly over window. It bounds the registrations of one
-// address: an honest burst (one per client, at most an address's
-// connections) fits, a flood spends the budget and then waits its share.
-type addressBudget struct {
-	limit  float64
-	window time.Duration
-
-	mu      sync.Mutex
-	buckets map[string]*tokens
-}
-
-type tokens struct {
-	n  float64
-	at time.Time
-}
-
-// maxBudgetAddresses bounds the map; past it, full buckets are forgotten.
-const maxBudgetAddresses = 1 << 16
-
-func newAddressBudget(limit int, window time.Duration) *addressBudget {
-	return &addressBudget{limit: float64(limit), window: window, buckets: make(map[string]*tokens)}
-}
-
-// refill brings b up to now; the caller holds a.mu.
-func (a *addressBudget) refill(b *tokens, now time.Time) {
-	b.n = min(a.limit, b.n+now.Sub(b.at).Seconds()*a.limit/a.window.Seconds())
-	b.at = now
-}
-
-// allowed reports whether addr has a token now.
-func (a *addressBudget) allowed(addr string) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	b, ok := a.buckets[addr]
-	if !ok {
-		return true
-	}
-	a.refill(b, time.Now())
-	return b.n >= 1
-}
-
-// take spends one of addr's tokens.
-func (a *addressBudget) take(addr string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	now := time.Now()
-	b, ok := a.buckets[addr]
-	if !ok {
-		if len(a.buckets) >= maxBudgetAddresses {
-			for k, v := range a.buckets {
-				if a.refill(v, now); v.n >= a.limit {
-					delete(a.buckets, k)
-				}
-			}
-		}
-		b = &tokens{n: a.limit, at: now}
-		a.buckets[addr] = b
-	}
-	a.refill(b, now)
-	b.n = max(0, b.n-1)
-}
-
-// clientHost is the address a connection's registrations count under: its
-// IP, without the port.
-func clientHost(nc net.Conn) string {
-	addr := nc.RemoteAddr().String()
-	if h, _, err := net.SplitHostPort(addr); err == nil {
-		return h
-	}
-	return addr
 }

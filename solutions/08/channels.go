@@ -3,6 +3,7 @@ package chatscale
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -25,14 +26,23 @@ func (s *Server) createChannel(c *conn, m proto.CreateChannelRequest) error {
 		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgInvalidName})
 		return nil
 	}
+	if !s.reserveChannel(u.ID, m.Name) {
+		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgTooManyChannels})
+		return nil
+	}
 	ctx, cancel := s.requestContext()
 	defer cancel()
 	id, created, err := s.createChannelKey(ctx, m.Name)
+	s.mu.Lock()
+	s.reserved--
+	if err != nil || !created {
+		s.created[u.ID]-- // the reservation made no channel
+	}
 	if err != nil {
+		s.mu.Unlock()
 		return err
 	}
 	ch := proto.Channel{ID: id, Name: m.Name}
-	s.mu.Lock()
 	s.addChannelLocked(ch)
 	s.reply(c, proto.CreateChannelResponse{RequestID: m.RequestID, Channel: ch})
 	var ev = s.noEvent()
@@ -44,9 +54,43 @@ func (s *Server) createChannel(c *conn, m proto.CreateChannelRequest) error {
 	return nil
 }
 
+// reserveChannel reports whether a channel named name may be made by user,
+// and if so counts it, for the server and for the user, before it is made
+// (createChannel gives the count back if no channel came of it): requests
+// made at the same moment cannot all pass the cap. A new name may be made
+// while the channels this server knows, with those being made, are fewer
+// than MaxChannels, and the user has made fewer than MaxChannelsPerUser here
+// since the start. Without the cap, 15,007 channels made in 11 s made the
+// list larger than a frame, and GetChannels went unanswered for everyone.
+// (Two servers may each let one more through at the same moment: the cap
+// bounds a size, it is not a count that must be exact.)
+func (s *Server) reserveChannel(user uint32, name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, exists := s.byName[name]
+	if !exists && (len(s.channels)+s.reserved >= s.cfg.Limits.MaxChannels || s.created[user] >= s.cfg.Limits.MaxChannelsPerUser) {
+		return false
+	}
+	s.reserved++
+	s.created[user]++
+	return true
+}
+
+// channelCost is the most bytes ch takes in a list: its JSON (as
+// encoding/json writes it, which escapes at least as much as the codec)
+// and a comma. A list may take replyRoom of a frame, as history's
+// messages.
+func channelCost(ch proto.Channel) int {
+	b, _ := json.Marshal(ch)
+	return len(b) + 1
+}
+
 // getChannels lists the channels in ascending id order (119 → 120), as
 // this server knows them: a channel created on another server a moment
 // ago may be missing for as long as the bucket's news takes to arrive.
+// The list stops at one frame's worth (with MaxChannels it always fits;
+// a bucket filled before the cap existed may not): an answer that is cut
+// is still an answer.
 func (s *Server) getChannels(c *conn, m proto.GetChannelsRequest) error {
 	s.mu.Lock()
 	if c.user.ID == 0 {
@@ -60,6 +104,14 @@ func (s *Server) getChannels(c *conn, m proto.GetChannelsRequest) error {
 	}
 	s.mu.Unlock()
 	slices.SortFunc(chs, func(a, b proto.Channel) int { return cmp.Compare(a.ID, b.ID) })
+	size := 0
+	for i, ch := range chs {
+		if size += channelCost(ch); size > replyRoom {
+			c.log.Warn("channel list cut to fit one frame", "sent", i, "channels", len(chs))
+			chs = chs[:i]
+			break
+		}
+	}
 	s.reply(c, proto.GetChannelsResponse{RequestID: m.RequestID, Channels: chs})
 	return nil
 }

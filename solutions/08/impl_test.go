@@ -24,6 +24,21 @@ var impl = chatscaletest.Impl{
 			MaxStreamBytes: c.MaxStreamBytes,
 			HashIterations: c.HashIterations,
 			Logger:         c.Logger,
+
+			LoginTimeout: c.LoginTimeout,
+			IdleTimeout:  c.IdleTimeout,
+			WriteTimeout: c.WriteTimeout,
+			Limits: chatscale.Limits{
+				MaxConnections:     c.MaxConnections,
+				MaxConnsPerAddress: c.MaxConnsPerAddress,
+				PreAuthBudget:      c.PreAuthBudget,
+				InputBudget:        c.InputBudget,
+				MaxPending:         c.MaxPending,
+				MaxChannels:        c.MaxChannels,
+				MaxChannelsPerUser: c.MaxChannelsPerUser,
+				AddressFailures:    c.AddressFailures,
+				FailureWindow:      c.FailureWindow,
+			},
 		})
 	},
 }

@@ -84,7 +84,7 @@ func (s *Server) authenticate(c *conn, m proto.AuthenticateRequest) error {
 		}
 	}
 	if !match {
-		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgWrongPassword})
+		s.wrongPassword(c, m.RequestID)
 		return nil
 	}
 	lease, err := s.claimSession(ctx, u.ID)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"serverlab/tests/chatcoretest/hostile"
 	"serverlab/tests/testkit"
 	"serverlab/tools/given/chatcore/proto"
 )
@@ -127,6 +128,7 @@ func BackPressure(t *testing.T, impl Impl) {
 		}
 	})
 	k.Run("pending-limit", func(t *testing.T) { checkPendingLimit(testkit.New(t, k.Exercise()), impl) })
+	hostile.Output(k, hostileStart(impl))
 }
 
 // commitGate holds the committer in Config.OnCommit while a check needs no

@@ -3,6 +3,7 @@ package chatcoretest
 import (
 	"testing"
 
+	"serverlab/tests/chatcoretest/hostile"
 	"serverlab/tests/testkit"
 	"serverlab/tools/given/chatcore/proto"
 )
@@ -128,6 +129,7 @@ func Channels(t *testing.T, impl Impl) {
 	})
 
 	channelLimits(k, impl, e)
+	hostile.Channels(k, hostileStart(impl))
 	check(k, e, "storage-failure", func(k *testkit.T, _ *env) { checkStorageFailure(k, impl, "CreateChannel") })
 	check(k, e, "presence-storm", func(k *testkit.T, _ *env) { checkPresenceStorm(k, impl, true) })
 }

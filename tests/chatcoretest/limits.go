@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"serverlab/tests/chatcoretest/hostile"
 	"serverlab/tests/testkit"
 	"serverlab/tools/given/chatcore/proto"
 )
@@ -103,6 +104,7 @@ func userLimits(k *testkit.T, impl Impl, e *env) {
 	}
 
 	loginThrottles(k, impl, e)
+	hostile.Accounts(k, hostileStart(impl))
 
 	check(k, e, "user-names", func(k *testkit.T, e *env) {
 		checkNames(k, e.dial("client"), "user", defaultMaxUserName, createUser, isUser)

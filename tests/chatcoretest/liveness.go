@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"serverlab/tests/chatcoretest/hostile"
 	"serverlab/tests/testkit"
 	"serverlab/tools/given/chatcore/proto"
 )
@@ -80,7 +81,7 @@ func Liveness(t *testing.T, impl Impl) {
 	})
 
 	connectionLimits(k, impl, e)
-	addressLimits(k, impl, e)
+	hostile.Connections(k, hostileStart(impl))
 }
 
 // pause waits for d: these checks are about time passing, not about

@@ -98,6 +98,9 @@ type Config struct {
 	// PreAuthBudget bounds the bytes of frames over 64 KiB that connections
 	// that have not logged in may be reading at once, together (64 MiB).
 	PreAuthBudget int
+	// InputBudget bounds the same for every connection, logged in or not
+	// (256 MiB).
+	InputBudget int
 	// Admins may stop the server with Shutdown (102).
 	Admins []string
 	// TLS, if set, makes the server speak TLS.

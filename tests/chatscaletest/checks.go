@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"serverlab/tests/chatcoretest/hostile"
 	"serverlab/tests/testkit"
 	"serverlab/tools/given/chatcore/proto"
 )
@@ -119,6 +120,10 @@ func DurableEcho(t *testing.T, impl Impl) {
 	}
 	expectStoredOnce(k, obs, ch.ID, after.Content)
 
+	// Before ackLost and fullStream: their servers, left running until
+	// the check ends, start new followers (after a stalled link, a purge),
+	// which a hostile subtest's leak check would take for its own.
+	hostile.Connections(k, hostileStart(impl))
 	ackLost(k, impl)
 	fullStream(k, impl)
 }
@@ -545,6 +550,7 @@ func History(t *testing.T, impl Impl) {
 
 	historyCost(k, impl)
 	historyOnCluster(k, impl)
+	hostile.Output(k, hostileStart(impl))
 }
 
 // longChannel is the length of historyCost's channel: long enough that a
@@ -757,6 +763,8 @@ func Unique(t *testing.T, impl Impl) {
 	id := ca.id()
 	ca.callExpect("a login when the sessions bucket fails (the suite deleted it)", proto.AuthenticateRequest{Name: "uniq-1", Password: password("uniq-1"), RequestID: id},
 		proto.ErrorResponse{RequestID: id, Value: proto.MsgStorageFailed})
+	hostile.Accounts(k, hostileStart(impl))
+	hostile.Channels(k, hostileStart(impl))
 }
 
 // loginEventually retries a login until it works or testkit.IOTimeout

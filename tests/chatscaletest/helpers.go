@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"serverlab/tests/chatcoretest/hostile"
 	"serverlab/tests/testkit"
 	"serverlab/tools/given/chatcore/proto"
 	"serverlab/tools/given/lab"
@@ -33,6 +34,23 @@ func baseConfig(k *testkit.T, url string) Config {
 		RequestTimeout: 3 * time.Second,
 		HashIterations: 1000,
 		Logger:         testkit.Logger(),
+	}
+}
+
+// hostileStart is how the hostile suite of the chatcore family
+// (tests/chatcoretest/hostile, which chapter 07 runs too) starts this
+// chapter's servers: one server with the limits a check sets, on a NATS of
+// its own (a cap on channels counts the bucket's).
+func hostileStart(impl Impl) hostile.Start {
+	return func(k *testkit.T, l hostile.Limits) string {
+		k.Helper()
+		cfg := baseConfig(k, startNATS(k).url())
+		cfg.LoginTimeout, cfg.IdleTimeout, cfg.WriteTimeout = l.LoginTimeout, l.IdleTimeout, l.WriteTimeout
+		cfg.MaxConnections, cfg.MaxConnsPerAddress = l.MaxConnections, l.MaxConnsPerAddress
+		cfg.PreAuthBudget, cfg.InputBudget, cfg.MaxPending = l.PreAuthBudget, l.InputBudget, l.MaxPending
+		cfg.MaxChannels, cfg.MaxChannelsPerUser = l.MaxChannels, l.MaxChannelsPerUser
+		cfg.AddressFailures, cfg.FailureWindow = l.AddressFailures, l.FailureWindow
+		return serve(k, impl, "H", cfg).srv.Addr
 	}
 }
 

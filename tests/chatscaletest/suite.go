@@ -54,6 +54,21 @@ type Config struct {
 	MaxStreamBytes int64
 	// HashIterations is the password hash's cost (the suite keeps it low).
 	HashIterations int
+	// Limits, as chapter 07's and with its meanings (0: the server's
+	// default; docs/chatcore.md, "Limits"): the hostile suite
+	// (tests/chatcoretest/hostile) sets them. MaxPending is in bytes.
+	LoginTimeout       time.Duration
+	IdleTimeout        time.Duration
+	WriteTimeout       time.Duration
+	MaxConnections     int
+	MaxConnsPerAddress int
+	PreAuthBudget      int
+	InputBudget        int
+	MaxPending         int
+	MaxChannels        int
+	MaxChannelsPerUser int
+	AddressFailures    int
+	FailureWindow      time.Duration
 	// Logger is the server's log.
 	Logger *slog.Logger
 }

@@ -55,6 +55,7 @@ func run(args []string) error {
 	fs.IntVar(&lim.PresenceBurst, "presence-burst", chatcore.DefaultPresenceBurst, "presence events (login, logout, join, leave) sent to one connection at once; past its budget it misses them")
 	fs.IntVar(&lim.PresenceRate, "presence-rate", chatcore.DefaultPresenceRate, "presence events per second that refill a connection's budget")
 	fs.IntVar(&lim.PreAuthBudget, "pre-auth-budget", chatcore.DefaultPreAuthBudget, "bytes of large frames (over 64 KiB) that connections not logged in may be reading at once, together")
+	fs.IntVar(&lim.InputBudget, "input-budget", chatcore.DefaultInputBudget, "bytes of large frames (over 64 KiB) that all connections may be reading at once, together")
 	fs.DurationVar(&lim.MaxIdle, "max-idle", chatcore.DefaultMaxIdle, "how long any connection may stay silent")
 	fs.IntVar(&lim.MaxUserName, "max-user-name", chatcore.DefaultMaxUserName, "bytes of a user name")
 	fs.IntVar(&lim.MaxChannelName, "max-channel-name", chatcore.DefaultMaxChannelName, "bytes of a channel name")

@@ -73,12 +73,18 @@ type Limits struct {
 	// MaxConnsPerAddress bounds the open connections from one client IP
 	// address (default 512, an eighth of the default MaxConnections), as an
 	// IRC daemon's connection class does; one past it is told Too many
-	// connections from your address. and closed.
+	// connections from your address. and closed. Near MaxConnections the
+	// cap shrinks, so that a few addresses cannot fill the server between
+	// them (see guard.Gate).
 	MaxConnsPerAddress int
 	// PreAuthBudget bounds the bytes of frames over 64 KiB that
 	// unauthenticated connections may be reading at once, together (default
 	// 64 MiB); one that does not fit is told Server busy. and closed.
+	// InputBudget bounds the same for every connection, logged in or not
+	// (default 256 MiB): registering is free, so logging in is no reason to
+	// be trusted with memory.
 	PreAuthBudget int
+	InputBudget   int
 	// PresenceBurst and PresenceRate are each connection's budget of
 	// presence events (126, 125, 128, 127): at most PresenceBurst at once,
 	// refilled at PresenceRate a second (defaults 100 and 20). An event past
@@ -154,6 +160,7 @@ const (
 	DefaultMaxConnections     = 4096
 	DefaultMaxConnsPerAddr    = 512
 	DefaultPreAuthBudget      = 64 << 20
+	DefaultInputBudget        = 256 << 20
 	DefaultPresenceBurst      = 100
 	DefaultPresenceRate       = 20
 	DefaultMaxIdle            = 30 * time.Minute

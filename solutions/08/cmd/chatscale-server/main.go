@@ -56,6 +56,16 @@ func run(args []string) error {
 	sessionTTL := fs.Duration("session-ttl", chatscale.DefaultSessionTTL, "how long a dead server's logins stay taken")
 	maxStream := fs.Int64("max-stream-bytes", chatscale.DefaultMaxStreamBytes, "the budget of every channel's history together: a full stream refuses new messages")
 	maxChannel := fs.Int64("max-channel-messages", chatscale.DefaultMaxChannelMessages, "how many messages one channel keeps (its oldest go)")
+	var lim chatscale.Config // the timeouts and limits, as chapter 07's flags (docs/chatcore.md, "Limits")
+	fs.DurationVar(&lim.LoginTimeout, "login-timeout", chatscale.DefaultLoginTimeout, "how long a connection may stay unauthenticated")
+	fs.DurationVar(&lim.Limits.MaxIdle, "max-idle", chatscale.DefaultMaxIdle, "how long any connection may stay silent")
+	fs.IntVar(&lim.Limits.MaxConnections, "max-connections", chatscale.DefaultMaxConnections, "open connections; the one past it is told 'Server busy.' and closed")
+	fs.IntVar(&lim.Limits.MaxConnsPerAddress, "max-conns-per-address", chatscale.DefaultMaxConnsPerAddr, "open connections from one client address (fewer near -max-connections)")
+	fs.IntVar(&lim.Limits.PreAuthBudget, "pre-auth-budget", chatscale.DefaultPreAuthBudget, "bytes of large frames (over 64 KiB) that connections not logged in may be reading at once, together")
+	fs.IntVar(&lim.Limits.InputBudget, "input-budget", chatscale.DefaultInputBudget, "bytes of large frames (over 64 KiB) that all connections may be reading at once, together")
+	fs.IntVar(&lim.Limits.MaxPending, "max-pending", chatscale.DefaultMaxPending, "bytes queued for one connection; past it the connection is dropped")
+	fs.IntVar(&lim.Limits.MaxChannels, "max-channels", chatscale.DefaultMaxChannels, "channels")
+	fs.IntVar(&lim.Limits.MaxChannelsPerUser, "max-channels-per-user", chatscale.DefaultMaxChannelsPerUser, "channels one user may create on this server")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -64,11 +74,10 @@ func run(args []string) error {
 		return err
 	}
 	slog.SetDefault(log)
-	cfg := chatscale.Config{
-		DBPath: *db, NATSURL: *natsURL, Replicas: *replicas, HashIterations: *hashIter,
-		PublishTimeout: *publishTimeout, SessionTTL: *sessionTTL, Logger: log,
-		MaxStreamBytes: *maxStream, MaxChannelMessages: *maxChannel,
-	}
+	cfg := lim
+	cfg.DBPath, cfg.NATSURL, cfg.Replicas, cfg.HashIterations = *db, *natsURL, *replicas, *hashIter
+	cfg.PublishTimeout, cfg.SessionTTL, cfg.Logger = *publishTimeout, *sessionTTL, log
+	cfg.MaxStreamBytes, cfg.MaxChannelMessages = *maxStream, *maxChannel
 	if *clusterAddr != "" {
 		if *natsURL != "" {
 			return errors.New("-cluster and -nats exclude each other: a server embeds a node or joins one")

@@ -1,0 +1,128 @@
+// Package guard holds the limits that every chatcore server (chapters 07
+// and 08) puts on its connections before they have done anything worth
+// trusting: how many may be open, from one address and in all; how many
+// bytes of large frames they may be reading at once; how many wrong
+// passwords an address may try. They are given code, one home for each
+// limit: the chapters import them rather than each keeping a copy, so that a
+// limit learned in one chapter cannot be forgotten in the next.
+//
+// docs/chatcore.md ("Limits") gives every default and why it was chosen.
+package guard
+
+import (
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+)
+
+// Why a connection was refused by a Gate.
+var (
+	ErrServerFull      = errors.New("too many connections")
+	ErrTooManyFromAddr = errors.New("too many connections from one address")
+)
+
+// Gate admits connections: at most max in all, at most perAddr from one
+// client address (an IRC daemon's connection class) — and, so that a few
+// addresses cannot fill the server between them, a reserve.
+//
+// The reserve is the last eighth of max. Once the server is that full, a
+// new connection is admitted only from an address that holds fewer than
+// Small() connections (a sixteenth of perAddr): the per-address cap shrinks
+// from perAddr to Small() when the global cap is near. Without it, 9
+// addresses × 512 connections (4,608) fill the default 4,096 and every
+// honest user is told Server busy. With it, those 9 addresses get 3,584 +
+// 2 × 32, and 448 places stay for addresses that hold a few: an attacker
+// who wants them too needs 14 more addresses, and one behind a NAT with
+// 32 users is still let in.
+type Gate struct {
+	max, perAddr int
+
+	mu     sync.Mutex
+	total  int
+	byAddr map[string]int
+}
+
+// NewGate makes a gate for at most max connections, perAddr from one
+// address.
+func NewGate(max, perAddr int) *Gate {
+	return &Gate{max: max, perAddr: perAddr, byAddr: make(map[string]int)}
+}
+
+// Reserve is how many of the connections are kept for addresses that hold
+// fewer than Small(): an eighth of max (0 when max is under 8).
+func (g *Gate) Reserve() int { return g.max / 8 }
+
+// Small is how many connections an address may hold and still take a
+// place of the reserve: a sixteenth of perAddr, at least 1 (32 by default:
+// a classroom or an office behind one NAT).
+func (g *Gate) Small() int { return max(1, g.perAddr/16) }
+
+// Admit counts a new connection from addr, or refuses it with
+// ErrServerFull or ErrTooManyFromAddr. Every admitted connection must be
+// given back with Leave.
+func (g *Gate) Admit(addr string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	held := g.byAddr[addr]
+	switch {
+	case g.total >= g.max:
+		return ErrServerFull
+	case held >= g.perAddr:
+		return ErrTooManyFromAddr
+	case g.total >= g.max-g.Reserve() && held >= g.Small():
+		return ErrTooManyFromAddr // the reserve is for addresses that hold a few
+	}
+	g.total++
+	g.byAddr[addr] = held + 1
+	return nil
+}
+
+// Leave gives back a connection that Admit counted for addr.
+func (g *Gate) Leave(addr string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.total--
+	if g.byAddr[addr]--; g.byAddr[addr] <= 0 {
+		delete(g.byAddr, addr)
+	}
+}
+
+// Budget is a number of bytes that several connections draw on together:
+// the memory of the large frames they are reading at once. A reader takes
+// a frame's size before it reads the body, and gives it back once the frame
+// is handled; a frame that does not fit is refused before a byte of its
+// body is held. 600 connections that each begin a 1 MiB frame and send it
+// slowly would otherwise hold 600 MiB.
+type Budget struct {
+	limit int64
+	used  atomic.Int64
+}
+
+// NewBudget makes a budget of limit bytes.
+func NewBudget(limit int) *Budget { return &Budget{limit: int64(limit)} }
+
+// Take reserves n bytes and reports whether they fit.
+func (b *Budget) Take(n int64) bool {
+	if b.used.Add(n) > b.limit {
+		b.used.Add(-n)
+		return false
+	}
+	return true
+}
+
+// Give returns n bytes that Take reserved.
+func (b *Budget) Give(n int64) { b.used.Add(-n) }
+
+// Used is the bytes reserved now (for tests and metrics).
+func (b *Budget) Used() int64 { return b.used.Load() }
+
+// Host is the address a connection is counted under: its IP, without the
+// port.
+func Host(nc net.Conn) string {
+	addr := nc.RemoteAddr().String()
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		return h
+	}
+	return addr
+}
