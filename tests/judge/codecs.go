@@ -186,10 +186,13 @@ func decodeContext(d *decoder, x value, _ reflect.Type) (reflect.Value, error) {
 	} else {
 		ctx, cancel = context.WithCancel(ctx)
 	}
-	if x.Str == "done" {
+	d.p.mu.Lock()
+	early := d.p.cancelledEarly[x.Uint] // its cancel arrived before it (serveCancel)
+	delete(d.p.cancelledEarly, x.Uint)
+	if x.Str == "done" || early {
+		d.p.mu.Unlock()
 		cancel()
 	} else {
-		d.p.mu.Lock()
 		d.p.cancels[x.Uint] = cancel
 		d.p.mu.Unlock()
 	}
@@ -215,8 +218,13 @@ func (p *peer) watchContext(ctx context.Context) uint64 {
 
 func (p *peer) serveCancel(id uint64) {
 	p.mu.Lock()
-	cancel := p.cancels[id]
+	cancel, ok := p.cancels[id]
 	delete(p.cancels, id)
+	if !ok {
+		// The context was cancelled while the call that carries it was on
+		// its way: the call, decoded on another goroutine, finds it here.
+		p.cancelledEarly[id] = true
+	}
 	p.mu.Unlock()
 	if cancel != nil {
 		cancel()

@@ -20,20 +20,21 @@ type peer struct {
 	link *link
 	side string // "j" or "s": the prefix of the error ids this end makes
 
-	mu            sync.Mutex
-	nextCall      uint64
-	pending       map[uint64]chan reply
-	nextHandle    uint64
-	exports       map[uint64]reflect.Value    // what the other end may call
-	exportIDs     map[any]uint64              // an exported object's handle, by identity
-	importsByType map[importKey]reflect.Value // proxies of the other end's objects
-	importIDs     map[any]uint64              // a proxy's handle at the other end, by identity
-	errs          errTable
-	services      map[string]reflect.Value
-	lost          chan struct{}
-	lostOnce      sync.Once
-	cancels       map[uint64]func() // contexts the other end may cancel
-	lostReason    error
+	mu             sync.Mutex
+	nextCall       uint64
+	pending        map[uint64]chan reply
+	nextHandle     uint64
+	exports        map[uint64]reflect.Value    // what the other end may call
+	exportIDs      map[any]uint64              // an exported object's handle, by identity
+	importsByType  map[importKey]reflect.Value // proxies of the other end's objects
+	importIDs      map[any]uint64              // a proxy's handle at the other end, by identity
+	errs           errTable
+	services       map[string]reflect.Value
+	lost           chan struct{}
+	lostOnce       sync.Once
+	cancels        map[uint64]func() // contexts the other end may cancel
+	cancelledEarly map[uint64]bool   // cancels that arrived before their context (see serveCancel)
+	lostReason     error
 }
 
 type reply struct {
@@ -44,14 +45,15 @@ type reply struct {
 func newPeer(l *link, side string) *peer {
 	p := &peer{
 		link: l, side: side,
-		pending:       map[uint64]chan reply{},
-		exports:       map[uint64]reflect.Value{},
-		exportIDs:     map[any]uint64{},
-		importsByType: map[importKey]reflect.Value{},
-		importIDs:     map[any]uint64{},
-		services:      map[string]reflect.Value{},
-		cancels:       map[uint64]func(){},
-		lost:          make(chan struct{}),
+		pending:        map[uint64]chan reply{},
+		exports:        map[uint64]reflect.Value{},
+		exportIDs:      map[any]uint64{},
+		importsByType:  map[importKey]reflect.Value{},
+		importIDs:      map[any]uint64{},
+		services:       map[string]reflect.Value{},
+		cancels:        map[uint64]func(){},
+		cancelledEarly: map[uint64]bool{},
+		lost:           make(chan struct{}),
 	}
 	p.errs.init(side)
 	p.service("read", p.serveRead)
