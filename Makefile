@@ -119,21 +119,25 @@ test: vet #M prove the course: vet, every suite on the solutions (-race), one be
 # loops would slow the other chain's plain tests. Each alone: make
 # test-graded, make test-tools.
 .PHONY: test-graded test-tools
+# Each step of the two chains says what it cost (bash's time: wall, then the
+# CPU of the step and its children), so a slow make test names its step.
+test-graded test-tools unit release-check: SHELL := /bin/bash
+test-graded test-tools unit release-check: export TIMEFORMAT := ↳ %Rs wall, %Us user + %Ss sys CPU
 test-graded: #M make test's first chain: the solutions graded, one chapter as a student runs it, the ladder's sample, the student release
-	$(GO) run ./tools/cmd/grade -q -budget 0 -target solutions -require all
+	time $(GO) run ./tools/cmd/grade -q -budget 0 -target solutions -require all
 	@ch=$$(printf '%02d' $$(( $(SEED) % $(words $(wildcard solutions/0*)) + 1 ))); \
 	echo "make test: chapter $$ch's suite as a student runs it (go test -race, no grader)"; \
-	$(GO) test -race -count=1 ./solutions/$$ch/...
-	$(GO) run ./tools/maint/coursecheck -q -budget 0 -ladder -rotate -rungs 2 -seed $(SEED)
+	time $(GO) test -race -count=1 ./solutions/$$ch/...
+	time $(GO) run ./tools/maint/coursecheck -q -budget 0 -ladder -rotate -rungs 2 -seed $(SEED)
 	@$(MAKE) --no-print-directory release-check
 
 test-tools: unit #M make test's second chain: the tools' and suites' own tests, the mutants' and forgeries' samples, vet as macOS and Windows see the course
-	$(GO) run ./tools/maint/coursecheck -q -budget 0 -mutants -sample 6 -seed $(SEED)
+	time $(GO) run ./tools/maint/coursecheck -q -budget 0 -mutants -sample 6 -seed $(SEED)
 	@# The mechanical sample reports; it does not fail the run: most of a chapter's
 	@# mutants have never been graded (tools/maint/mutants/REPORT.md), so a survivor the
 	@# seed draws is news for make mutation, not a regression of this commit.
-	-$(GO) run ./tools/maint/coursecheck -q -budget 0 -mutate -ch 04 -sample 2 -seed $(SEED) -mutate-for 35s
-	$(GO) run ./tools/maint/coursecheck -q -budget 0 -forgeries -sample 3 -seed $(SEED)
+	-time $(GO) run ./tools/maint/coursecheck -q -budget 0 -mutate -ch 04 -sample 2 -seed $(SEED) -mutate-for 35s
+	time $(GO) run ./tools/maint/coursecheck -q -budget 0 -forgeries -sample 3 -seed $(SEED)
 	@$(MAKE) --no-print-directory vet-portable
 
 # The solutions' tests are the graded exercises: `make test` runs every one of
@@ -141,12 +145,12 @@ test-tools: unit #M make test's second chain: the tools' and suites' own tests, 
 # not run them a second time. -tags solutions adds the end-to-end tests of
 # tools/cmd/chat and tools/cmd/loadgen against the reference servers.
 unit: #M the tests of tests/ and tools/ under -race (the solutions' run through the grader)
-	$(GO) test $(TAGS) -race -count=1 ./tests/... ./tools/...
+	time $(GO) test $(TAGS) -race -count=1 ./tests/... ./tools/...
 
 # What CI runs on the student release: build it, unpack it in a temporary
 # folder and run there what a student runs (tools/maint/releasecheck).
 release-check: #M build the student release, unpack it elsewhere, run its vet, tests and grade
-	$(GO) run ./tools/maint/releasecheck
+	time $(GO) run ./tools/maint/releasecheck
 
 # Chapter 03's job server against ThreadForge, driven by the original's own
 # load_test with PEERS (without it: ch03 alone, driven by loadgen jobs).
