@@ -105,7 +105,7 @@ ifneq ($(HAVE_SOLUTIONS),)
 ifeq ($(origin SEED),undefined)
 SEED := $(shell h=$$(git rev-parse --verify -q HEAD 2>/dev/null | cut -c1-15); if [ -n "$$h" ]; then printf '%d' "0x$$h"; else date -u +%Y%m%d; fi)
 endif
-test: vet #M prove the course: vet, every suite on the solutions (-race), one beside 16 busy loops, the grader both ways, samples of the ladder and mutants (SEED=), the student release
+test: #M prove the course: vet, every suite on the solutions (-race), one beside 16 busy loops, the grader both ways, samples of the ladder and mutants (SEED=), the student release
 	@echo "make test: seed $(SEED) (the ladder's and the mutants' samples; re-run them with make test SEED=$(SEED))"
 	@$(MAKE) --no-print-directory -j2 -Oline SEED=$(SEED) test-graded test-tools
 	$(GO) run ./tools/maint/coursecheck -q -budget 0 -target solutions -ex 3.4 -repeat 1 -busy 16
@@ -123,20 +123,24 @@ test: vet #M prove the course: vet, every suite on the solutions (-race), one be
 # CPU of the step and its children), so a slow make test names its step.
 test-graded test-tools unit release-check: SHELL := /bin/bash
 test-graded test-tools unit release-check: export TIMEFORMAT := ↳ %Rs wall, %Us user + %Ss sys CPU
-test-graded: #M make test's first chain: the solutions graded, one chapter as a student runs it, the ladder's sample, the student release
+test-graded: #M make test's first chain: the solutions graded, one exercise as a student runs it, the ladder's and the mechanical mutants' samples, the student release
 	time $(GO) run ./tools/cmd/grade -q -budget 0 -target solutions -require all
 	@ch=$$(printf '%02d' $$(( $(SEED) % $(words $(wildcard solutions/0*)) + 1 ))); \
-	echo "make test: chapter $$ch's suite as a student runs it (go test -race, no grader)"; \
-	time $(GO) test -race -count=1 ./solutions/$$ch/...
+	tests=$$(grep -ho '^func TestEx[0-9A-Za-z_]*' solutions/$$ch/*_test.go | sed 's/^func //' | sort -u); \
+	ex=$$(echo "$$tests" | sed -n "$$(( $(SEED) / 8 % $$(echo "$$tests" | wc -l) + 1 ))p"); \
+	echo "make test: $$ex of chapter $$ch as a student runs it (go test -race, no grader)"; \
+	time $(GO) test -race -count=1 -run "^$$ex\$$" ./solutions/$$ch/
 	time $(GO) run ./tools/maint/coursecheck -q -budget 0 -ladder -rotate -rungs 2 -seed $(SEED)
-	@$(MAKE) --no-print-directory release-check
-
-test-tools: unit #M make test's second chain: the tools' and suites' own tests, the mutants' and forgeries' samples, vet as macOS and Windows see the course
-	time $(GO) run ./tools/maint/coursecheck -q -budget 0 -mutants -sample 6 -seed $(SEED)
 	@# The mechanical sample reports; it does not fail the run: most of a chapter's
 	@# mutants have never been graded (tools/maint/mutants/REPORT.md), so a survivor the
 	@# seed draws is news for make mutation, not a regression of this commit.
-	-time $(GO) run ./tools/maint/coursecheck -q -budget 0 -mutate -ch 04 -sample 2 -seed $(SEED) -mutate-for 35s
+	-time $(GO) run ./tools/maint/coursecheck -q -budget 0 -mutate -ch 04 -sample 2 -seed $(SEED) -mutate-for 25s
+	@$(MAKE) --no-print-directory release-check
+
+test-tools: #M make test's second chain: vet, the tools' and suites' own tests, the mutants' and forgeries' samples, vet as macOS and Windows see the course
+	time $(MAKE) --no-print-directory vet
+	@$(MAKE) --no-print-directory unit
+	time $(GO) run ./tools/maint/coursecheck -q -budget 0 -mutants -sample 6 -seed $(SEED)
 	time $(GO) run ./tools/maint/coursecheck -q -budget 0 -forgeries -sample 3 -seed $(SEED)
 	@$(MAKE) --no-print-directory vet-portable
 
@@ -149,7 +153,7 @@ unit: #M the tests of tests/ and tools/ under -race (the solutions' run through 
 
 # What CI runs on the student release: build it, unpack it in a temporary
 # folder and run there what a student runs (tools/maint/releasecheck).
-release-check: #M build the student release, unpack it elsewhere, run its vet, tests and grade
+release-check: #M build the student release, unpack it elsewhere, run its vet, grade and student commands
 	time $(GO) run ./tools/maint/releasecheck
 
 # Chapter 03's job server against ThreadForge, driven by the original's own
