@@ -26,10 +26,13 @@ const (
 	markGone        = lab.SubjectGoneMarker
 )
 
+// markers are the texts that decide a verdict wherever they appear.
+var markers = []string{markTimeout, markWatchdog, markPanic, markFatal, markRace, markRaceTesting, markLeak, markGoleak}
+
 // hasMarker reports whether s holds any marker; the event reader keeps such
 // output even past its size bound.
 func hasMarker(s string) bool {
-	for _, m := range []string{markTimeout, markWatchdog, markPanic, markFatal, markRace, markRaceTesting, markLeak, markGoleak} {
+	for _, m := range markers {
 		if strings.Contains(s, m) {
 			return true
 		}

@@ -1,6 +1,7 @@
 package grade
 
 import (
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -442,5 +443,37 @@ func TestReadEventsBoundsOutput(t *testing.T) {
 	}
 	if got := Classify(Run{Test: "TestA", Events: evs}); got.Cause != CauseRace {
 		t.Errorf("cause after a flood of output = %q, want %q (the race marker must survive the cut)", got.Cause, CauseRace)
+	}
+}
+
+// A student's error whose text is megabytes of marker lines, printed by
+// every failing check, costs the grader a bounded amount of memory: past the
+// output bound each marker line is an excerpt, and their number is bounded;
+// a line longer than maxLine is cut. The marker still decides the cause.
+func TestReadEventsBoundsMarkerFlood(t *testing.T) {
+	line := `{"Action":"output","Test":"TestA","Output":"panic: ` + strings.Repeat("p", 64<<10) + `\n"}` + "\n"
+	giant := `{"Action":"output","Test":"TestA","Output":"` + strings.Repeat("g", 3*maxLine) + `"}` + "\n"
+	parts := []io.Reader{strings.NewReader(giant)}
+	for range 2 * (maxKeptOutput/len(line) + maxMarkerEvents) {
+		parts = append(parts, strings.NewReader(line))
+	}
+	parts = append(parts, strings.NewReader(`{"Action":"fail","Test":"TestA"}`+"\n"))
+
+	evs, err := readEvents(io.MultiReader(parts...))
+	if err != nil {
+		t.Fatalf("readEvents: %v", err)
+	}
+	kept := 0
+	for _, ev := range evs {
+		kept += len(ev.Output)
+	}
+	if bound := maxLine + maxKeptOutput + maxMarkerEvents*(maxMarkerExcerpt+1) + 64<<10; kept > bound {
+		t.Errorf("kept %d bytes of output, want at most %d: the grader's memory grows with what the test prints", kept, bound)
+	}
+	if last := evs[len(evs)-1]; last.Action != "fail" {
+		t.Errorf("the last event is %+v, want the fail event: it must survive the flood", last)
+	}
+	if !hasMarker(evs[len(evs)-2].Output) {
+		t.Errorf("the last output kept, %.80q, lost its marker", evs[len(evs)-2].Output)
 	}
 }
