@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"serverlab/tools/internal/coursesum"
@@ -100,8 +101,39 @@ func headList(src string) (map[string]string, string, error) {
 // gitOutput runs git in dir. It is the course's tool, not the student's
 // code: its output is not capped, so that a long listing or a large blob
 // comes back whole.
+//
+// dir may be a student's repository, and the grader may run as root: git
+// must not run anything that repository's configuration names. So the
+// settings that start programs while objects are read are switched off on
+// the command line (which outranks the repository's config), and a partial
+// clone is not read at all: its missing objects would be fetched from a
+// remote the repository chose, with a transport it chose (ext:: runs any
+// command). What the grader reads, it checks against the blob ids anyway.
 func gitOutput(dir string, args ...string) ([]byte, error) {
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
+	if partialClone(dir) {
+		return nil, fmt.Errorf("%s is a partial clone: the grader does not read its objects (a missing one would be fetched by a command the repository names)", dir)
+	}
+	return gitRun(dir, args...)
+}
+
+// gitSafety are the settings every git command of the grader runs with.
+var gitSafety = []string{
+	"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.sshCommand=false",
+	"-c", "protocol.allow=never", "-c", "protocol.ext.allow=never", "-c", "protocol.file.allow=never",
+	"-c", "protocol.git.allow=never", "-c", "protocol.ssh.allow=never", "-c", "protocol.http.allow=never",
+	"-c", "protocol.https.allow=never",
+}
+
+func gitRun(dir string, args ...string) ([]byte, error) {
+	cmd := exec.Command("git", slices.Concat([]string{"-C", dir}, gitSafety, args)...)
+	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "GIT_NO_LAZY_FETCH=1", "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=false", "SSH_ASKPASS=false", "GIT_PROTOCOL_FROM_USER=0")
 	return cmd.Output()
+}
+
+// partialClone reports whether dir's repository fetches missing objects
+// on demand (a promisor remote or a partial-clone filter).
+func partialClone(dir string) bool {
+	out, _ := gitRun(dir, "config", "--get-regexp", `^(extensions\.partialclone|remote\..*\.(promisor|partialclonefilter))$`)
+	return len(strings.TrimSpace(string(out))) > 0
 }
