@@ -127,6 +127,17 @@ func (g *gate) collect(replace map[string]string) error {
 	if _, err := os.Stat(base); err != nil {
 		return nil // the build reports a missing chapter
 	}
+	// The chapter's own folder, and chapters/ above it, must be folders of
+	// this checkout: a link there grades someone else's files as these.
+	dir := g.root
+	for _, part := range strings.Split(g.chapterDir, "/") {
+		dir = filepath.Join(dir, part)
+		if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			rel, _ := filepath.Rel(g.root, dir)
+			g.refuse(ruleImport, filepath.ToSlash(rel), 1, "a symbolic link ("+part+") puts another folder's files in the chapter's place")
+			return nil
+		}
+	}
 	err := filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -309,6 +320,9 @@ type sharedImports struct {
 	flags []string
 	fset  *token.FileSet
 	files map[string]string // import path → export data file; "" when it has none
+	// execs are the listed packages that can start a program: os/exec or
+	// plugin among their dependencies.
+	execs map[string]bool
 	imp   types.ImporterFrom
 }
 
@@ -327,7 +341,7 @@ func (sh *sharedImports) reset(root string, goFlags []string) {
 	if sh.fset != nil && sh.key == key {
 		return
 	}
-	sh.key, sh.flags, sh.fset, sh.files = key, flags, token.NewFileSet(), map[string]string{}
+	sh.key, sh.flags, sh.fset, sh.files, sh.execs = key, flags, token.NewFileSet(), map[string]string{}, map[string]bool{}
 	sh.imp = importer.ForCompiler(sh.fset, "gc", func(ip string) (io.ReadCloser, error) {
 		if f := sh.files[ip]; f != "" {
 			return os.Open(f)
@@ -352,7 +366,7 @@ func exportData(ctx context.Context, root string, pkgs []string) (map[string]str
 	if len(missing) == 0 {
 		return found, nil
 	}
-	args := append([]string{"list", "-e", "-race", "-export", "-f", "{{.ImportPath}}\t{{.Export}}"}, shared.flags...)
+	args := append([]string{"list", "-e", "-race", "-export", "-f", "{{.ImportPath}}\t{{.Export}}\t{{join .Deps \" \"}}"}, shared.flags...)
 	cmd := exec.CommandContext(ctx, "go", append(append(args, "--"), missing...)...)
 	cmd.Dir = root
 	cmd.Env = buildEnv()
@@ -369,9 +383,12 @@ func exportData(ctx context.Context, root string, pkgs []string) (map[string]str
 		return nil, fmt.Errorf("the gate could not list the allowed packages' types (go list -export): %v\n%s", err, FirstLines(stderr.Bytes(), maxBuildLines))
 	}
 	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
 	for sc.Scan() {
-		ip, file, _ := strings.Cut(sc.Text(), "\t")
+		ip, rest, _ := strings.Cut(sc.Text(), "\t")
+		file, deps, _ := strings.Cut(rest, "\t")
 		found[ip] = file
+		shared.execs[ip] = slices.ContainsFunc(strings.Fields(deps), startsPrograms)
 	}
 	for _, p := range missing {
 		shared.files[p] = found[p]
@@ -551,6 +568,13 @@ func (g *gate) references(sf *srcFile, info *types.Info) {
 			refused[ip] = true
 		case g.allow[ip]:
 			g.used[ip] = true
+		case g.std(ip) && shared.execs[ip] && !sf.test:
+			// An ordinary package that can start a program (net/http/cgi
+			// runs one per request) is as restricted as os/exec: a child
+			// can be the graded process again, under other settings.
+			g.refuse(ruleImport, sf.rel, line(im), fmt.Sprintf("chapter %s's code needs no %s: it can start programs (it uses os/exec), "+
+				"and a program started from the graded process can re-execute it under other settings", g.chapter.ID, ip))
+			refused[ip] = true
 		case !g.ownPath(ip) && !g.packageAllowed(ip, sf.test):
 			rule := ruleImport
 			if ip == "unsafe" {
@@ -580,9 +604,16 @@ func (g *gate) references(sf *srcFile, info *types.Info) {
 				}
 			}
 			if sel, ok := info.Selections[n]; ok {
-				if ip, typ := ownerOf(sel); ip != "" && !refused[ip] && !g.ownPath(ip) {
+				ip, typ := ownerOf(sel)
+				if ip != "" && !refused[ip] && !g.ownPath(ip) {
 					g.member(sf, line(n), ip, typ+"."+n.Sel.Name)
 				}
+				if ip != "" && g.ownPath(ip) && types.IsInterface(sel.Recv()) {
+					g.ownInterfaceMethod(sf, line(n), n.Sel.Name)
+				}
+			}
+			if obj := info.Uses[n.Sel]; obj != nil {
+				g.handsOut(sf, line(n), obj)
 			}
 		case *ast.CompositeLit:
 			g.literalKeys(sf, info, n, line(n), refused)
@@ -593,6 +624,62 @@ func (g *gate) references(sf *srcFile, info *types.Info) {
 		}
 		return true
 	})
+}
+
+// ownInterfaceMethod checks a call through an interface the student
+// declared: a method the never list refuses (net.UnixConn.WriteMsgUnix) is
+// as refused when the value is reached through such an interface, since a
+// *net.UnixConn satisfies it. Those methods' names are the course's: no
+// ordinary interface has them.
+func (g *gate) ownInterfaceMethod(sf *srcFile, line int, name string) {
+	for entry, why := range never {
+		parts := strings.Split(entry, ".")
+		if len(parts) >= 3 && parts[len(parts)-1] == name && !g.allow[entry] {
+			g.refuse(ruleImport, sf.rel, line, fmt.Sprintf("no chapter needs %s, here by an interface of the chapter's own: %s",
+				path.Base(entry), why))
+			return
+		}
+	}
+}
+
+// handsOut checks a function or method of another package by what it
+// returns: one that hands out a value of a restricted package's type the
+// chapter may not use ((*net.TCPConn).SyscallConn returns a
+// syscall.RawConn) is as refused as that type, since an interface of the
+// student's own could then call its methods unseen.
+func (g *gate) handsOut(sf *srcFile, line int, obj types.Object) {
+	fn, ok := obj.(*types.Func)
+	if !ok || fn.Pkg() == nil || g.ownPath(fn.Pkg().Path()) {
+		return
+	}
+	res := fn.Signature().Results()
+	for i := range res.Len() {
+		n := namedOf(res.At(i).Type())
+		if n == nil || n.Obj().Pkg() == nil {
+			continue
+		}
+		ip, name := n.Obj().Pkg().Path(), n.Obj().Name()
+		if _, ok := restricted[ip]; !ok || ip == fn.Pkg().Path() || g.typeAllowed(ip, name) {
+			continue
+		}
+		g.refuse(ruleImport, sf.rel, line, fmt.Sprintf("chapter %s's code needs no %s: it hands out a %s.%s, and %s",
+			g.chapter.ID, fn.FullName(), path.Base(ip), name, restricted[ip]))
+		return
+	}
+}
+
+// typeAllowed reports whether the chapter may hold a value of a restricted
+// package's type: the type or one of its members is on its list.
+func (g *gate) typeAllowed(ip, name string) bool {
+	if g.allow[ip] || g.allow[ip+"."+name] {
+		return true
+	}
+	for entry := range g.allow {
+		if strings.HasPrefix(entry, ip+"."+name+".") {
+			return true
+		}
+	}
+	return false
 }
 
 // literalKeys checks the field names of a struct literal of a restricted
@@ -709,6 +796,10 @@ func (g *gate) member(sf *srcFile, line int, ip, name string) {
 	}
 	g.refuse(ruleImport, sf.rel, line, fmt.Sprintf("chapter %s's code needs no %s.%s: %s", g.chapter.ID, path.Base(ip), name, g.packageWhy(ip)))
 }
+
+// startsPrograms reports whether a package, found among another's
+// dependencies, lets that one start a program.
+func startsPrograms(dep string) bool { return dep == "os/exec" || dep == "plugin" }
 
 // perMember reports whether a package's members are allowed one by one:
 // the restricted standard packages and everything outside the standard

@@ -169,6 +169,13 @@ func TestGateRefuses(t *testing.T) {
 			"01/deep/d.go:1: d.go does not parse, so the gate cannot check it"},
 		{"a descriptor copied over a Unix socket", "02", map[string]string{"02/a.go": "package p\n\nimport \"net\"\n\nfunc f(c *net.UnixConn) { c.WriteMsgUnix(nil, nil, nil) }\n"},
 			"02/a.go:5: no chapter needs net.UnixConn.WriteMsgUnix"},
+		{"a package that starts programs", "01", map[string]string{"01/a.go": "package p\n\nimport \"net/http/cgi\"\n\nvar _ = cgi.Handler{}\n"},
+			"01/a.go:3: chapter 01's code needs no net/http/cgi: it can start programs"},
+		{"a never-listed method through an interface of its own", "02", map[string]string{"02/a.go": "package p\n\nimport \"net\"\n\ntype sender interface {\n\tWriteMsgUnix(b, oob []byte, addr *net.UnixAddr) (int, int, error)\n}\n\nfunc f(s sender) { s.WriteMsgUnix(nil, nil, nil) }\n"},
+			"02/a.go:9: no chapter needs net.UnixConn.WriteMsgUnix, here by an interface"},
+		{"a raw connection handed out by an ordinary method", "01", map[string]string{"01/a.go": "package p\n\nimport \"net\"\n\ntype ctl interface{ Control(func(fd uintptr)) error }\n\nfunc f(c *net.TCPConn) { var rc ctl; rc, _ = c.SyscallConn(); _ = rc }\n"},
+			"01/a.go:7: chapter 01's code needs no (*net.TCPConn).SyscallConn: it hands out a syscall.RawConn"},
+		{"a raw connection where the chapter may use it", "05", map[string]string{"05/a.go": "package p\n\nimport \"net\"\n\nfunc f(c *net.TCPConn) { rc, _ := c.SyscallConn(); rc.Control(func(uintptr) {}) }\n"}, ""},
 		{"a file no build here compiles", "01", map[string]string{"01/a.go": "package p\n", "01/b_windows.go": "package p\n\nimport \"reflect\"\n\nvar _ = reflect.ValueOf\n"},
 			"01/b_windows.go:3: chapter 01's code needs no reflect"},
 		{"an ignored generator", "01", map[string]string{"01/gen.go": "//go:build ignore\n\npackage main\n\nimport \"os/exec\"\n\nvar _ = exec.Command\n"},
@@ -229,6 +236,31 @@ func TestGateRefusesLinks(t *testing.T) {
 	}
 	if len(hits) != 1 || !strings.Contains(hits[0].String(), "a symbolic link (etc)") {
 		t.Errorf("hits %v, want one for the link", hits)
+	}
+}
+
+// A chapter folder, or chapters/ itself, that is a link to another
+// checkout's is refused: the build would grade the other student's files.
+func TestGateRefusesALinkedChapter(t *testing.T) {
+	other := gateRoot(t, map[string]string{"01/a.go": "package p\n"})
+	for _, link := range []string{"chapters", "chapters/01"} {
+		root := t.TempDir()
+		target := filepath.Join(other, filepath.FromSlash(link))
+		if link == "chapters/01" {
+			if err := os.Mkdir(filepath.Join(root, "chapters"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Symlink(target, filepath.Join(root, filepath.FromSlash(link))); err != nil {
+			t.Skip(err)
+		}
+		hits, err := gateChapter(context.Background(), root, "serverlab", "chapters/01", rubric.Chapter{ID: "01"}, nil, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != 1 || !strings.Contains(hits[0].String(), "a symbolic link") {
+			t.Errorf("%s a link: hits %v, want one for the link", link, hits)
+		}
 	}
 }
 
