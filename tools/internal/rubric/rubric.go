@@ -91,6 +91,10 @@ type Exercise struct {
 	Points  int    `json:"points"`
 	Test    string `json:"test"`              // TestEx3_4_<Name>
 	Timeout string `json:"timeout,omitempty"` // optional Go duration overriding the grader's default
+	// NoStub, when set, says why the exercise has no `TODO(ex N.K)` of its
+	// own (it checks code earlier exercises wrote); every other exercise
+	// has one, which a maintainers' test checks.
+	NoStub string `json:"no_stub,omitempty"`
 	// Hints are shown one at a time by make hint: the idea, then the pitfall,
 	// then the API to use, and last the recipe: what the stubs' bodies do,
 	// step by step (the TODOs themselves say only what must be true once
