@@ -72,7 +72,7 @@ func (c *Credential) own(path string) error {
 // note says so in the report.
 func studentUser(given *Credential) (*Credential, string) {
 	if given != nil {
-		return given, sandboxNote(given)
+		return given, "the students' code runs as the -user given" + sandboxNote(given)
 	}
 	if os.Geteuid() != 0 {
 		if sandboxAvailable() {
