@@ -70,7 +70,9 @@ func ExhaustFDs(highest int) (int, error) {
 // ReleaseFDs undoes ExhaustFDs.
 func ReleaseFDs() { _ = callService("releaseFDs", reflect.TypeFor[func()](), nil) }
 
-var subjectPID = sync.OnceValue(func() int {
+// graderPID is the subject's pid as the grader gave it (descriptor 4), or 0
+// when it gave none; this process's own when it is not the judge.
+var graderPID = sync.OnceValue(func() int {
 	if !IsJudge() {
 		return os.Getpid()
 	}
@@ -80,6 +82,13 @@ var subjectPID = sync.OnceValue(func() int {
 		if _, err := fmt.Fscan(f, &pid); err == nil && pid > 0 {
 			return pid
 		}
+	}
+	return 0
+})
+
+var subjectPID = sync.OnceValue(func() int {
+	if pid := graderPID(); pid > 0 {
+		return pid
 	}
 	var pid int
 	_ = callService("pid", reflect.TypeFor[func() int](), nil, &pid)

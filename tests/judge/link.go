@@ -227,9 +227,17 @@ type link struct {
 }
 
 func newLink(uc *net.UnixConn) *link {
+	return newCheckedLink(uc, nil)
+}
+
+// newCheckedLink is a link whose reads are checked against the writer the
+// peer must be: writer returns its pid (0: no check), asked at the first
+// read. The judge's end checks that only the subject the grader started
+// writes to it.
+func newCheckedLink(uc *net.UnixConn, writer func() int) *link {
 	l := &link{uc: uc}
 	l.enc = gob.NewEncoder(&l.wbuf)
-	l.dec = gob.NewDecoder(&frameLimit{r: &rightsReader{uc: uc, q: &l.fds}, max: maxMessage})
+	l.dec = gob.NewDecoder(&frameLimit{r: &rightsReader{uc: uc, q: &l.fds, writer: writer}, max: maxMessage})
 	return l
 }
 
@@ -283,14 +291,20 @@ func (l *link) close() { l.uc.Close() }
 // rightsReader reads the socket's bytes and queues the descriptors that
 // arrive with them.
 type rightsReader struct {
-	uc  *net.UnixConn
-	q   *fdQueue
-	oob [1 << 10]byte
+	uc     *net.UnixConn
+	q      *fdQueue
+	writer func() int // the pid every read must come from (nil, or 0: any)
+	oob    [1 << 10]byte
 }
 
 func (r *rightsReader) Read(p []byte) (int, error) {
 	n, oobn, _, _, err := r.uc.ReadMsgUnix(p, r.oob[:])
 	if oobn > 0 {
+		if r.writer != nil {
+			if werr := checkWriter(r.oob[:oobn], r.writer()); werr != nil {
+				return 0, werr
+			}
+		}
 		r.q.parse(r.oob[:oobn])
 	}
 	n = max(n, 0) // ReadMsgUnix reports -1 with an error

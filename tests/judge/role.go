@@ -59,7 +59,14 @@ func connect(side string) (*peer, error) {
 		c.Close()
 		return nil, fmt.Errorf("judge: descriptor %d is a %T, not a Unix socket", SocketFD, c)
 	}
-	return newPeer(newLink(uc), side), nil
+	if side != "j" {
+		return newPeer(newLink(uc), side), nil
+	}
+	if err := passCreds(uc); err != nil {
+		uc.Close()
+		return nil, fmt.Errorf("judge: asking for the writer's credentials on descriptor %d: %w", SocketFD, err)
+	}
+	return newPeer(newCheckedLink(uc, graderPID), side), nil
 }
 
 // Remote returns the suite's Impl of type T as the subject has it: its
