@@ -45,6 +45,10 @@ import (
 // gateTeach ends every refusal: why the grader refuses at all.
 const gateTeach = "the grader refuses code that could reach the grader's machinery; see docs/grading.md#the-gate"
 
+// forbidTeach ends a refusal of the rubric's forbid list: the given code
+// named is what the exercise is to write, not a danger to the grader.
+const forbidTeach = "the exercise is to write this yourself: the course's own version is what your code is checked against, so only the exercises it would do for you are lost; see docs/grading.md#the-gate"
+
 // gateChapter runs the gate over the student's tree at chapterDir (relative
 // to root, slash-separated) for chapter spec. replace is the build's overlay
 // (absolute path → replacement, "" for deleted). goFlags are the build's

@@ -215,7 +215,7 @@ func TestGateRefuses(t *testing.T) {
 				return
 			}
 			for _, g := range got {
-				if strings.HasPrefix(g, tt.want) && strings.HasSuffix(g, "("+gateTeach+")") {
+				if strings.HasPrefix(g, tt.want) && (strings.HasSuffix(g, "("+gateTeach+")") || strings.HasSuffix(g, "("+forbidTeach+")")) {
 					return
 				}
 			}

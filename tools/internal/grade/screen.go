@@ -62,6 +62,9 @@ type Hit struct {
 // String is the message an exercise loses its points with:
 // "chapters/03/cmd/x/main.go:12: chapter 03's code needs no reflect: …".
 func (h Hit) String() string {
+	if h.gate && h.Rule == ruleForbid {
+		return fmt.Sprintf("%s:%d: %s (%s)", h.File, h.Line, h.What, forbidTeach)
+	}
 	if h.gate {
 		return fmt.Sprintf("%s:%d: %s (%s)", h.File, h.Line, h.What, gateTeach)
 	}
