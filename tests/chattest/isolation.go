@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ func Isolation(t *testing.T, impl Impl) {
 	checkBurst(k, impl)
 	if impl.SlowsSender {
 		checkBehindReaders(k, impl)
+		checkOutboxBound(k, impl)
 	}
 	checkVanishingClients(k, impl)
 	checkNoInterleaving(k, impl)
@@ -64,6 +66,64 @@ func checkBurst(k *testkit.T, impl Impl) {
 	for _, name := range names[1:] {
 		expect(k, conns[name], name, after, "after the burst, burster broadcast once more (every reader is still connected)")
 	}
+}
+
+// checkOutboxBound: MaxPending bounds the outbox exactly. With MaxPending
+// one frame of the largest size, a receiver that reads nothing, and small
+// socket buffers between it and the server, the server can hold at most
+// three such frames for it: one in the kernel's buffers and the writer's
+// batch (the buffers hold far less than a frame), one in the outbox, and one
+// in the push that waits. So of four broadcasts of 64 KiB, the fourth must
+// wait, and with it the sender's QUERY_USER behind it, until the receiver
+// reads. An outbox that lets its size run past the limit answers at once.
+func checkOutboxBound(k *testkit.T, impl Impl) {
+	k.Helper()
+	const frame = wire.HeaderSize + wire.MaxPayload
+	e := startOn(k, impl, Config{MaxPending: frame, StallTimeout: time.Minute}, k.ListenSmall(), "rex", "sam")
+	rex := k.DialSmall(e.srv.Addr)
+	rex.SetDeadline(time.Now().Add(testkit.IOTimeout))
+	if _, err := rex.Write(testkit.Encode(loginFrame("rex", password("rex")))); err != nil {
+		k.Fatalf("logging in as rex: %s", testkit.Describe(err))
+	}
+	if got, err := wire.ReadFrame(rex); err != nil || testkit.FrameDiff(loginReply("rex", replyOK), got) != "" {
+		k.Fatalf("logging in as rex\n  want: %v\n   got: %v (%s)", loginReply("rex", replyOK), got, testkit.Describe(err))
+	}
+	sam := e.loginAs("sam")
+	frames := numbered("sam", 4, wire.MaxPayload)
+	query := wire.Frame{Type: wire.QueryUser, Sender: "sam"}
+	done := make(fanIn, 1)
+	sendAll(sam, "sam", append(frames, query), done)
+
+	// rex reads nothing: sam's QUERY_USER waits behind the fourth broadcast.
+	quiet := max(testkit.QuietWindow, testkit.IOTimeout/10)
+	sam.NetConn().SetReadDeadline(time.Now().Add(quiet))
+	if got, err := wire.ReadFrame(sam.NetConn()); err == nil {
+		k.Fatalf("MaxPending = %d (one frame of the largest size); rex logged in over small socket buffers and "+
+			"read nothing; sam sent 4 BROADCASTs of 64 KiB, then a QUERY_USER\n  want: no answer to sam while "+
+			"rex reads nothing (rex's outbox, its writer's batch and the kernel's buffers hold at most 3 such "+
+			"frames: the 4th waits for room, and sam's QUERY_USER behind it)\n   got: %v\nhint: a frame goes "+
+			"into the outbox only if the outbox is empty or size + len(b) <= limit: the outbox then never holds "+
+			"more than MaxPending", frame, brief(got))
+	} else if !errors.Is(err, os.ErrDeadlineExceeded) {
+		k.Fatalf("sam sent 4 BROADCASTs and a QUERY_USER while rex read nothing; reading sam's connection: %s",
+			testkit.Describe(err))
+	}
+
+	// rex reads at last: the broadcasts reach him, and sam is answered.
+	for i, want := range frames {
+		rex.SetReadDeadline(time.Now().Add(testkit.IOTimeout))
+		got, err := wire.ReadFrame(rex)
+		if err != nil || testkit.FrameDiff(want, got) != "" {
+			k.Fatalf("rex, reading at last: broadcast %d of %d\n  want: %v\n   got: %v (%s)", i+1, len(frames),
+				brief(want), brief(got), testkit.Describe(err))
+		}
+	}
+	got, err := sam.TryReadFrame()
+	if err != nil || got.Type != wire.QueryUser {
+		k.Fatalf("once rex had read the 4 broadcasts, sam's QUERY_USER\n  want: its answer\n   got: %v (%s)",
+			brief(got), testkit.Describe(err))
+	}
+	done.wait(k, 1, "sam sending 4 broadcasts and a QUERY_USER")
 }
 
 // fanIn collects the results of the goroutines a check starts. Goroutines

@@ -49,6 +49,7 @@ func Login(t *testing.T, impl Impl) {
 	checkLoginCost(k, impl)
 	checkUsersFileFollowed(k, impl)
 	checkSlowUsersFile(k, impl)
+	checkLoginAnsweredLate(k, impl)
 	checkUnreadableUsersFile(k, impl)
 }
 

@@ -12,3 +12,6 @@ func checkHalfClosedNotReading(k *testkit.T, impl Impl) {}
 
 // checkUnreadableUsersFile needs a Unix file system.
 func checkUnreadableUsersFile(k *testkit.T, impl Impl) {}
+
+// checkLoginAnsweredLate needs a FIFO (Unix).
+func checkLoginAnsweredLate(k *testkit.T, impl Impl) {}

@@ -130,3 +130,84 @@ func checkUnreadableUsersFile(k *testkit.T, impl Impl) {
 	}
 	c.Close()
 }
+
+// checkLoginAnsweredLate: a login whose answer cannot be written is no login.
+// The users file hangs (a FIFO nobody writes) under a first login, and uma's
+// login queues behind it for the users cache; her LOGIN came in time, but by
+// the time the file is back and she is found, her login deadline has passed,
+// so the server's write of OK fails. Either the server gave the answer a
+// deadline of its own and she is told OK, or the login failed: she is told
+// nothing, her connection is closed and her name is free. A server that
+// ignores the failed write serves a client that was never told OK, under a
+// name it holds (or, having released it, under none).
+func checkLoginAnsweredLate(k *testkit.T, impl Impl) {
+	k.Helper()
+	if !impl.GoroutinePerClient {
+		return
+	}
+	// Long enough for a LOGIN sent at once to be read on a busy machine
+	// (IOTimeout grows with the load), short enough to wait out.
+	timeout := testkit.IOTimeout / 10
+	e := start(k, impl, Config{LoginTimeout: timeout}, "tess", "uma")
+	e.loginAs("tess") // the server has read the file: what follows is a refresh
+	dir := filepath.Dir(e.users)
+	real, fifo := filepath.Join(dir, "users.real"), filepath.Join(dir, "users.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		k.Logf("not checking a login answered late: mkfifo: %v", err)
+		return
+	}
+	if err := os.Rename(e.users, real); err != nil {
+		k.Fatalf("test bug: %v", err)
+	}
+	if err := os.Link(fifo, e.users); err != nil {
+		k.Fatalf("test bug: %v", err)
+	}
+	released := false
+	release := func() { // opening the FIFO for writing lets its reader's open return
+		if !released {
+			released = true
+			if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				f.Close()
+			}
+		}
+	}
+	k.Cleanup(release) // before the server's Close, which waits for the logins
+
+	first := k.Dial(e.srv)
+	first.SendFrame(loginFrame("tess", "wrong"))
+	if !waitBlockedInRefresh(k) {
+		k.Fatalf("a LOGIN was sent and the users file hangs when opened (a FIFO nobody writes); no goroutine of "+
+			"the server was reading it %v later: authenticate must re-read the file at every login "+
+			"(s.users.Refresh), so that it answers from the file as it is now", testkit.IOTimeout)
+	}
+	if err := os.Rename(real, e.users); err != nil { // the next Refresh finds the file again
+		k.Fatalf("test bug: %v", err)
+	}
+	uma := k.Dial(e.srv)
+	uma.SendFrame(loginFrame("uma", password("uma")))
+	waitQueuedForRefresh(k)
+	// Not synchronisation: uma's login deadline was set before her login
+	// queued, and this lets it pass while she waits for the users file.
+	time.Sleep(timeout)
+	release()
+	first.Close()
+
+	got, err := uma.TryReadFrame()
+	switch {
+	case err == nil && testkit.FrameDiff(loginReply("uma", replyOK), got) == "":
+		return // the answer had a deadline of its own: a login like any other
+	case err == nil:
+		k.Fatalf("uma's login (registered, right password) waited for the users file until her login deadline "+
+			"(%v) had passed\n  want: %v, or her connection closed without an answer\n   got: %v",
+			timeout, loginReply("uma", replyOK), got)
+	case !testkit.IsClosed(err):
+		k.Fatalf("uma's login (registered, right password) waited for the users file until her login deadline "+
+			"(%v) had passed, so the server's answer could not be written (a write past the deadline fails)\n"+
+			"  want: her connection closed (or OK, had the answer a deadline of its own)\n   got: %s, the "+
+			"connection still open: the server is serving a client it never told OK\nhint: if writing the "+
+			"answer fails, the login fails: release the name (s.leave) and return the error, so that the "+
+			"connection is closed", timeout, testkit.Describe(err))
+	}
+	// Told nothing and closed: the name must be free again.
+	e.loginAs("uma")
+}

@@ -105,6 +105,56 @@ func Serve(t *testing.T, impl Impl) {
 	// returns lab.ErrServerClosed.
 	fresh, _ := newServer(k, impl, Config{Timeout: time.Minute})
 	k.CheckServeAfterClose(fresh)
+	// It asks this too: any other accept error is returned as it is.
+	broken, _ := newServer(k, impl, Config{Timeout: time.Minute})
+	k.CheckAcceptErrorReturned(broken)
+	checkCloseReportsStore(k, impl)
+}
+
+// closeFailsFile is a users file whose Close fails (fault injection: a
+// network file system reports a write it could not make only when the file
+// is closed).
+type closeFailsFile struct {
+	users.AppendFile
+}
+
+var errCloseInjected = errors.New("injected failure closing the users file (a late write error)")
+
+func (f *closeFailsFile) Close() error {
+	f.AppendFile.Close()
+	return errCloseInjected
+}
+
+// checkCloseReportsStore: Close closes the store, and the first call returns
+// the store's error; later calls return nil. A Close that drops the error
+// tells whoever stops the server that users.txt is safe when the last
+// registrations may not be.
+func checkCloseReportsStore(k *testkit.T, impl Impl) {
+	k.Helper()
+	failing := func(p string) (users.AppendFile, error) {
+		f, err := users.OpenAppend(p)
+		if err != nil {
+			return nil, err
+		}
+		return &closeFailsFile{AppendFile: f}, nil
+	}
+	raw, _ := newServer(k, impl, Config{Timeout: 10 * time.Second, OpenUsers: failing})
+	srv := k.Serve(raw)
+	register(k, srv, "dora", "pw", "OK")
+	closed := make(chan error, 1)
+	go func() { closed <- raw.Close() }()
+	select {
+	case err := <-closed:
+		if err == nil || !(errors.Is(err, errCloseInjected) || strings.Contains(err.Error(), errCloseInjected.Error())) {
+			k.Fatalf("the users file's Close fails with %q; closed the server after one registration\n"+
+				"  want: Close returns that error (the first Close returns the store's error)\n   got: %v\n"+
+				"hint: keep what s.store.Close returned and return it from the first Close; later calls return nil",
+				errCloseInjected, err)
+		}
+	case <-time.After(testkit.IOTimeout):
+		k.Fatalf("Close did not return within %v (the users file's Close fails)", testkit.IOTimeout)
+	}
+	srv.Close() // a second Close: nil, and Serve returned lab.ErrServerClosed
 }
 
 // checkRestart: registrations survive a restart of the server, and still

@@ -74,6 +74,7 @@ func UserStore(t *testing.T, impl Impl) {
 	s.Close()
 	wantFile(k, path, alice.Line()+bob.Line()+carol.Line(), "after a restart and one more registration")
 
+	checkUnreadableFile(k, impl)
 	checkTornLine(k, impl)
 	checkUnterminatedLine(k, impl)
 	checkOriginalsFile(k, impl)
@@ -143,6 +144,29 @@ func checkInvalidUsers(k *testkit.T, s Store, path string) {
 		}
 	}
 	wantFile(k, path, string(before), "after registering invalid users")
+}
+
+// checkUnreadableFile: a users file that cannot be read is an error of
+// OpenStore, not an empty store: a store that started empty would let anyone
+// register a name the file gives to someone else. Here users.txt is a
+// directory, which opens but cannot be read; the open function OpenStore is
+// given opens another file for appending, so that only the read fails.
+func checkUnreadableFile(k *testkit.T, impl Impl) {
+	k.Helper()
+	dir := k.TempDir()
+	path := filepath.Join(dir, "users.txt")
+	if err := os.Mkdir(path, 0o700); err != nil {
+		k.Fatalf("test bug: %v", err)
+	}
+	other := filepath.Join(dir, "append.txt")
+	s, err := impl.OpenStore(path, func(string) (users.AppendFile, error) { return users.OpenAppend(other) })
+	if err == nil {
+		s.Close()
+		k.Fatalf("OpenStore(%s), where %s is a directory (reading it fails: users.Load returns an error)\n"+
+			"  want: an error\n   got: a store, and no error; it knows none of the file's users\n"+
+			"hint: check the error users.Load returns: a store that cannot read its file must not start empty, "+
+			"or anyone can register a name the file gives to someone else", path, filepath.Base(path))
+	}
 }
 
 // checkTornLine: a crash in the middle of an append leaves a last line

@@ -52,6 +52,79 @@ func BackPressure(t *testing.T, impl Impl) {
 	k.Run("full-queue", func(t *testing.T) { checkFullQueue(testkit.New(t, k.Exercise()), impl) })
 	k.Run("full-outbox", func(t *testing.T) { checkFullOutbox(testkit.New(t, k.Exercise()), impl) })
 	k.Run("outbox-bound-held", func(t *testing.T) { checkOutboxBoundHeld(testkit.New(t, k.Exercise()), impl) })
+	k.Run("outbox-of-one", func(t *testing.T) { checkOutboxOfOne(testkit.New(t, k.Exercise()), impl) })
+}
+
+// checkOutboxOfOne: with MaxPending 1 the reader waits whenever an answer is
+// waiting or being written, and goes on as soon as the writer has sent it.
+// The client pipelines requests and reads nothing until the server has
+// stopped reading (so its writer is stuck in a write), then reads: every
+// request must be answered. A writer that leaves its count of bytes being
+// written above zero after a write keeps the reader waiting for ever; with
+// the default MaxPending that costs a byte of the bound and nobody sees it.
+func checkOutboxOfOne(k *testkit.T, impl Impl) {
+	k.Helper()
+	const line, perWrite, writes = "PRIME 7\n", 512, 80
+	const sent = perWrite * writes // 600 KiB of answers: far more than the sockets between hold
+	_, srv := newServerOn(k, impl, Config{Workers: 2, QueueCap: 4, MaxPending: 1, WriteTimeout: time.Minute},
+		k.ListenSmall())
+	c := k.DialSmall(srv.Addr)
+	var written atomic.Int64 // lines the client got into the connection
+	done := make(chan struct{})
+	go func() { // sends every line, then ends its side; the check ends it early by closing c
+		defer close(done)
+		chunk := bytes.Repeat([]byte(line), perWrite)
+		c.SetWriteDeadline(time.Now().Add(testkit.WatchdogTimeout))
+		for range writes {
+			if _, err := c.Write(chunk); err != nil {
+				return
+			}
+			written.Add(perWrite)
+		}
+		if tc, ok := c.(*net.TCPConn); ok {
+			tc.CloseWrite()
+		}
+	}()
+	k.Cleanup(func() { c.Close(); <-done })
+
+	// Wait until the client's writes stall: the server has stopped reading.
+	quiet := max(testkit.QuietWindow, testkit.IOTimeout/10)
+	deadline := time.Now().Add(4 * testkit.IOTimeout)
+	var stalled int64
+	for last := int64(-1); ; {
+		time.Sleep(quiet) // a window in which a reader that goes on shows itself
+		now := written.Load()
+		if now == sent {
+			k.Fatalf("MaxPending 1: a client sent %d %q lines and read no answer; the server read them all: with "+
+				"an answer waiting for the client, the reader must stop reading", sent, line)
+		}
+		if now == last {
+			stalled = now
+			break
+		}
+		if time.Now().After(deadline) {
+			k.Fatalf("MaxPending 1: a client sent %q lines and read no answer; %v later the server was still "+
+				"reading (%d lines sent): with an answer waiting for the client, the reader must stop", line,
+				4*testkit.IOTimeout, now)
+		}
+		last = now
+	}
+
+	// The client reads at last: the writer's stuck write ends, and the
+	// reader must go on until every line is answered.
+	r := bufio.NewReader(c)
+	for i := range sent {
+		c.SetReadDeadline(time.Now().Add(testkit.IOTimeout))
+		got, err := r.ReadString('\n')
+		if err != nil || !strings.HasSuffix(got, " prime\n") {
+			k.Fatalf("MaxPending 1: a client sent %d %q lines, read nothing until the server had stopped reading "+
+				"(%d lines were sent by then), then read the answers\n  want: answer %d of %d, \"OK <id> prime\"\n"+
+				"   got: %q, %s\nhint: once the writer has written what was waiting, nothing is: set the count of "+
+				"bytes being written back to 0 after each write and wake the reader (pending + writing is what "+
+				"the reader compares with MaxPending), or a small MaxPending keeps it waiting for ever",
+				sent, line, stalled, i+1, sent, got, testkit.Describe(err))
+		}
+	}
 }
 
 // checkOutboxBoundHeld: MaxPending bounds every answer the server holds for

@@ -3,6 +3,8 @@ package testkit
 import (
 	"errors"
 	"net"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"serverlab/tools/given/lab"
@@ -183,5 +185,61 @@ func (k *T) CheckServeAfterClose(srv lab.Server) {
 		ln.Close()
 		<-served
 		k.Fatalf("Serve after Close did not return within %v; want lab.ErrServerClosed at once", IOTimeout)
+	}
+}
+
+// brokenListener is a listener whose Accept fails for good, as accept4 does
+// on a socket that is no longer listening (EINVAL): an error that waiting
+// does not mend, unlike EMFILE or ECONNABORTED.
+type brokenListener struct {
+	net.Listener
+	accepts atomic.Int32
+}
+
+func (l *brokenListener) Accept() (net.Conn, error) {
+	l.accepts.Add(1)
+	return nil, acceptError(syscall.EINVAL)
+}
+
+// CheckAcceptErrorReturned serves srv (a fresh server) on a listener whose
+// Accept fails for good, and checks that Serve returns that error rather than
+// lab.ErrServerClosed: the server was not closed, and whoever runs it must be
+// able to tell a listener that broke from a shutdown (to log it, to restart).
+// A Close afterwards must still return nil.
+func (k *T) CheckAcceptErrorReturned(srv lab.Server) {
+	k.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen on 127.0.0.1:0: %v", err)
+	}
+	defer ln.Close()
+	broken := &brokenListener{Listener: ln}
+	want := acceptError(syscall.EINVAL)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(broken) }()
+	select {
+	case err := <-served:
+		switch {
+		case broken.accepts.Load() == 0:
+			k.Fatalf("Serve returned %s without calling Accept on the listener it was given", errString(err))
+		case err == nil || errors.Is(err, lab.ErrServerClosed):
+			k.Fatalf("the listener's Accept failed for good, and nobody had called Close\n  sent: Accept's error %q "+
+				"(not EMFILE, ENFILE or ECONNABORTED: waiting does not mend it)\n  want: Serve returns that error, "+
+				"as it is\n   got: %s\nhint: Serve returns lab.ErrServerClosed only if the server is closed "+
+				"(look under s.mu once Accept fails); any other accept error is returned as it is",
+				want, errString(err))
+		}
+	case <-time.After(IOTimeout):
+		srv.Close()
+		select {
+		case <-served:
+		case <-time.After(IOTimeout):
+		}
+		k.Fatalf("the listener's Accept failed for good (%q); Serve had not returned %v later (it had called "+
+			"Accept %d times): an accept error that is not one that passes (lab.Temporary) ends Serve",
+			want, IOTimeout, broken.accepts.Load())
+	}
+	if err := closeWithin(srv); err != nil {
+		k.Fatalf("Serve returned an accept error of its listener; Close afterwards returned %v; want nil", err)
 	}
 }
