@@ -116,7 +116,10 @@ func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, err
 	// makes are the server's to use. The judge makes itself undumpable
 	// (tests/judge) before the subject starts, so that the subject can
 	// neither trace it nor reach its memory or descriptors; it can only end
-	// or stop it, which loses the point.
+	// or stop it, which loses the point. Both start in a network of their
+	// own where the grader can make one (startJudge, netns_linux.go): the
+	// checks reach the subject's servers on 127.0.0.1, and nothing else is
+	// there.
 	subj, err := rn.newSubject(ex)
 	if err != nil {
 		return Run{}, 0, err
@@ -187,7 +190,7 @@ func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, err
 
 	endRun := beginRun()
 	start := time.Now()
-	if err := startTracked(cmd); err != nil {
+	if err := subj.startJudge(cmd); err != nil {
 		endRun()
 		outW.Close()
 		_ = waitTracked(conv)

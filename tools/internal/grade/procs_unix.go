@@ -76,7 +76,9 @@ func studentUser(given *Credential) (*Credential, string) {
 	}
 	if os.Geteuid() != 0 {
 		if sandboxAvailable() {
-			return nil, "the students' code runs in a sandbox of its own (Linux namespaces): it can write only its scratch folder"
+			return nil, "the students' code runs in a sandbox of its own (Linux namespaces): it can write only its scratch folder; " +
+				"it shares this machine's network (it could reach other gradings' servers on 127.0.0.1): " +
+				"grade as root for a network of its own"
 		}
 		return nil, "the students' code runs as you, with no sandbox (this system allows no unprivileged namespaces): " +
 			"it could write your files; grade as root (it then runs as nobody) for a grade that counts"
@@ -89,8 +91,12 @@ func studentUser(given *Credential) (*Credential, string) {
 }
 
 func sandboxNote(*Credential) string {
-	if sandboxAvailable() {
-		return ", in a sandbox of its own (Linux namespaces): it sees no other checkout and writes only its scratch folder"
+	if !sandboxAvailable() {
+		return ""
 	}
-	return ""
+	note := ", in a sandbox of its own (Linux namespaces): it sees no other checkout and writes only its scratch folder"
+	if netnsAvailable() {
+		return note + ", and has a network of its own, loopback only, shared with its judge alone"
+	}
+	return note + "; it shares this machine's network (it could reach other gradings' servers on 127.0.0.1)"
 }

@@ -29,7 +29,10 @@ import (
 //   - it is the first process of its own PID namespace, with a /proc of that
 //     namespace mounted afresh: it sees and signals no process outside (no
 //     other student's command line, working folder or files through
-//     /proc/PID/cwd), only its own.
+//     /proc/PID/cwd), only its own;
+//   - for a grader running as root, it is in a network namespace that only
+//     it and its judge share (netns_linux.go: the grader makes it and starts
+//     both in it, since the judge is no process of the sandbox's).
 //
 // The grader starts itself with sandboxFlag as the namespaces' first
 // process, which makes the mounts, gives up its privileges (as root: it

@@ -1,12 +1,16 @@
 package grade
 
 import (
+	"bufio"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestSandbox runs a shell in the sandbox a subject runs in (as nobody when
@@ -50,5 +54,135 @@ func TestSandbox(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(outside, "theirs")); err == nil {
 		t.Fatal("the sandboxed shell wrote outside its scratch folder")
+	}
+}
+
+// netProbeEnv makes this test binary stand in for a judge
+// (TestSandboxNetwork): it listens on 127.0.0.1, prints the port, and
+// answers one connection with "judge".
+const netProbeEnv = "SERVERLAB_TEST_JUDGE_PROBE"
+
+func init() {
+	if os.Getenv(netProbeEnv) == "" {
+		return
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Println("listen:", err)
+		os.Exit(2)
+	}
+	fmt.Println(ln.Addr().(*net.TCPAddr).Port)
+	_ = ln.(*net.TCPListener).SetDeadline(time.Now().Add(time.Minute))
+	c, err := ln.Accept()
+	if err != nil {
+		os.Exit(3)
+	}
+	_, _ = c.Write([]byte("judge\n"))
+	c.Close()
+	os.Exit(0)
+}
+
+// TestSandboxNetwork starts a judge and a subject as the grader starts them
+// (the judge stands in, the subject is a shell) beside a listener of the
+// host's on 127.0.0.1: the subject reaches its judge's listener on 127.0.0.1,
+// but not the host's, and /proc/net/tcp does not show it the host's (nor
+// /proc/net/unix the host's abstract Unix socket). A
+// subject that shared the host's network could read other gradings' ports
+// there and flood them (docs/grading.md, "Users and the sandbox").
+func TestSandboxNetwork(t *testing.T) {
+	if !sandboxAvailable() {
+		t.Skip("this system does not let the grader make namespaces")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("only a grader running as root gives an exercise a network of its own")
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash, whose /dev/tcp the subject dials with")
+	}
+	host, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.Close()
+	go func() {
+		for {
+			c, err := host.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Write([]byte("host\n"))
+			c.Close()
+		}
+	}()
+	hostPort := host.Addr().(*net.TCPAddr).Port
+	// And an abstract Unix socket, which has no file to hide: the network
+	// namespace holds its name.
+	abstract := "serverlab-test-host-" + strconv.Itoa(os.Getpid())
+	hostUnix, err := net.Listen("unix", "@"+abstract)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hostUnix.Close()
+
+	tmp := t.TempDir()
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rn := &runner{env: os.Environ(), tmp: tmp, root: tmp}
+	if u, err := LookupUser("nobody"); err == nil {
+		rn.user = u
+	}
+	subj, err := rn.newSubject(exercise{binary: bash, pkgDir: tmp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer subj.finish(0)
+	subj.judgeEnd.Close()
+
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	judgeCmd := exec.Command(self)
+	judgeCmd.Env = append(os.Environ(), netProbeEnv+"=1")
+	judgeOut, err := judgeCmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := subj.startJudge(judgeCmd); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = judgeCmd.Process.Kill(); _ = waitTracked(judgeCmd) }()
+	portLine := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(judgeOut).ReadString('\n')
+		portLine <- strings.TrimSpace(line)
+	}()
+	var judgePort string
+	select {
+	case judgePort = <-portLine:
+	case <-time.After(time.Minute):
+		t.Fatal("the judge's stand-in printed no port in a minute")
+	}
+	if _, err := strconv.Atoi(judgePort); err != nil {
+		t.Fatalf("the judge's stand-in said %q, not its port", judgePort)
+	}
+
+	// $1: the judge's port, $2: the host's, $3: the host's abstract socket.
+	script := `dial() { (exec 3<>"/dev/tcp/127.0.0.1/$1" && read -t 10 line <&3 && echo "$2:$line") 2>/dev/null || echo "$2:unreachable"; }; ` +
+		`dial "$1" judge; dial "$2" host; ` +
+		`grep -q "0100007F:$(printf %04X "$2") " /proc/net/tcp && echo host:listed; ` +
+		`grep -q "@$3" /proc/net/unix && echo host-unix:listed; true`
+	subj.cmd.Args = append(subj.cmd.Args, "-c", script, "bash", judgePort, strconv.Itoa(hostPort), abstract)
+	if err := subj.start(); err != nil {
+		t.Fatal(err)
+	}
+	r := subj.finish(time.Minute)
+	if got, want := strings.Join(strings.Fields(r.Output), " "), "judge:judge host:unreachable"; got != want {
+		t.Fatalf("the sandboxed subject said %q (exit %d); want %q: it reaches its judge on 127.0.0.1, "+
+			"but neither reaches nor sees (/proc/net/tcp) the host's listener on 127.0.0.1:%d, nor its abstract socket @%s — "+
+			"judge and subject must share a network namespace of their own, its loopback up (netns_linux.go)",
+			got, r.ExitCode, want, hostPort, abstract)
 	}
 }

@@ -25,6 +25,7 @@ type subjectProc struct {
 	cmd        *exec.Cmd
 	judgeEnd   *os.File // the judge's end of the socket, for its ExtraFiles
 	scratch    string   // the folder judge and subject share in a sandbox ("": none)
+	net        *netns   // the network judge and subject share (nil: the machine's)
 	tellPID    *os.File // the judge's pid pipe, written once the subject has started
 	subjectEnd *os.File // the subject's, until it has started
 	out        *limitedBuffer
@@ -86,12 +87,28 @@ func (rn *runner) newSubject(ex exercise) (*subjectProc, error) {
 		subjectEnd.Close()
 		return nil, err
 	}
+	// And a network of their own, where the grader can make one (see
+	// netns_linux.go).
+	if netnsAvailable() {
+		if s.net, err = newNetns(); err != nil {
+			judgeEnd.Close()
+			subjectEnd.Close()
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
-// start starts the subject.
+// startJudge starts the judge of this subject, in the network they share.
+func (s *subjectProc) startJudge(cmd *exec.Cmd) error {
+	return s.net.do(func() error { return startTracked(cmd) })
+}
+
+// start starts the subject, after its judge, in the network they share; the
+// grader then lets go of that network, which ends with their processes.
 func (s *subjectProc) start() error {
-	err := startTracked(s.cmd)
+	err := s.net.do(func() error { return startTracked(s.cmd) })
+	s.net.close()
 	s.subjectEnd.Close()
 	if err != nil {
 		close(s.done)
@@ -142,6 +159,7 @@ func withGORACE(env []string, opts string) []string {
 // finish waits a moment for the subject to end by itself (the judge has
 // closed its end), then kills its process group, and reports how it ended.
 func (s *subjectProc) finish(grace time.Duration) SubjectRun {
+	s.net.close()
 	if s.cmd.Process == nil {
 		s.subjectEnd.Close()
 		return SubjectRun{ExitCode: -1}
