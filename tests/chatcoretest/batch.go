@@ -50,3 +50,63 @@ func checkBatchBound(k *testkit.T, impl Impl) {
 			"transaction (and a wait for its senders) without bound", sent, maxBatch, maxBatch, batches)
 	}
 }
+
+// checkBatchReleased: once a batch is committed and delivered, the committer
+// holds none of its messages. A committer that reuses its batch slice
+// (append(batch[:0], first)) without clearing it keeps every request of its
+// largest batch reachable — the sender, the content and the encoded frame —
+// until a batch as large comes again: up to MaxBatch messages of MaxMessage
+// bytes each, twice, for as long as the server runs. Sixteen messages of
+// 250 KiB (MaxMessage 256 KiB) are sent at once, each to a channel of its
+// own; once every echo has come, the server's live heap must be back within
+// 1 MiB of where it was (a batch kept held 4 MiB more: the contents and
+// their encoded frames). The commit window is long, 3 s, so that the sixteen
+// make one batch; the sixteenth ends it (MaxBatch).
+func checkBatchReleased(k *testkit.T, impl Impl) {
+	k.Helper()
+	const writers, size = 16, 250 << 10
+	var mu sync.Mutex
+	var batches []int
+	e := start(k, impl, Config{MaxMessage: 256 << 10, MaxBatch: writers, CommitWindow: 3 * time.Second,
+		OnCommit: func(n int) {
+			mu.Lock()
+			batches = append(batches, n)
+			mu.Unlock()
+		}})
+	var cs []*client
+	var chs []proto.Channel
+	for i := range writers {
+		c := e.login(fmt.Sprintf("br%02d", i))
+		ch := c.createChannel(fmt.Sprintf("br%02d", i))
+		c.join(ch.ID)
+		cs, chs = append(cs, c), append(chs, ch)
+	}
+	for _, c := range cs {
+		c.settle()
+	}
+	contents := make([]string, writers)
+	for i := range contents {
+		contents[i] = chatContent(i, size)
+	}
+	before := testkit.ReadFootprint()
+	for i, c := range cs {
+		c.send(proto.WriteChat{Content: contents[i]})
+	}
+	for i, c := range cs {
+		c.waitFor("every message is echoed", proto.ReceiveChat{ChannelID: chs[i].ID, Content: contents[i], UserID: c.user.ID})
+		c.backlog = nil
+	}
+	after := testkit.ReadFootprint()
+	mu.Lock()
+	sizes := slices.Clone(batches)
+	mu.Unlock()
+	const slack = 1 << 20
+	if after.Heap > before.Heap+slack {
+		k.Fatalf("sent: %d chat messages of %d KiB at once (MaxBatch %d, CommitWindow 3s; batches %v), each echoed\n"+
+			"expected: the live heap back within %d KiB of where it was before them (%d KiB)\n"+
+			"     got: %d KiB, %d KiB more\n"+
+			"likely cause: the committer keeps the batch it committed — a slice reused with append(batch[:0], …) "+
+			"still points at every request of its largest batch; clear(batch) after the commit",
+			writers, size>>10, writers, sizes, slack>>10, before.Heap>>10, after.Heap>>10, (after.Heap-before.Heap)>>10)
+	}
+}

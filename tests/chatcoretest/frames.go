@@ -11,6 +11,7 @@ import (
 	"math"
 	"math/big"
 	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +25,8 @@ import (
 // split; and every frame that cannot be handled gets a defined answer
 // instead of the original's silence, without closing the connection —
 // except one over 1 MiB, which gets a notice and is closed. Nobody else
-// notices any of it. With TLS configured, the server speaks TLS.
+// notices any of it. With TLS configured, the server speaks TLS. An Accept
+// error that no retry cures ends Serve with that error.
 func Frames(t *testing.T, impl Impl) {
 	k := testkit.New(t, "7.1")
 	e := start(k, impl, Config{})
@@ -119,6 +121,14 @@ func Frames(t *testing.T, impl Impl) {
 		plain.write(body(`{"payload":{"request_id":1},"type_id":119}`), "a plain-text frame to a TLS server")
 		plain.expectClosed("a client that does not speak TLS is closed", testkit.IOTimeout)
 		c.expectAnswer("the TLS client is not affected", c.sendGetChannels())
+	})
+
+	check(k, e, "accept-failure-ends-serve", func(k *testkit.T, _ *env) {
+		srv, err := impl.NewServer(Config{DBPath: filepath.Join(k.TempDir(), "chat.db"), Logger: testkit.Logger()})
+		if err != nil {
+			k.Fatalf("NewServer: %v", err)
+		}
+		k.CheckAcceptFailureEndsServe(srv)
 	})
 }
 

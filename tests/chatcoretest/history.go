@@ -112,6 +112,7 @@ func History(t *testing.T, impl Impl) {
 	})
 
 	check(k, e, "batch-bound", func(k *testkit.T, _ *env) { checkBatchBound(k, impl) })
+	check(k, e, "batch-released", func(k *testkit.T, _ *env) { checkBatchReleased(k, impl) })
 	check(k, e, "group-commit", func(k *testkit.T, _ *env) {
 		var mu sync.Mutex
 		var batches []int

@@ -1,6 +1,7 @@
 package chatcoretest
 
 import (
+	"database/sql"
 	"fmt"
 	"strings"
 	"time"
@@ -152,6 +153,41 @@ func userLimits(k *testkit.T, impl Impl, e *env) {
 		c.callExpect("the connection goes on after a reply too large", proto.GetUserRequest{RequestID: 778, Name: "big-asker"},
 			proto.GetUserResponse{RequestID: 778, User: c.user})
 	})
+
+	check(k, e, "getusers-reply-too-large", func(k *testkit.T, _ *env) { checkUsersReplyTooLarge(k, impl) })
+}
+
+// checkUsersReplyTooLarge: a GetUsers whose list would not fit in a frame
+// gets one answer, Reply too large., and nothing more. Only a database from
+// before the name limits holds names that long, so the check writes one
+// there: a user named with 600 KiB, asked for twice (1.2 MiB of list). A
+// handler that answers the error and then goes on to send the list sends a
+// second answer to the same request (which cannot be encoded either, so it
+// becomes a second Reply too large.): the client takes it for the answer to
+// its next request.
+func checkUsersReplyTooLarge(k *testkit.T, impl Impl) {
+	k.Helper()
+	e := start(k, impl, Config{})
+	big := proto.User{Name: strings.Repeat("n", 600<<10)}
+	fill(k, e, 1, func(tx *sql.Tx, _ int) error {
+		r, err := tx.Exec(`INSERT INTO chat_users (name, password) VALUES (?, ?)`, big.Name, "not a hash: nobody logs in")
+		if err != nil {
+			return err
+		}
+		id, err := r.LastInsertId()
+		big.ID = uint32(id)
+		return err
+	})
+	c := e.login("huge-asker")
+	id := c.id()
+	c.send(proto.GetUsersRequest{RequestID: id, UserIDs: []uint32{big.ID, big.ID}})
+	c.expect(fmt.Sprintf("GetUsers of a user whose name is %d bytes (a database from before the name limits), twice: "+
+		"the list would not fit in a frame", len(big.Name)),
+		proto.ErrorResponse{RequestID: id, Value: proto.MsgReplyTooLarge})
+	c.expectNothing("one answer per request: after Reply too large. the handler must stop (return), not go on to " +
+		"send the list too")
+	c.callExpect("the same user once fits", proto.GetUsersRequest{RequestID: 901, UserIDs: []uint32{big.ID}},
+		proto.GetUsersResponse{RequestID: 901, Users: []proto.User{big}})
 }
 
 // loginThrottles checks exercise 7.2's defences against password guessing:

@@ -530,6 +530,7 @@ func History(t *testing.T, impl Impl) {
 	seq := obs.publish(x.ID, bob.user.ID, "the newest")
 	inX = append(inX, proto.ChatMessage{Content: "the newest", ID: uint32(seq), UserID: bob.user.ID})
 	expect(alice, x.ID, 3, inX[len(inX)-3:], "a message stored a moment ago is in the history")
+	expect(bob, x.ID, 1, inX[len(inX)-1:], "limit 1 is the newest message alone")
 
 	// A flood of GetChats leaves no consumers behind: NATS caps them (1,000
 	// by default), and past the cap every history fails.
@@ -763,6 +764,12 @@ func Unique(t *testing.T, impl Impl) {
 	id := ca.id()
 	ca.callExpect("a login when the sessions bucket fails (the suite deleted it)", proto.AuthenticateRequest{Name: "uniq-1", Password: password("uniq-1"), RequestID: id},
 		proto.ErrorResponse{RequestID: id, Value: proto.MsgStorageFailed})
+	// A users bucket that fails is a failure too, not a user with id 0.
+	obs.deleteBucket(usersBucket)
+	id = cb.id()
+	cb.callExpect("a registration when the users bucket fails (the suite deleted it): the Create's error is the answer, "+
+		"not a user made of the revision 0 that came with it", proto.CreateUserRequest{Name: "unstored", Password: password("unstored"), RequestID: id},
+		proto.ErrorResponse{RequestID: id, Value: proto.MsgStorageFailed})
 	hostile.Accounts(k, hostileStart(impl))
 	hostile.Channels(k, hostileStart(impl))
 }
@@ -867,10 +874,71 @@ func Sessions(t *testing.T, impl Impl) {
 	if want := (proto.ErrorResponse{RequestID: id, Value: proto.MsgUserLoggedIn("alice")}); got != want {
 		k.Fatalf("%s: alice is still logged in on A after an outage of NATS longer than the TTL (her key expired meanwhile, and nobody took it)\nwant: %s\ngot:  %s\n(a refresh that finds the key gone makes it again; only a key another server has is lost)%s", other.who, show(want), show(got), other.context())
 	}
+	// B sees her key: A's refresh has made it again. A refresh later, her
+	// own connection must still be open and logged in — a server that makes
+	// the key and then ends the session anyway holds a key for nobody.
+	for range 2 {
+		<-tick.C
+	}
+	id = alice.id()
+	got = alice.call(proto.GetChannelsRequest{RequestID: id})
+	if _, ok := got.(proto.GetChannelsResponse); !ok {
+		k.Fatalf("%s: GetChannels on A after an outage of NATS longer than the TTL, once A had made her key again\nwant: 120 (she is logged in on A)\ngot:  %s\n(likely cause: the refresh ends the session whenever the key was not at its lease; only ErrKeyExists from the Create — another server's key — means the session is lost)%s", alice.who, show(got), alice.context())
+	}
 
 	restartedServer(k, impl)
 	refreshWithoutLock(k, impl)
 	neverTwice(k, impl)
+	failedRefresh(k, impl)
+}
+
+// failedRefresh checks that a refresh whose write failed changes nothing:
+// server F is cut off from NATS (ackDropper.partition) for longer than a
+// refresh period, so that at least one refresh of alice's key fails, and
+// for much less than the TTL (30 s), so that her key is still there,
+// F's, when F is back. Then F's next refresh must update it (its revision
+// moves on) and alice stays logged in on F. A keeper that records the
+// revision of a failed write (0) as its lease finds the key at another
+// revision and throws her out, though the key is its own.
+func failedRefresh(k *testkit.T, impl Impl) {
+	k.Helper()
+	n := startNATS(k)
+	obs := observe(k, n.url())
+	proxy := startAckDropper(k, n.url())
+	cfg := baseConfig(k, proxy.url())
+	cfg.SessionTTL = 30 * time.Second // a refresh every 10 s
+	cfg.RequestTimeout = time.Second
+	f := serve(k, impl, "F", cfg)
+	alice := f.dial("alice")
+	alice.newUser("alice")
+	before := obs.sessionRevision(alice.user.ID)
+	if before == 0 {
+		k.Fatalf("%s is logged in on F, and the bucket %s has no key for her (s.%d)", alice.who, sessionsBucket, alice.user.ID)
+	}
+
+	proxy.partition()
+	cut := time.Now()
+	<-time.After(cfg.SessionTTL/3 + 2*cfg.RequestTimeout) // the partition's length is what the check is about
+	proxy.heal()
+
+	deadline := time.Now().Add(stallNoticed + cfg.SessionTTL/3 + testkit.IOTimeout)
+	for obs.sessionRevision(alice.user.ID) == before && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond) // paces the polls of NATS, which has no event to wait for
+	}
+	if got := obs.sessionRevision(alice.user.ID); got == before || got == 0 {
+		k.Fatalf("server F was cut off from NATS for %v (a refresh every %v failed meanwhile; the TTL is %v), then reached it again\n"+
+			"want: F's next refresh updates alice's key (its revision moves on from %d), and she stays logged in on F\n"+
+			"got:  revision %d (0: no key) %v after the partition healed\n"+
+			"(likely cause: a refresh whose write failed still records its revision, 0, as the lease; keep the old lease: the key is still F's)%s",
+			time.Since(cut).Round(time.Second), cfg.SessionTTL/3, cfg.SessionTTL, before, got, stallNoticed+cfg.SessionTTL/3+testkit.IOTimeout, alice.context())
+	}
+	id := alice.id()
+	got := alice.call(proto.GetChannelsRequest{RequestID: id})
+	if _, ok := got.(proto.GetChannelsResponse); !ok {
+		k.Fatalf("%s: GetChannels on F after a partition shorter than the TTL, once F had refreshed her key\nwant: 120 (she is logged in on F)\ngot:  %s\n"+
+			"(likely cause: a refresh that failed while NATS was away made the keeper lose track of its lease, and end the session)%s",
+			alice.who, show(got), alice.context())
+	}
 }
 
 // restartedServer checks a server that died with sessions (here: closed

@@ -277,6 +277,26 @@ func (o *observer) putSession(user uint32) {
 	}
 }
 
+// sessionRevision is the revision of user's session key now; 0 if it has
+// none.
+func (o *observer) sessionRevision(user uint32) uint64 {
+	o.k.Helper()
+	ctx, cancel := o.ctx()
+	defer cancel()
+	kv, err := o.js.KeyValue(ctx, sessionsBucket)
+	if err != nil {
+		o.k.Fatalf("the bucket %s (the lesson fixes its name): %v", sessionsBucket, err)
+	}
+	e, err := kv.Get(ctx, "s."+strconv.FormatUint(uint64(user), 10))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return 0
+	}
+	if err != nil {
+		o.k.Fatalf("read a session key: %v", err)
+	}
+	return e.Revision()
+}
+
 // consumers is how many consumers the stream has now.
 func (o *observer) consumers() int {
 	o.k.Helper()

@@ -3,6 +3,7 @@ package testkit
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -225,6 +226,45 @@ func checkAcceptRetried(k *T, c Contract) {
 		k.Fatalf("Serve returned %s after Accept failed with %v: these errors pass (the process is out of "+
 			"file descriptors, or a client gave up in the backlog); wait a little and accept again, "+
 			"as lab.Accept does", errString(err), faulty.seen())
+	}
+}
+
+// CheckAcceptFailureEndsServe serves srv (fresh, not yet served) on a
+// listener whose first Accept fails with EINVAL, the error of a listening
+// socket that was shut down: nothing will ever be accepted on it again, so
+// Serve must return that error (not nil, not lab.ErrServerClosed: nobody
+// called Close), and Close must still return nil. A loop that handles only
+// the errors it expects (lab.ErrServerClosed) and goes on with the rest
+// hands a nil connection to its handler — a panic — or, if it guards that,
+// spins on the dead listener for ever. It is not part of CheckContract:
+// chapters call it where their Serve is an exercise of its own.
+func (k *T) CheckAcceptFailureEndsServe(srv lab.Server) {
+	k.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		k.Fatalf("listen on 127.0.0.1:0: %v", err)
+	}
+	defer ln.Close()
+	faulty := newFaultyListener(ln, syscall.EINVAL)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(faulty) }()
+	k.OnAbort(func() { srv.Close(); ln.Close() })
+	select {
+	case err := <-served:
+		if err == nil || errors.Is(err, lab.ErrServerClosed) {
+			k.Fatalf("sent: nothing (the listener's Accept failed with %v, which no retry cures)\n"+
+				"expected: Serve returns that error\n     got: Serve returned %s\n"+
+				"likely cause: Serve says lab.ErrServerClosed (or nil) for every failed Accept; only after Close is "+
+				"that true", faulty.seen(), errString(err))
+		}
+	case <-time.After(IOTimeout):
+		k.Fatalf("sent: nothing (the listener's Accept failed with %v, which no retry cures)\n"+
+			"expected: Serve returns that error\n     got: Serve had not returned after %v\n"+
+			"likely cause: the accept loop goes on after an error lab.Accept did not retry (it retries only the "+
+			"ones that pass: EMFILE, ENFILE, ENOBUFS, ENOMEM, ECONNABORTED); return it", faulty.seen(), IOTimeout)
+	}
+	if err := closeWithin(srv); err != nil {
+		k.Fatalf("after Serve returned because Accept failed: %v; want Close to return nil at once", err)
 	}
 }
 
