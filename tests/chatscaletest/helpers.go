@@ -26,12 +26,14 @@ type chatServer struct {
 }
 
 // baseConfig is what every check's servers share: a cheap hash, short
-// timeouts (a broken server must fail a check quickly).
+// timeouts (a broken server must fail a check quickly), scaled as every wait
+// of the suites is: at load 40 one history's NATS calls took 3.35 s, and a
+// fixed 3 s turned a correct server's answer into "Storage failed.".
 func baseConfig(k *testkit.T, url string) Config {
 	return Config{
 		NATSURL:        url,
-		PublishTimeout: 3 * time.Second,
-		RequestTimeout: 3 * time.Second,
+		PublishTimeout: scaled(3 * time.Second),
+		RequestTimeout: scaled(3 * time.Second),
 		HashIterations: 1000,
 		Logger:         testkit.Logger(),
 	}

@@ -14,6 +14,7 @@ import (
 	nats "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"serverlab/tests/judge"
 	"serverlab/tests/testkit"
 )
 
@@ -146,6 +147,9 @@ func (n *natsNode) start() {
 		n.k.Fatalf("the suite's NATS did not start within %v", testkit.IOTimeout)
 	}
 	n.srv = srv
+	// Under go test the suite's NATS shares the process with the student's
+	// server: its goroutines are the suite's, not the student's leak.
+	judge.IgnoreGoroutinesOf("github.com/nats-io/nats-server/v2/server.")
 }
 
 // stop shuts the node down and waits until it is gone. Stopping a stopped

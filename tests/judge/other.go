@@ -71,7 +71,7 @@ func Leaks(id uint64) string {
 		opts = append(opts, opt)
 	}
 	if err := goleak.Find(opts...); err != nil {
-		return err.Error()
+		return withoutSuiteGoroutines(err.Error())
 	}
 	return ""
 }

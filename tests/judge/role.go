@@ -224,7 +224,7 @@ func (s *subject) leaks(id uint64) string {
 		opts = append([]goleak.Option{snap}, ignoreJudge...)
 	}
 	if err := goleak.Find(opts...); err != nil {
-		return err.Error()
+		return withoutSuiteGoroutines(err.Error())
 	}
 	return ""
 }
