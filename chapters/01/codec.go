@@ -18,9 +18,10 @@ func ReadFrame(r io.Reader) (wire.Frame, error) {
 	// (one Read may return fewer bytes than asked for); type and length are
 	// little-endian; a length over the limit, or negative as a C int32, is
 	// rejected before anything is allocated (an error wrapping wire.ErrLength);
-	// sender and target are the bytes before their first NUL; a stream that
-	// ends inside a frame is io.ErrUnexpectedEOF, one that ends between frames
-	// io.EOF. Checked by TestEx1_1_ReadFrame.
+	// sender and target are the bytes before their first NUL, and a name field
+	// with no NUL, or an empty sender, is an error wrapping wire.ErrName; a
+	// stream that ends inside a frame is io.ErrUnexpectedEOF, one that ends
+	// between frames io.EOF. Checked by TestEx1_1_ReadFrame.
 	return wire.Frame{}, notImplemented("1.1", "ReadFrame")
 }
 

@@ -14,8 +14,12 @@ import (
 
 // hint shows the hints of an exercise up to one more than last time: first
 // the idea, then the pitfall, then the API to use, last the recipe. How many were shown is
-// kept in the cache directory, so that asking again moves on. Without an
+// kept in the cache directory, per checkout, so that asking again moves on. Without an
 // exercise, it is the one next names: the first that does not pass.
+//
+// On the open track the recipe is left out: it builds the guided starter's
+// types and functions (3.4's newClientConn, clientConn, c.waitRoom …),
+// which the open starter does not have and the student's design need not.
 func (c *course) hint(ctx context.Context, w io.Writer, arg string) error {
 	ch, ex, err := c.hintTarget(ctx, arg)
 	if err != nil {
@@ -24,7 +28,8 @@ func (c *course) hint(ctx context.Context, w io.Writer, arg string) error {
 	if len(ex.Hints) == 0 {
 		return fmt.Errorf("exercise %s has no hints in the rubric; its lesson is chapters/%s/README.md", ex.ID, ch.ID)
 	}
-	shown, err := loadHintCounts()
+	open := c.currentTrack(ch.ID) == trackOpen
+	shown, err := c.loadHintCounts()
 	if err != nil {
 		return err
 	}
@@ -32,6 +37,13 @@ func (c *course) hint(ctx context.Context, w io.Writer, arg string) error {
 	fmt.Fprintf(w, "Exercise %s — %s (chapter %s)\n", ex.ID, ex.Title, ch.ID)
 	for i, h := range ex.Hints[:n] {
 		fmt.Fprintf(w, "\nhint %d of %d, %s:\n", i+1, len(ex.Hints), hintKind(i))
+		if open && isRecipe(i) {
+			fmt.Fprintf(w, "  Chapter %s is on the open track, and the recipe is the guided track's: it builds the\n"+
+				"  guided starter's types and functions, which your design need not have. What to weigh instead:\n"+
+				"  chapters/%s/README.md, \"Design it yourself\". (make reset CH=%s MODE=guided goes back to the\n"+
+				"  guided starter, your files backed up first.)\n", ch.ID, ch.ID, ch.ID)
+			continue
+		}
 		for _, line := range strings.Split(h, "\n") { // a recipe has a line per function
 			fmt.Fprintf(w, "  %s\n", line)
 		}
@@ -42,8 +54,11 @@ func (c *course) hint(ctx context.Context, w io.Writer, arg string) error {
 		fmt.Fprintf(w, "\nThat was the last hint. make next shows the lesson's paragraph and the TODOs; %s checks it.\n", testCommand(ch, ex))
 	}
 	shown[ex.ID] = n
-	return saveHintCounts(shown)
+	return c.saveHintCounts(shown)
 }
+
+// isRecipe reports whether hint i is the recipe, the last kind.
+func isRecipe(i int) bool { return i == len(rubric.HintKinds)-1 }
 
 // hintTarget is the exercise arg names, or, when it is empty, the next
 // unsolved one (as make next finds it, from the cached results).
@@ -69,18 +84,21 @@ func hintKind(i int) string {
 	return "one more"
 }
 
-func hintsPath() (string, error) {
+// hintsPath is the file that counts the hints shown in this checkout: keyed
+// by the checkout as its results are (resultsPath), so that a second copy of
+// the course, or a fresh one, starts again at the idea.
+func (c *course) hintsPath() (string, error) {
 	dir, err := cacheDir()
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(dir, "hints.json"), nil
+	return filepath.Join(dir, "hints", c.checkoutKey()+".json"), nil
 }
 
 // loadHintCounts returns how many hints of each exercise were shown.
-func loadHintCounts() (map[string]int, error) {
+func (c *course) loadHintCounts() (map[string]int, error) {
 	shown := map[string]int{}
-	p, err := hintsPath()
+	p, err := c.hintsPath()
 	if err != nil {
 		return nil, err
 	}
@@ -97,8 +115,8 @@ func loadHintCounts() (map[string]int, error) {
 	return shown, nil
 }
 
-func saveHintCounts(shown map[string]int) error {
-	p, err := hintsPath()
+func (c *course) saveHintCounts(shown map[string]int) error {
+	p, err := c.hintsPath()
 	if err != nil {
 		return err
 	}

@@ -53,8 +53,14 @@ func (c *course) resultsPath(ch string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return filepath.Join(dir, "results", c.checkoutKey()+"-"+ch+".json"), nil
+}
+
+// checkoutKey names this checkout in the shared cache directory: two copies
+// of the course keep their results and hint counts apart.
+func (c *course) checkoutKey() string {
 	sum := sha256.Sum256([]byte(c.root))
-	return filepath.Join(dir, "results", hex.EncodeToString(sum[:6])+"-"+ch+".json"), nil
+	return hex.EncodeToString(sum[:6])
 }
 
 func (c *course) loadResults(ch string) chapterResults {

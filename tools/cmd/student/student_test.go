@@ -249,6 +249,62 @@ func TestHint(t *testing.T) {
 	}
 }
 
+// TestHintOpenTrack: on the open track the recipe, which names the guided
+// starter's types and functions, is not shown; the idea, the pitfall and the
+// API are.
+func TestHintOpenTrack(t *testing.T) {
+	root := fixture(t, stubGo)
+	if err := writeFile(filepath.Join(root, "chapters/03", trackFile), []byte(trackOpen+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	c, err := openCourse(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ex, err := c.findExercise("3.4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out string
+	for range ex.Hints {
+		if out, _, err = student(t, root, "hint", "3.4"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recipe := ex.Hints[len(ex.Hints)-1]
+	for _, guided := range []string{"newClientConn", "clientConn", "c.waitRoom", "c.lingerOnClose"} {
+		if strings.Contains(recipe, guided) && strings.Contains(out, guided) {
+			t.Errorf("open track: the hints show the guided-only name %s:\n%s", guided, out)
+		}
+	}
+	first, _, _ := strings.Cut(recipe, "\n")
+	if strings.Contains(out, first) {
+		t.Errorf("open track: the recipe is shown:\n%s", out)
+	}
+	mustContain(t, "open-track hint", out, ex.Hints[0], "the open track", "Design it yourself", "That was the last hint")
+}
+
+// TestHintCountsPerCheckout: two checkouts sharing a cache directory count
+// their hints apart, as they keep their results apart.
+func TestHintCountsPerCheckout(t *testing.T) {
+	a := fixture(t, stubGo)
+	b := fixture(t, stubGo)
+	t.Setenv("SERVERLAB_CACHE_DIR", filepath.Join(t.TempDir(), "shared"))
+	for range 2 {
+		if _, _, err := student(t, a, "hint", "1.1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, _, err := student(t, b, "hint", "1.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "a fresh checkout's first hint", out, "hint 1 of", "again shows "+rubric.HintKinds[1])
+	if strings.Contains(out, "hint 2 of") {
+		t.Errorf("a second checkout starts at the hints the first was shown:\n%s", out)
+	}
+}
+
 func TestResetFromPristineCopy(t *testing.T) {
 	root := fixture(t, solvedOne)
 	out, _, err := student(t, root, "reset", "1.1")

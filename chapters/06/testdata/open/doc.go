@@ -2,9 +2,12 @@
 // concurrent web server (HTTP/1.0 subset of docs/protocols.md §4: static
 // files under a document root, and CGI programs), in a design of your own.
 //
-// What is given: ReadRequest, Docroot.Open, ServeStatic and RunCGI
-// (exercises 6.1 to 6.4), the deadlines (6.7) and the Handler that serves
-// one connection with them; Config and Policy, which the tests and the
-// program fill in. The master, the buffer, the workers and the order they
-// serve in (6.5, 6.6) are yours; the suite in tests/webtest checks them.
+// What is kept from the guided starter, as your chapter has it: ReadRequest,
+// Docroot.Open, ServeStatic and RunCGI (exercises 6.1 to 6.4) and the
+// deadlines (6.7), whose APIs the suite checks directly: stubs with their
+// contracts until you write them (make hint EX=6.1). What is given: the
+// Handler that serves one connection with them, and Config and Policy, which
+// the tests and the program fill in. The master, the buffer, the workers and
+// the order they serve in (6.5, 6.6) are yours; the suite in tests/webtest
+// checks them.
 package web
