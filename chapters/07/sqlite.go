@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"sync"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -42,6 +43,13 @@ CREATE INDEX IF NOT EXISTS chat_messages_by_channel ON chat_messages(channel_id,
 type SQLiteStore struct {
 	db   *sql.DB
 	lock *os.File // holds the exclusive lock on the file: one server per database (filelock)
+	// writing lets one write at a time reach SQLite, which takes one writer
+	// at a time anyway. Without it each of 300 registrations at once holds a
+	// connection of the pool and waits in SQLite's busy handler, whose
+	// timeout is a clock, not a queue: on a busy machine the 300 inserts
+	// (an fsync each) outlast it, and the last ones fail as Storage failed.
+	// A mutex is a queue; readers (WAL) never wait for it.
+	writing sync.Mutex
 }
 
 // NewSQLiteStore opens (creating if needed) the database at path. hash
@@ -144,6 +152,8 @@ func (s *SQLiteStore) Users() ([]StoredUser, error) {
 
 // CreateUser implements Store.
 func (s *SQLiteStore) CreateUser(name, hash string) (uint32, error) {
+	s.writing.Lock()
+	defer s.writing.Unlock()
 	res, err := s.db.Exec(`INSERT INTO chat_users (name, password, password_hash) VALUES (?, '', ?)`, name, hash)
 	if isConstraint(err) {
 		return 0, ErrExists
@@ -175,6 +185,8 @@ func (s *SQLiteStore) Channels() ([]proto.Channel, error) {
 
 // CreateChannel implements Store.
 func (s *SQLiteStore) CreateChannel(name string) (proto.Channel, bool, error) {
+	s.writing.Lock()
+	defer s.writing.Unlock()
 	res, err := s.db.Exec(`INSERT INTO chat_channels (name) VALUES (?) ON CONFLICT(name) DO NOTHING`, name)
 	if err != nil {
 		return proto.Channel{}, false, err
@@ -191,6 +203,8 @@ func (s *SQLiteStore) CreateChannel(name string) (proto.Channel, bool, error) {
 // AppendMessages implements Store: one transaction, so one fsync of the WAL
 // for the whole batch, however many messages it holds.
 func (s *SQLiteStore) AppendMessages(msgs []NewMessage) (ids []uint32, err error) {
+	s.writing.Lock()
+	defer s.writing.Unlock()
 	tx, err := s.db.BeginTx(context.Background(), nil)
 	if err != nil {
 		return nil, err
