@@ -543,7 +543,7 @@ var allowedDirectives = []string{"build", "generate", "embed", "noinline"}
 
 // references checks what one file refers to.
 func (g *gate) references(sf *srcFile, info *types.Info) {
-	line := func(n ast.Node) int { return g.fset.Position(n.Pos()).Line }
+	line := func(n ast.Node) int { return g.fset.PositionFor(n.Pos(), false).Line }
 	for _, cg := range sf.f.Comments {
 		for _, c := range cg.List {
 			name, ok := strings.CutPrefix(c.Text, "//go:")
@@ -592,6 +592,7 @@ func (g *gate) references(sf *srcFile, info *types.Info) {
 	if teach {
 		g.startup(sf, info)
 	}
+	refusedTypes := map[string]bool{} // restricted types already refused in this file
 	ast.Inspect(sf.f, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.SelectorExpr:
@@ -619,6 +620,8 @@ func (g *gate) references(sf *srcFile, info *types.Info) {
 			if obj := info.Uses[n.Sel]; obj != nil {
 				g.handsOut(sf, line(n), obj)
 			}
+		case *ast.CallExpr:
+			g.valueOfRefusedType(sf, line(n), info.Types[n], refusedTypes)
 		case *ast.CompositeLit:
 			g.literalKeys(sf, info, n, line(n), refused)
 		case *ast.BasicLit:
@@ -669,6 +672,39 @@ func (g *gate) handsOut(sf *srcFile, line int, obj types.Object) {
 		g.refuse(ruleImport, sf.rel, line, fmt.Sprintf("chapter %s's code needs no %s: it hands out a %s.%s, and %s",
 			g.chapter.ID, fn.FullName(), path.Base(ip), name, restricted[ip]))
 		return
+	}
+}
+
+// valueOfRefusedType checks what a call returns: a value of a restricted
+// package's type the chapter may not use is refused however the call got
+// it, a generic function's inferred type parameter included
+// (func f[T any](c interface{ SyscallConn() (T, error) }) (T, error) makes
+// a syscall.RawConn of a *net.TCPConn without naming it), since an
+// interface of the student's own could then call its methods unseen.
+// Constants are not values that reach anything (syscall.SIGKILL).
+func (g *gate) valueOfRefusedType(sf *srcFile, line int, tv types.TypeAndValue, done map[string]bool) {
+	if tv.Type == nil || tv.Value != nil || sf.test {
+		return
+	}
+	ts := []types.Type{tv.Type}
+	if tuple, ok := tv.Type.(*types.Tuple); ok {
+		ts = ts[:0]
+		for i := range tuple.Len() {
+			ts = append(ts, tuple.At(i).Type())
+		}
+	}
+	for _, t := range ts {
+		n := namedOf(t)
+		if n == nil || n.Obj().Pkg() == nil {
+			continue
+		}
+		ip, name := n.Obj().Pkg().Path(), n.Obj().Name()
+		if _, ok := restricted[ip]; !ok || g.typeAllowed(ip, name) || done[ip+"."+name] {
+			continue
+		}
+		done[ip+"."+name] = true
+		g.refuse(ruleImport, sf.rel, line, fmt.Sprintf("chapter %s's code needs no %s.%s: a call here returns one, and %s",
+			g.chapter.ID, path.Base(ip), name, restricted[ip]))
 	}
 }
 

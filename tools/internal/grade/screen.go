@@ -92,7 +92,7 @@ func (g *gate) startup(sf *srcFile, info *types.Info) {
 		switch d := decl.(type) {
 		case *ast.FuncDecl:
 			if d.Recv == nil && d.Name.Name == "init" {
-				g.note(ruleInit, "func init", sf, g.fset.Position(d.Pos()).Line)
+				g.note(ruleInit, "func init", sf, g.fset.PositionFor(d.Pos(), false).Line)
 			}
 		case *ast.GenDecl:
 			if d.Tok != token.VAR {
@@ -103,7 +103,7 @@ func (g *gate) startup(sf *srcFile, info *types.Info) {
 					return false // a value, not run at start-up
 				}
 				if c, ok := n.(*ast.CallExpr); ok && g.callsOwn(c, info) {
-					g.note(ruleStartup, "a package-level initialiser calls the package's own code", sf, g.fset.Position(c.Pos()).Line)
+					g.note(ruleStartup, "a package-level initialiser calls the package's own code", sf, g.fset.PositionFor(c.Pos(), false).Line)
 				}
 				return true
 			})
