@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -184,5 +185,16 @@ func TestSandboxNetwork(t *testing.T) {
 			"but neither reaches nor sees (/proc/net/tcp) the host's listener on 127.0.0.1:%d, nor its abstract socket @%s — "+
 			"judge and subject must share a network namespace of their own, its loopback up (netns_linux.go)",
 			got, r.ExitCode, want, hostPort, abstract)
+	}
+}
+
+// The student's code gets what a program needs of the grader's
+// environment, not the instructor's secrets.
+func TestSubjectEnvKeepsOnlyWhatProgramsNeed(t *testing.T) {
+	got := subjectEnv([]string{"PATH=/bin", "GITHUB_TOKEN=ghp_x", "SSH_AUTH_SOCK=/s", "LC_ALL=C", "GOMAXPROCS=2",
+		"SERVERLAB_TIME_SCALE=2", "AWS_SECRET_ACCESS_KEY=k", "HOME=/root"})
+	want := []string{"PATH=/bin", "LC_ALL=C", "GOMAXPROCS=2", "SERVERLAB_TIME_SCALE=2", "HOME=/root"}
+	if !slices.Equal(got, want) {
+		t.Errorf("subjectEnv = %q, want %q", got, want)
 	}
 }

@@ -57,7 +57,7 @@ func (rn *runner) newSubject(ex exercise) (*subjectProc, error) {
 		subjectEnd.Close()
 		return nil, err
 	}
-	s.cmd.Env = append(withGORACE(rn.env, subjectGORACE), judge.RoleEnv+"="+judge.Subject, judge.SocketIDEnv+"="+id)
+	s.cmd.Env = append(withGORACE(subjectEnv(rn.env), subjectGORACE), judge.RoleEnv+"="+judge.Subject, judge.SocketIDEnv+"="+id)
 	s.cmd.ExtraFiles = []*os.File{subjectEnd} // fd 3
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	if !sandboxAvailable() {
@@ -143,6 +143,25 @@ func awaitProtected(pid int) {
 
 // withGORACE adds options to the environment's GORACE (the caller's own
 // options stay, and later ones win).
+// subjectEnv is the part of the grader's environment the student's code
+// gets: what a Go program and its children need to run (the search path,
+// the locale and time zone, the Go runtime's and the course's own
+// settings), never the rest — an instructor's tokens, agent sockets and
+// cloud credentials are the grader's user's, and a failure message would
+// print them into the report.
+func subjectEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case name == "PATH", name == "LANG", name == "TZ", name == "TMPDIR", name == "HOME",
+			strings.HasPrefix(name, "LC_"), strings.HasPrefix(name, "GO"), strings.HasPrefix(name, "SERVERLAB_"):
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
 func withGORACE(env []string, opts string) []string {
 	out := make([]string, 0, len(env)+1)
 	gorace := ""
