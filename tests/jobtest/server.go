@@ -152,6 +152,7 @@ func Server(t *testing.T, impl Impl) {
 	run("old-connection-kept", func(k *testkit.T) { checkOldConnectionKept(k, impl) })
 	run("released", func(k *testkit.T) { checkReleased(k, impl) })
 	run("zero-config", func(k *testkit.T) { checkZeroConfig(k, impl) })
+	run("pool-shared-by-listeners", func(k *testkit.T) { checkPoolSharedByListeners(k, impl) })
 }
 
 // checkExamples: every example of the protocol, answered byte for byte, and
