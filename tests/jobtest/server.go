@@ -153,6 +153,7 @@ func Server(t *testing.T, impl Impl) {
 	run("released", func(k *testkit.T) { checkReleased(k, impl) })
 	run("zero-config", func(k *testkit.T) { checkZeroConfig(k, impl) })
 	run("pool-shared-by-listeners", func(k *testkit.T) { checkPoolSharedByListeners(k, impl) })
+	run("accepted-while-closing", func(k *testkit.T) { checkAcceptedWhileClosing(k, impl) })
 }
 
 // checkExamples: every example of the protocol, answered byte for byte, and
