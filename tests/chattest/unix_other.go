@@ -12,3 +12,6 @@ func checkHalfClosedNotReading(k *testkit.T, impl Impl) {}
 
 // checkUnreadableUsersFile needs a Unix file system.
 func checkUnreadableUsersFile(k *testkit.T, impl Impl) {}
+
+// checkQueryRefreshLockFree needs a FIFO (Unix).
+func checkQueryRefreshLockFree(k *testkit.T, impl Impl) {}
