@@ -30,6 +30,8 @@ func Isolation(t *testing.T, impl Impl) {
 	}
 	checkVanishingClients(k, impl)
 	checkNoInterleaving(k, impl)
+	checkKnobs(k, impl)
+	checkBroadcastLockFree(k, impl)
 }
 
 // checkBurst: one client sends a burst of 64 broadcasts of 64 KiB (4 MiB) as

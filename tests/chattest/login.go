@@ -44,6 +44,7 @@ func Login(t *testing.T, impl Impl) {
 	checkNameFreedOnLeave(k, e, alice)
 	checkProtocolErrorsAfterLogin(k, e, bob)
 	checkLoginTimeout(k, impl)
+	checkZeroConfig(k, impl)
 	checkMissingUsersFile(k, impl)
 	checkOriginalsUsersFile(k, impl)
 	checkLoginCost(k, impl)

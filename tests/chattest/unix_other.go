@@ -15,3 +15,6 @@ func checkUnreadableUsersFile(k *testkit.T, impl Impl) {}
 
 // checkLoginAnsweredLate needs a FIFO (Unix).
 func checkLoginAnsweredLate(k *testkit.T, impl Impl) {}
+
+// checkQueryRefreshLockFree needs a FIFO (Unix).
+func checkQueryRefreshLockFree(k *testkit.T, impl Impl) {}

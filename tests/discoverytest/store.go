@@ -86,6 +86,9 @@ func UserStore(t *testing.T, impl Impl) {
 	checkFailedWrites(k, impl, "zoe pw 127.0.0.1 9\nyan pw 127.0.0.1 8\n")
 	checkFull(k, impl)
 	checkFullAfterReopen(k, impl)
+	checkRepairedSize(k, impl)
+	checkFileSizeBound(k, impl)
+	checkConcurrentRegister(k, impl)
 }
 
 func reopen(k *testkit.T, impl Impl, path string) Store {

@@ -102,6 +102,7 @@ func BoundedQueue(t *testing.T, impl Impl) {
 	}
 	k.Run("many-producers-consumers", func(t *testing.T) { checkManyProducersConsumers(testkit.New(t, k.Exercise()), impl) })
 	k.Run("get-lets-go", func(t *testing.T) { checkGetLetsGo(testkit.New(t, k.Exercise()), impl) })
+	k.Run("get-waits-while-open", func(t *testing.T) { checkGetWaitsWhileOpen(testkit.New(t, k.Exercise()), impl) })
 }
 
 // checkGetLetsGo: the queue lets go of what Get hands out. A ring buffer

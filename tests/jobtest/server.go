@@ -151,6 +151,9 @@ func Server(t *testing.T, impl Impl) {
 	run("non-reader-dropped", func(k *testkit.T) { checkNonReaderDropped(k, impl) })
 	run("old-connection-kept", func(k *testkit.T) { checkOldConnectionKept(k, impl) })
 	run("released", func(k *testkit.T) { checkReleased(k, impl) })
+	run("zero-config", func(k *testkit.T) { checkZeroConfig(k, impl) })
+	run("pool-shared-by-listeners", func(k *testkit.T) { checkPoolSharedByListeners(k, impl) })
+	run("accepted-while-closing", func(k *testkit.T) { checkAcceptedWhileClosing(k, impl) })
 }
 
 // checkExamples: every example of the protocol, answered byte for byte, and

@@ -32,6 +32,7 @@ func WorkerPool(t *testing.T, impl Impl) {
 	checkDeadlinesKept(k, impl)
 	checkNonReader(k, impl)
 	checkTrickle(k, impl)
+	checkZeroConfig(k, impl)
 }
 
 // steadyIdle is the IdleTimeout of checkSteadyClient: long beside the gap

@@ -1,0 +1,71 @@
+//go:build unix
+
+package chattest
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"serverlab/tests/testkit"
+	"serverlab/tools/given/wire"
+)
+
+// checkQueryRefreshLockFree: a QUERY_USER that waits for the users file
+// holds up no one else (exercise 2.4). The file is made to hang, as in
+// checkSlowUsersFile, by a FIFO nobody writes in its place; while kim's
+// query re-reads it, bob's broadcast must still reach carol. A server that
+// refreshes the file under s.mu blocks every broadcast (which takes s.mu for
+// its list of receivers) for as long as the disk is slow.
+func checkQueryRefreshLockFree(k *testkit.T, impl Impl) {
+	k.Helper()
+	if !impl.GoroutinePerClient {
+		return
+	}
+	e := start(k, impl, Config{}, "kim", "bob", "carol")
+	kim, bob, carol := e.loginAs("kim"), e.loginAs("bob"), e.loginAs("carol")
+	dir := filepath.Dir(e.users)
+	real, fifo := filepath.Join(dir, "users.real"), filepath.Join(dir, "users.fifo2")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		k.Logf("not checking a query that waits for the users file: mkfifo: %v", err)
+		return
+	}
+	if err := os.Rename(e.users, real); err != nil {
+		k.Fatalf("test bug: %v", err)
+	}
+	if err := os.Link(fifo, e.users); err != nil {
+		k.Fatalf("test bug: %v", err)
+	}
+	released := false
+	release := func() { // opening the FIFO for writing lets its reader's open return
+		if !released {
+			released = true
+			os.Rename(real, e.users)
+			if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				f.Close()
+			}
+		}
+	}
+	k.Cleanup(release) // before the server's Close, which waits for the query
+
+	kim.SendFrame(wire.Frame{Type: wire.QueryUser, Sender: "kim", Target: "x"})
+	if !waitBlockedInRefresh(k) {
+		k.Fatalf("kim sent QUERY_USER and the users file hangs when opened (a FIFO nobody writes); no goroutine "+
+			"of the server was reading it %v later: the list must be read from the file as it is now "+
+			"(s.users.Refresh)", testkit.IOTimeout)
+	}
+	hi := broadcastFrame("bob", everyone, []byte("hi while kim's list is read"))
+	bob.SendFrame(hi)
+	expect(k, carol, "carol", hi, "kim's QUERY_USER was waiting for the users file (a FIFO nobody writes); "+
+		"bob then sent a BROADCAST. Likely cause of nothing arriving: the users file is read with the server's "+
+		"mutex held (s.users.Refresh under s.mu), so every broadcast waits for the disk: refresh first, then "+
+		"take s.mu to read who is online")
+	expect(k, kim, "kim", hi, "bob's BROADCAST while kim's QUERY_USER waited for the users file")
+	release()
+	// What the list holds depends on what the FIFO gave the read (nothing);
+	// that it comes is what matters here.
+	if got, err := kim.TryReadFrame(); err != nil || got.Type != wire.QueryUser || got.Target != "kim" {
+		k.Fatalf("kim's QUERY_USER, once the users file answered: want a QUERY_USER reply to kim, got %v (%s)",
+			brief(got), testkit.Describe(err))
+	}
+}
