@@ -135,3 +135,30 @@ func mustAbs(t *testing.T, p string) string {
 	}
 	return abs
 }
+
+// TestForgeryCatalogueApplies is TestMutantCatalogueApplies for the
+// forgeries: every one applies to the tree it is written against (the
+// starters; honest work: the solutions). A stub comment changed by the
+// mirror made one stale, and only the sample that drew it said so.
+func TestForgeryCatalogueApplies(t *testing.T) {
+	all, err := findForgeries(fixtureRoot, "tools/maint/forgeries")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := mustAbs(t, fixtureRoot)
+	for _, f := range all {
+		if f.err != nil {
+			t.Errorf("%s: %v", f.file, f.err)
+			continue
+		}
+		tree := "chapters"
+		if f.honest {
+			tree = "solutions"
+		}
+		env := mutantEnv{root: root, solutions: tree, tmp: t.TempDir()}
+		if _, err := env.apply(f.mutant); err != nil {
+			t.Errorf("%s: %v (remake it against %s/%s)", f.file, err, tree, f.chapter)
+		}
+	}
+	t.Logf("%d forgeries in tools/maint/forgeries", len(all))
+}
