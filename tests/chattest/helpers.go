@@ -78,7 +78,7 @@ func (e *env) register(names ...string) {
 	for i, name := range names {
 		b.WriteString(users.User{Name: name, Password: password(name), IP: "127.0.0.1", Port: 40000 + i}.Line())
 	}
-	f, err := os.OpenFile(e.users, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := testkit.OpenFile(e.users, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err == nil {
 		_, err = f.WriteString(b.String())
 		err = errors.Join(err, f.Close())

@@ -71,7 +71,7 @@ func checkLoginCost(k *testkit.T, impl Impl) {
 		b.WriteString(users.User{Name: fmt.Sprintf("filler%05d", i), Password: "pw", IP: "127.0.0.1", Port: 1}.Line())
 	}
 	e := start(k, impl, Config{}, "zoe")
-	if err := os.WriteFile(e.users, []byte(users.User{Name: "zoe", Password: password("zoe"), IP: "127.0.0.1",
+	if err := testkit.WriteFile(e.users, []byte(users.User{Name: "zoe", Password: password("zoe"), IP: "127.0.0.1",
 		Port: 1}.Line()+b.String()), 0o600); err != nil {
 		k.Fatalf("test bug: %v", err)
 	}
@@ -128,7 +128,7 @@ func checkOriginalsUsersFile(k *testkit.T, impl Impl) {
 		strings.Join(bad, "\n") + "\n" +
 		users.User{Name: "bob", Password: password("bob"), IP: "127.0.0.1", Port: 7}.Line() +
 		"tess " + password("tess") + " 127.0.0.1 8" // a valid last line without its '\n': kept
-	if err := os.WriteFile(e.users, []byte(content), 0o600); err != nil {
+	if err := testkit.WriteFile(e.users, []byte(content), 0o600); err != nil {
 		k.Fatalf("test bug: %v", err)
 	}
 	e.loginAs("alice")
@@ -324,7 +324,7 @@ func checkLoginTimeout(k *testkit.T, impl Impl) {
 func checkMissingUsersFile(k *testkit.T, impl Impl) {
 	k.Helper()
 	e := start(k, impl, Config{})
-	if err := os.Remove(e.users); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := testkit.Remove(e.users); err != nil && !errors.Is(err, os.ErrNotExist) {
 		k.Fatalf("test bug: %v", err)
 	}
 	checkFail(k, e, "frank", password("frank"), "no users file at all")

@@ -1,7 +1,6 @@
 package chattest
 
 import (
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -61,7 +60,7 @@ func UserQuery(t *testing.T, impl Impl) {
 	registered = []string{"aaron", "alice", "bob", "carol", "dave", "erin"}
 	query(k, alice, "alice", userList(registered, "alice"), "erin and aaron registered while the server was running")
 
-	if err := os.WriteFile(e.users, nil, 0o600); err != nil {
+	if err := testkit.WriteFile(e.users, nil, 0o600); err != nil {
 		k.Fatalf("test bug: %v", err)
 	}
 	query(k, alice, "alice", noUsers, "the users file was emptied (the list is the users file as it is now)")

@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -99,7 +98,7 @@ func Shutdown(t *testing.T, impl Impl) {
 	k.CheckContract(testkit.Contract{
 		New: func(log *slog.Logger) lab.Server {
 			dir := k.TempDir()
-			os.WriteFile(filepath.Join(dir, "users.txt"), []byte(users.User{Name: "probe", Password: password("probe"),
+			testkit.WriteFile(filepath.Join(dir, "users.txt"), []byte(users.User{Name: "probe", Password: password("probe"),
 				IP: "127.0.0.1", Port: 1}.Line()+users.User{Name: "holder", Password: password("holder"),
 				IP: "127.0.0.1", Port: 2}.Line()), 0o600)
 			srv, err := impl.NewServer(Config{UsersPath: filepath.Join(dir, "users.txt"), Logger: log})

@@ -1,7 +1,6 @@
 package chattest
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -42,10 +41,10 @@ func checkUsersFileFollowed(k *testkit.T, impl Impl) {
 func replaceFile(k *testkit.T, path, content string) {
 	k.Helper()
 	tmp := filepath.Join(filepath.Dir(path), "users.new")
-	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+	if err := testkit.WriteFile(tmp, []byte(content), 0o600); err != nil {
 		k.Fatalf("test bug: %v", err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := testkit.Rename(tmp, path); err != nil {
 		k.Fatalf("test bug: %v", err)
 	}
 }

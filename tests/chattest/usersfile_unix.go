@@ -33,21 +33,21 @@ func checkSlowUsersFile(k *testkit.T, impl Impl) {
 	e.loginAs("kim") // the server has read the file: what follows is a refresh
 	dir := filepath.Dir(e.users)
 	real, fifo := filepath.Join(dir, "users.real"), filepath.Join(dir, "users.fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+	if err := testkit.Mkfifo(fifo, 0o600); err != nil {
 		k.Logf("not checking a slow users file: mkfifo: %v", err)
 		return
 	}
-	if err := os.Rename(e.users, real); err != nil {
+	if err := testkit.Rename(e.users, real); err != nil {
 		k.Fatalf("test bug: %v", err)
 	}
-	if err := os.Link(fifo, e.users); err != nil {
+	if err := testkit.Link(fifo, e.users); err != nil {
 		k.Fatalf("test bug: %v", err)
 	}
 	released := false
 	release := func() { // opening the FIFO for writing lets its reader's open return
 		if !released {
 			released = true
-			if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			if f, err := testkit.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
 				f.Close()
 			}
 		}
@@ -76,7 +76,7 @@ func checkSlowUsersFile(k *testkit.T, impl Impl) {
 
 	// The file is back; lee logs in with the right password while the wrong
 	// one is still in flight.
-	if err := os.Rename(real, e.users); err != nil {
+	if err := testkit.Rename(real, e.users); err != nil {
 		k.Fatalf("test bug: %v", err)
 	}
 	right := k.Dial(e.srv)
@@ -116,10 +116,10 @@ func checkUnreadableUsersFile(k *testkit.T, impl Impl) {
 	}
 	e := start(k, impl, Config{}, "max")
 	checkFail(k, e, "max", "wrong", "a wrong password") // the server has read the file
-	if err := os.Rename(e.users, e.users+".away"); err != nil {
+	if err := testkit.Rename(e.users, e.users+".away"); err != nil {
 		k.Fatalf("test bug: %v", err)
 	}
-	if err := os.Mkdir(e.users, 0o755); err != nil {
+	if err := testkit.Mkdir(e.users, 0o755); err != nil {
 		k.Fatalf("test bug: %v", err)
 	}
 	c, got, err := e.tryLogin("max", password("max"))
@@ -152,21 +152,21 @@ func checkLoginAnsweredLate(k *testkit.T, impl Impl) {
 	e.loginAs("tess") // the server has read the file: what follows is a refresh
 	dir := filepath.Dir(e.users)
 	real, fifo := filepath.Join(dir, "users.real"), filepath.Join(dir, "users.fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+	if err := testkit.Mkfifo(fifo, 0o600); err != nil {
 		k.Logf("not checking a login answered late: mkfifo: %v", err)
 		return
 	}
-	if err := os.Rename(e.users, real); err != nil {
+	if err := testkit.Rename(e.users, real); err != nil {
 		k.Fatalf("test bug: %v", err)
 	}
-	if err := os.Link(fifo, e.users); err != nil {
+	if err := testkit.Link(fifo, e.users); err != nil {
 		k.Fatalf("test bug: %v", err)
 	}
 	released := false
 	release := func() { // opening the FIFO for writing lets its reader's open return
 		if !released {
 			released = true
-			if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			if f, err := testkit.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
 				f.Close()
 			}
 		}
@@ -180,7 +180,7 @@ func checkLoginAnsweredLate(k *testkit.T, impl Impl) {
 			"the server was reading it %v later: authenticate must re-read the file at every login "+
 			"(s.users.Refresh), so that it answers from the file as it is now", testkit.IOTimeout)
 	}
-	if err := os.Rename(real, e.users); err != nil { // the next Refresh finds the file again
+	if err := testkit.Rename(real, e.users); err != nil { // the next Refresh finds the file again
 		k.Fatalf("test bug: %v", err)
 	}
 	uma := k.Dial(e.srv)

@@ -59,7 +59,7 @@ func register(k *testkit.T, srv *testkit.Server, name, password, want string) in
 
 func readFile(k *testkit.T, path string) string {
 	k.Helper()
-	b, err := os.ReadFile(path)
+	b, err := testkit.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		k.Fatalf("reading %s: %v", path, err)
 	}
@@ -132,7 +132,7 @@ func (f *closeFailsFile) Close() error {
 func checkCloseReportsStore(k *testkit.T, impl Impl) {
 	k.Helper()
 	failing := func(p string) (users.AppendFile, error) {
-		f, err := users.OpenAppend(p)
+		f, err := openAppend(p)
 		if err != nil {
 			return nil, err
 		}
@@ -277,7 +277,7 @@ func checkSlowSync(k *testkit.T, impl Impl) {
 	k.Helper()
 	const timeout = 300 * time.Millisecond
 	slow := func(p string) (users.AppendFile, error) {
-		f, err := users.OpenAppend(p)
+		f, err := openAppend(p)
 		if err != nil {
 			return nil, err
 		}

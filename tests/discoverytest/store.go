@@ -17,7 +17,7 @@ import (
 // UserStore checks exercise 1.3: the user store and its file.
 func UserStore(t *testing.T, impl Impl) {
 	k := testkit.New(t, "1.3")
-	path := filepath.Join(t.TempDir(), "users.txt")
+	path := filepath.Join(k.TempDir(), "users.txt")
 	s, err := impl.OpenStore(path, nil)
 	stopIfNotImplemented(k, err, "OpenStore")
 	if err != nil {
@@ -103,7 +103,7 @@ func reopen(k *testkit.T, impl Impl, path string) Store {
 
 func wantFile(k *testkit.T, path, want, when string) {
 	k.Helper()
-	got, err := os.ReadFile(path)
+	got, err := testkit.ReadFile(path)
 	if err != nil {
 		k.Fatalf("%s: reading %s: %v", when, path, err)
 	}
@@ -125,7 +125,7 @@ func wantUser(k *testkit.T, s Store, want users.User) {
 // as it was.
 func checkInvalidUsers(k *testkit.T, s Store, path string) {
 	k.Helper()
-	before, _ := os.ReadFile(path)
+	before, _ := testkit.ReadFile(path)
 	invalid := []users.User{
 		{Name: "", Password: "pw", IP: "127.0.0.1", Port: 1},
 		{Name: "two words", Password: "pw", IP: "127.0.0.1", Port: 1},
@@ -158,11 +158,11 @@ func checkUnreadableFile(k *testkit.T, impl Impl) {
 	k.Helper()
 	dir := k.TempDir()
 	path := filepath.Join(dir, "users.txt")
-	if err := os.Mkdir(path, 0o700); err != nil {
+	if err := testkit.Mkdir(path, 0o700); err != nil {
 		k.Fatalf("test bug: %v", err)
 	}
 	other := filepath.Join(dir, "append.txt")
-	s, err := impl.OpenStore(path, func(string) (users.AppendFile, error) { return users.OpenAppend(other) })
+	s, err := impl.OpenStore(path, func(string) (users.AppendFile, error) { return openAppend(other) })
 	if err == nil {
 		s.Close()
 		k.Fatalf("OpenStore(%s), where %s is a directory (reading it fails: users.Load returns an error)\n"+
@@ -178,7 +178,7 @@ func checkUnreadableFile(k *testkit.T, impl Impl) {
 func checkTornLine(k *testkit.T, impl Impl) {
 	k.Helper()
 	path := filepath.Join(k.TempDir(), "users.txt")
-	os.WriteFile(path, []byte("alice pass123 127.0.0.1 54321\nbob sec"), 0o600)
+	testkit.WriteFile(path, []byte("alice pass123 127.0.0.1 54321\nbob sec"), 0o600)
 	s := reopen(k, impl, path)
 	if _, ok := s.Lookup("bob"); ok {
 		k.Errorf("a torn last line (no '\\n', written by a crash) was read as a user")
@@ -197,7 +197,7 @@ func checkTornLine(k *testkit.T, impl Impl) {
 func checkOriginalsFile(k *testkit.T, impl Impl) {
 	k.Helper()
 	path := filepath.Join(k.TempDir(), "users.txt")
-	os.WriteFile(path, []byte("alice pass123 127.0.0.1 54321\nbob   secret  127.0.0.1 54322\n\nalice stolen 127.0.0.1 1\n"), 0o600)
+	testkit.WriteFile(path, []byte("alice pass123 127.0.0.1 54321\nbob   secret  127.0.0.1 54322\n\nalice stolen 127.0.0.1 1\n"), 0o600)
 	s := reopen(k, impl, path)
 	wantUser(k, s, users.User{Name: "alice", Password: "pass123", IP: "127.0.0.1", Port: 54321})
 	wantUser(k, s, users.User{Name: "bob", Password: "secret", IP: "127.0.0.1", Port: 54322})
@@ -212,7 +212,7 @@ func checkMalformedFile(k *testkit.T, impl Impl) {
 	path := filepath.Join(k.TempDir(), "users.txt")
 	content := "alice pass123 127.0.0.1 54321\nmary ann pw 127.0.0.1 5\nbob secret\n" +
 		"server pw 1.2.3.4 1\n" + strings.Repeat("x", 2*users.MaxLine) + "\ncarol pw 127.0.0.1 3\n"
-	os.WriteFile(path, []byte(content), 0o600)
+	testkit.WriteFile(path, []byte(content), 0o600)
 	s, err := impl.OpenStore(path, nil)
 	if err != nil {
 		k.Fatalf("OpenStore on a file with bad lines 2 to 5: %v\n  file: %q\n"+
@@ -239,7 +239,7 @@ func checkMalformedFile(k *testkit.T, impl Impl) {
 func checkUnterminatedLine(k *testkit.T, impl Impl) {
 	k.Helper()
 	path := filepath.Join(k.TempDir(), "users.txt")
-	os.WriteFile(path, []byte("alice pass123 127.0.0.1 54321\nbob secret 127.0.0.1 54322"), 0o600)
+	testkit.WriteFile(path, []byte("alice pass123 127.0.0.1 54321\nbob secret 127.0.0.1 54322"), 0o600)
 	s := reopen(k, impl, path)
 	wantUser(k, s, users.User{Name: "bob", Password: "secret", IP: "127.0.0.1", Port: 54322})
 	erin := users.User{Name: "erin", Password: "pw", IP: "127.0.0.1", Port: 9}
@@ -254,7 +254,7 @@ func checkUnterminatedLine(k *testkit.T, impl Impl) {
 // (other case, fullwidth letters) belongs to the first; it is refused.
 func checkLookAlikes(k *testkit.T, impl Impl, s Store, path, when string) {
 	k.Helper()
-	before, _ := os.ReadFile(path)
+	before, _ := testkit.ReadFile(path)
 	for _, name := range []string{"Alice", "ALICE", "ａｌｉｃｅ"} {
 		err := s.Register(users.User{Name: name, Password: "other", IP: "127.0.0.1", Port: 1})
 		if !errors.Is(err, impl.ErrTaken) {
@@ -305,7 +305,7 @@ func openFaulty(k *testkit.T, impl Impl, path string) (Store, *faultyFile) {
 	k.Helper()
 	var file *faultyFile
 	s, err := impl.OpenStore(path, func(p string) (users.AppendFile, error) {
-		f, err := users.OpenAppend(p)
+		f, err := openAppend(p)
 		file = &faultyFile{AppendFile: f}
 		return file, err
 	})
@@ -347,7 +347,7 @@ func checkFailedWrites(k *testkit.T, impl Impl, initial string) {
 	state := "an empty file"
 	if initial != "" {
 		state = fmt.Sprintf("a file of %d bytes (reopened)", len(initial))
-		if err := os.WriteFile(path, []byte(initial), 0o600); err != nil {
+		if err := testkit.WriteFile(path, []byte(initial), 0o600); err != nil {
 			k.Fatalf("writing %s: %v", path, err)
 		}
 	}
@@ -403,7 +403,7 @@ func checkFull(k *testkit.T, impl Impl) {
 			k.Fatalf("Register of user %d of %d: %v", i+1, users.MaxUsers, err)
 		}
 	}
-	before, _ := os.ReadFile(path)
+	before, _ := testkit.ReadFile(path)
 	if err := s.Register(users.User{Name: "one-too-many", Password: "pw", IP: "127.0.0.1", Port: 1}); err == nil {
 		k.Fatalf("with users.MaxUsers (%d) users registered, one more was accepted: the file must be bounded", users.MaxUsers)
 	}
@@ -416,7 +416,7 @@ func checkFull(k *testkit.T, impl Impl) {
 // accepted (it changes nothing), and one with another password is refused.
 func checkRegisteredWhenFull(k *testkit.T, s Store, path, when string) {
 	k.Helper()
-	before, _ := os.ReadFile(path)
+	before, _ := testkit.ReadFile(path)
 	first := users.User{Name: "u00000", Password: "pw", IP: "127.0.0.1", Port: 7}
 	if err := s.Register(first); err != nil {
 		k.Errorf("the file is full%s; u00000, registered, registered again with its own password: got %v; "+
@@ -437,7 +437,7 @@ func checkFullAfterReopen(k *testkit.T, impl Impl) {
 	for i := range users.MaxUsers {
 		b.WriteString(users.User{Name: fmt.Sprintf("u%05d", i), Password: "pw", IP: "127.0.0.1", Port: 1}.Line())
 	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+	if err := testkit.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		k.Fatalf("writing %s: %v", path, err)
 	}
 	s, file := openFaulty(k, impl, path)
@@ -448,4 +448,16 @@ func checkFullAfterReopen(k *testkit.T, impl Impl) {
 	}
 	wantFile(k, path, b.String(), "store opened on a full file; after a registration refused")
 	checkRegisteredWhenFull(k, s, path, " (read from the file)")
+}
+
+// openAppend is users.OpenAppend confined to the check's scratch folder. The
+// store's open function runs here, in the judge, with a path the subject
+// chose: opened unconfined, it would let the subject's code append through the
+// judge to any file the judge may write.
+func openAppend(path string) (users.AppendFile, error) {
+	f, err := testkit.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err // not a nil *os.File in a non-nil interface
+	}
+	return f, nil
 }

@@ -5,11 +5,11 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 
+	"serverlab/tests/testkit"
 	"serverlab/tools/given/lab"
 	"serverlab/tools/given/stockproto"
 )
@@ -28,12 +28,12 @@ func BenchmarkServer(b *testing.B, impl Impl) {
 }
 
 func benchServer(b *testing.B, impl Impl, clients int) {
-	path := filepath.Join(b.TempDir(), "stock.txt")
+	path := filepath.Join(testkit.TempDir(b), "stock.txt")
 	var text []byte
 	for id := 1; id <= 10; id++ {
 		text = fmt.Appendf(text, "%d %d %d\n", id, 1000, id*100)
 	}
-	if err := os.WriteFile(path, text, 0o644); err != nil {
+	if err := testkit.WriteFile(path, text, 0o644); err != nil {
 		b.Fatal(err)
 	}
 	srv, err := impl.NewServer(Config{StockPath: path, Workers: clients})

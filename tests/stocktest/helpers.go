@@ -3,7 +3,6 @@ package stocktest
 import (
 	"errors"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -21,7 +20,7 @@ const market = "5 10 1000\n3 2 500\n8 0 300\n1 7 100\n4 1 50\n9 3 900\n"
 func writeStocks(k *testkit.T, text string) string {
 	k.Helper()
 	path := filepath.Join(k.TempDir(), "stock.txt")
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+	if err := testkit.WriteFile(path, []byte(text), 0o644); err != nil {
 		k.Fatalf("writing %s: %v", path, err)
 	}
 	return path

@@ -42,7 +42,7 @@ func checkStaleTemps(k *testkit.T, impl Impl) {
 	k.Helper()
 	path := writeStocks(k, market)
 	stale := filepath.Join(filepath.Dir(path), ".stock.txt.tmp-4242")
-	if err := os.WriteFile(stale, []byte("5 10 1000\n3 2"), 0o600); err != nil {
+	if err := testkit.WriteFile(stale, []byte("5 10 1000\n3 2"), 0o600); err != nil {
 		k.Fatalf("writing %s: %v", stale, err)
 	}
 	srv, _, _ := newServer(k, impl, Config{StockPath: path, SyncInterval: never}, market)
@@ -153,7 +153,7 @@ func (s syncs) next(k *testkit.T, after string) error {
 
 func readText(k *testkit.T, path string) string {
 	k.Helper()
-	b, err := os.ReadFile(path)
+	b, err := testkit.ReadFile(path)
 	if err != nil {
 		k.Fatalf("reading %s: %v", path, err)
 	}
@@ -164,7 +164,7 @@ func readText(k *testkit.T, path string) string {
 // left behind).
 func onlyFile(k *testkit.T, path, after string) {
 	k.Helper()
-	entries, err := os.ReadDir(filepath.Dir(path))
+	entries, err := testkit.ReadDir(filepath.Dir(path))
 	if err != nil {
 		k.Fatalf("reading the stock file's folder: %v", err)
 	}
@@ -185,7 +185,7 @@ func checkLastClient(k *testkit.T, impl Impl) {
 	s := make(syncs, 16)
 	srv, _, path := newServer(k, impl, Config{SyncInterval: never, OnSync: s.hook}, market)
 	m := newModel(parseStocks(k, market))
-	before, err := os.Stat(path)
+	before, err := testkit.Stat(path)
 	if err != nil {
 		k.Fatalf("stat %s: %v", path, err)
 	}
@@ -205,7 +205,7 @@ func checkLastClient(k *testkit.T, impl Impl) {
 			break
 		}
 	}
-	now, err := os.Stat(path)
+	now, err := testkit.Stat(path)
 	if err != nil {
 		k.Fatalf("stat %s: %v", path, err)
 	}

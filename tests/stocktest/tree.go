@@ -3,7 +3,6 @@ package stocktest
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -148,12 +147,12 @@ func checkRoundTrip(k *testkit.T, impl Impl) {
 		k.Fatalf("Load: %v", err)
 	}
 	listing := first.PreOrder()
-	if err := stockfile.Save(path, listing); err != nil {
+	if err := testkit.WriteFile(path, stockfile.Format(listing), 0o644); err != nil {
 		k.Fatalf("writing the pre-order listing back: %v", err)
 	}
 	second, err := impl.LoadTree(path)
 	if err != nil {
-		b, _ := os.ReadFile(path)
+		b, _ := testkit.ReadFile(path)
 		k.Fatalf("Load of the pre-order listing %q: %v", b, err)
 	}
 	comparePreOrder(k, "after writing the pre-order listing and loading it again", second.PreOrder(), listing)

@@ -3,12 +3,12 @@ package webtest
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"serverlab/tests/judge"
+	"serverlab/tests/testkit"
 	"serverlab/tools/given/lab"
 )
 
@@ -61,34 +61,34 @@ func FuzzResolve(f *testing.F, impl Impl) {
 // (links out, a folder, a named pipe) and returns it, the regular files that
 // can be reached inside it, and the secret outside it.
 func fuzzSite(f *testing.F) (root string, inside []fs.FileInfo, secret fs.FileInfo) {
-	base := f.TempDir()
+	base := testkit.TempDir(f)
 	root, outside := filepath.Join(base, "www"), filepath.Join(base, "outside")
 	for _, d := range []string{root, outside, filepath.Join(root, "sub"), filepath.Join(root, "dir")} {
-		fuzzMust(f, os.MkdirAll(d, 0o755))
+		fuzzMust(f, testkit.MkdirAll(d, 0o755))
 	}
 	for name, content := range map[string]string{
 		"index.html": "<h1>index</h1>\n", "a.txt": "hello\n", "%41.txt": "percent\n",
 		"sub/index.html": "<h1>sub</h1>\n", "sub/b.html": "<p>b</p>\n",
 	} {
-		fuzzMust(f, os.WriteFile(filepath.Join(root, filepath.FromSlash(name)), []byte(content), 0o644))
+		fuzzMust(f, testkit.WriteFile(filepath.Join(root, filepath.FromSlash(name)), []byte(content), 0o644))
 	}
-	fuzzMust(f, os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("SECRET\n"), 0o644))
-	fuzzMust(f, os.Symlink("a.txt", filepath.Join(root, "link-in")))
-	fuzzMust(f, os.Symlink("../outside/secret.txt", filepath.Join(root, "link-out")))
-	fuzzMust(f, os.Symlink("../outside", filepath.Join(root, "dirlink-out")))
+	fuzzMust(f, testkit.WriteFile(filepath.Join(outside, "secret.txt"), []byte("SECRET\n"), 0o644))
+	fuzzMust(f, testkit.Symlink("a.txt", filepath.Join(root, "link-in")))
+	fuzzMust(f, testkit.Symlink("../outside/secret.txt", filepath.Join(root, "link-out")))
+	fuzzMust(f, testkit.Symlink("../outside", filepath.Join(root, "dirlink-out")))
 	if err := mkfifo(filepath.Join(root, "fifo")); err != nil && !errors.Is(err, errors.ErrUnsupported) {
 		f.Fatal(err)
 	}
 	fuzzMust(f, filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
-			fi, err := os.Stat(path)
+			fi, err := testkit.Stat(path)
 			if err == nil && !strings.Contains(path, "outside") {
 				inside = append(inside, fi)
 			}
 		}
 		return err
 	}))
-	secret, err := os.Stat(filepath.Join(outside, "secret.txt"))
+	secret, err := testkit.Stat(filepath.Join(outside, "secret.txt"))
 	fuzzMust(f, err)
 	return root, inside, secret
 }

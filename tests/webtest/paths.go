@@ -122,7 +122,7 @@ func checkFIFO(k *testkit.T, impl Impl, s *site) {
 		}
 	case <-time.After(testkit.IOTimeout):
 		// Unblock the open: a writer arrives (and leaves at once).
-		if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+		if w, err := testkit.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
 			w.Close()
 		}
 		<-done

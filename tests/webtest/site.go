@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 
 	"serverlab/tests/testkit"
@@ -38,7 +37,7 @@ func newSite(k *testkit.T) *site {
 	base := k.TempDir()
 	s := &site{root: filepath.Join(base, "www"), outside: filepath.Join(base, "outside"), files: map[string][]byte{}}
 	for _, d := range []string{s.root, s.outside, filepath.Join(s.root, "sub"), filepath.Join(s.root, "dir")} {
-		must(k, os.MkdirAll(d, 0o755))
+		must(k, testkit.MkdirAll(d, 0o755))
 	}
 	rng := rand.New(rand.NewPCG(6, 6))
 	text := func(n int) []byte {
@@ -73,21 +72,21 @@ func newSite(k *testkit.T) *site {
 	} {
 		s.write(k, name, content)
 	}
-	must(k, os.WriteFile(filepath.Join(s.outside, "secret.txt"), []byte("SECRET: outside the root\n"), 0o644))
-	huge, err := os.Create(filepath.Join(s.root, "huge.bin"))
+	must(k, testkit.WriteFile(filepath.Join(s.outside, "secret.txt"), []byte("SECRET: outside the root\n"), 0o644))
+	huge, err := testkit.Create(filepath.Join(s.root, "huge.bin"))
 	must(k, err)
 	must(k, huge.Truncate(hugeSize))
 	must(k, huge.Close())
-	must(k, os.Symlink("a.txt", filepath.Join(s.root, "link-in")))
-	must(k, os.Symlink("../outside/secret.txt", filepath.Join(s.root, "link-out")))
-	must(k, os.Symlink("../outside", filepath.Join(s.root, "dirlink-out")))
+	must(k, testkit.Symlink("a.txt", filepath.Join(s.root, "link-in")))
+	must(k, testkit.Symlink("../outside/secret.txt", filepath.Join(s.root, "link-out")))
+	must(k, testkit.Symlink("../outside", filepath.Join(s.root, "dirlink-out")))
 	return s
 }
 
 // write adds a static file to the site.
 func (s *site) write(k *testkit.T, name string, content []byte) {
 	k.Helper()
-	must(k, os.WriteFile(filepath.Join(s.root, filepath.FromSlash(name)), content, 0o644))
+	must(k, testkit.WriteFile(filepath.Join(s.root, filepath.FromSlash(name)), content, 0o644))
 	s.files[name] = content
 }
 
@@ -112,7 +111,7 @@ func (s *site) sized(k *testkit.T, n int) []string {
 func (s *site) cgi(k *testkit.T, name string) {
 	k.Helper()
 	dir := filepath.Join(s.root, filepath.Dir(name))
-	must(k, os.MkdirAll(dir, 0o755))
+	must(k, testkit.MkdirAll(dir, 0o755))
 	if _, err := cgiprog.Install(dir, filepath.Base(name)); err != nil {
 		k.Fatalf("test setup: installing the CGI program %s: %v", name, err)
 	}

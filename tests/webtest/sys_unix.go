@@ -2,10 +2,14 @@
 
 package webtest
 
-import "syscall"
+import (
+	"syscall"
 
-// mkfifo makes a named pipe at path.
-func mkfifo(path string) error { return syscall.Mkfifo(path, 0o644) }
+	"serverlab/tests/testkit"
+)
+
+// mkfifo makes a named pipe at path, in a scratch folder (testkit.Mkfifo).
+func mkfifo(path string) error { return testkit.Mkfifo(path, 0o644) }
 
 // kill kills process pid.
 func kill(pid int) { syscall.Kill(pid, syscall.SIGKILL) }
