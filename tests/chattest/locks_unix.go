@@ -26,22 +26,22 @@ func checkQueryRefreshLockFree(k *testkit.T, impl Impl) {
 	kim, bob, carol := e.loginAs("kim"), e.loginAs("bob"), e.loginAs("carol")
 	dir := filepath.Dir(e.users)
 	real, fifo := filepath.Join(dir, "users.real"), filepath.Join(dir, "users.fifo2")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+	if err := testkit.Mkfifo(fifo, 0o600); err != nil {
 		k.Logf("not checking a query that waits for the users file: mkfifo: %v", err)
 		return
 	}
-	if err := os.Rename(e.users, real); err != nil {
+	if err := testkit.Rename(e.users, real); err != nil {
 		k.Fatalf("test bug: %v", err)
 	}
-	if err := os.Link(fifo, e.users); err != nil {
+	if err := testkit.Link(fifo, e.users); err != nil {
 		k.Fatalf("test bug: %v", err)
 	}
 	released := false
 	release := func() { // opening the FIFO for writing lets its reader's open return
 		if !released {
 			released = true
-			os.Rename(real, e.users)
-			if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			testkit.Rename(real, e.users)
+			if f, err := testkit.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
 				f.Close()
 			}
 		}

@@ -2,7 +2,6 @@ package discoverytest
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -21,7 +20,7 @@ func checkRepairedSize(k *testkit.T, impl Impl) {
 	k.Helper()
 	path := filepath.Join(k.TempDir(), "users.txt")
 	const whole, torn = "zoe pw 127.0.0.1 9\n", "bo"
-	if err := os.WriteFile(path, []byte(whole+torn), 0o600); err != nil {
+	if err := testkit.WriteFile(path, []byte(whole+torn), 0o600); err != nil {
 		k.Fatalf("writing %s: %v", path, err)
 	}
 	s, file := openFaulty(k, impl, path)
@@ -51,7 +50,7 @@ func checkFileSizeBound(k *testkit.T, impl Impl) {
 	path := filepath.Join(k.TempDir(), "users.txt")
 	const room = 10 // bytes left below MaxFileSize: less than any user's line
 	content := strings.Repeat("#", users.MaxFileSize-room-1) + "\n"
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+	if err := testkit.WriteFile(path, []byte(content), 0o600); err != nil {
 		k.Fatalf("writing %s: %v", path, err)
 	}
 	s, file := openFaulty(k, impl, path)
@@ -84,7 +83,7 @@ func checkConcurrentRegister(k *testkit.T, impl Impl) {
 	k.Helper()
 	path := filepath.Join(k.TempDir(), "users.txt")
 	s, err := impl.OpenStore(path, func(p string) (users.AppendFile, error) {
-		f, err := users.OpenAppend(p)
+		f, err := openAppend(p)
 		if err != nil {
 			return nil, err
 		}
@@ -115,7 +114,7 @@ func checkConcurrentRegister(k *testkit.T, impl Impl) {
 	for err := range errs {
 		k.Fatalf("%d goroutines registering %d distinct users each at once: %v, want nil", goroutines, each, err)
 	}
-	b, err := os.ReadFile(path)
+	b, err := testkit.ReadFile(path)
 	if err != nil {
 		k.Fatalf("reading %s: %v", path, err)
 	}
