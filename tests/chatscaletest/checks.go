@@ -214,7 +214,7 @@ func fullStream(k *testkit.T, impl Impl) {
 	erin := srv.dial("erin")
 	erin.register("erin")
 	erin.login("erin")
-	erin.createChannel("made while the stream is full")
+	erin.createChannel("made-while-the-stream-is-full")
 	dave2 := srv.dial("dave again")
 	out := dave.id()
 	dave.callExpect("logging out while the stream is full", proto.LogoutRequest{RequestID: out}, proto.LogoutResponse{RequestID: out})
@@ -728,7 +728,7 @@ func Unique(t *testing.T, impl Impl) {
 		_, ok := m.(proto.ChannelCreateEvent)
 		return ok
 	})
-	other := bob.createChannel("other room")
+	other := bob.createChannel("other-room")
 	if other.ID == roomA.ID {
 		k.Fatalf("two channels have the same id %d", other.ID)
 	}
