@@ -872,6 +872,7 @@ func Sessions(t *testing.T, impl Impl) {
 	restartedServer(k, impl)
 	refreshWithoutLock(k, impl)
 	neverTwice(k, impl)
+	lostRefresh(k, impl) // a refresh's reply lost (lostrefresh.go)
 }
 
 // restartedServer checks a server that died with sessions (here: closed
