@@ -213,7 +213,7 @@ func (l *natsLink) bucketConfigs() []jetstream.KeyValueConfig {
 // alone (an update of a stream with consumers makes NATS start them
 // again). It is how a server comes back from a NATS that restarted on an
 // empty store: without it every write failed until the server was
-// restarted. Before it makes the users bucket again it calls usersGone:
+// restarted. Once it has made the users bucket again it calls usersGone:
 // every account is gone, and with them the sessions of this server.
 func (l *natsLink) remake(ctx context.Context, usersGone func()) error {
 	ctx, cancel := context.WithTimeout(ctx, setUpTimeout)
@@ -248,11 +248,12 @@ func (l *natsLink) remake(ctx context.Context, usersGone func()) error {
 		if !gone {
 			continue
 		}
-		if kc.Bucket == usersBucket {
-			usersGone()
-		}
-		if _, err := l.js.CreateKeyValue(ctx, kc); made(err) != nil {
+		_, err = l.js.CreateKeyValue(ctx, kc)
+		if made(err) != nil {
 			return fmt.Errorf("bucket %s: %w", kc.Bucket, err)
+		}
+		if err == nil && kc.Bucket == usersBucket {
+			usersGone() // made by this server: not a node still recovering its store
 		}
 	}
 	return nil

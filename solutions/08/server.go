@@ -600,13 +600,18 @@ func (s *Server) keepBound() {
 func (s *Server) dropSessions() {
 	s.mu.Lock()
 	conns := make([]*conn, 0, len(s.sessions))
+	leases := make(map[uint32]uint64, len(s.leases))
 	for id, c := range s.sessions {
 		conns = append(conns, c)
-		delete(s.leases, id) // no key to release; a refresh under way releases what it writes
+		leases[id] = s.leases[id]
+		delete(s.leases, id) // a refresh under way releases what it writes
 	}
 	s.mu.Unlock()
 	if len(conns) > 0 {
 		s.log.Error("the users bucket was lost (NATS's store wiped): ending every session on this server", "sessions", len(conns))
+	}
+	for id, lease := range leases {
+		s.releaseSession(id, lease) // a key a refresh made again in the new bucket
 	}
 	for _, c := range conns {
 		c.nc.Close()
