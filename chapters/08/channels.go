@@ -22,7 +22,7 @@ func (s *Server) createChannel(c *conn, m proto.CreateChannelRequest) error {
 		s.notAuthorized(c, m.RequestID)
 		return nil
 	}
-	if !validName(m.Name, maxChannelName) {
+	if !proto.ValidName(m.Name, maxChannelName) {
 		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgInvalidName})
 		return nil
 	}

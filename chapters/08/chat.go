@@ -58,6 +58,7 @@ func (s *Server) writeChat(c *conn, m proto.WriteChat) error {
 	}
 	if err != nil {
 		c.log.Error("storing a message", "err", err)
+		s.nats.missing(err)
 		return errNotStored
 	}
 	return nil
@@ -106,6 +107,7 @@ func (s *Server) consume(from uint64) {
 		}
 		if err != nil {
 			s.log.Warn("following the stream", "err", err)
+			s.nats.missing(err)
 		}
 		select {
 		case <-s.ctx.Done():
@@ -116,6 +118,12 @@ func (s *Server) consume(from uint64) {
 
 // followPull is how long one pull of the consumer waits for messages.
 const followPull = 5 * time.Second
+
+// followResets is how many times the ordered consumer tries to make itself
+// again before Next gives up: 1 + 2 + 4 s of pauses between the tries,
+// within testkit's bound on Close. With 2, a follower under load gave up
+// during a blip it would have outlived and started again.
+const followResets = 4
 
 // streamCheck is how often follow asks whether the stream is still the one
 // it follows (see streamRemade).
@@ -152,6 +160,11 @@ func (s *Server) follow(from uint64) error {
 		FilterSubjects: []string{msgSubject + "*"},
 		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
 		OptStartSeq:    from,
+		// Bounded, so that Next returns and Close is not held up: the
+		// library's default retries for ever, deaf to ctx, and with the
+		// stream gone (NATS restarted on an empty store) SIGTERM hung in
+		// it. consume tries again, after looking at the stream.
+		MaxResetAttempts: followResets,
 	})
 	if err != nil {
 		return err

@@ -51,6 +51,11 @@ type natsLink struct {
 	// NATS comes back: the session keeper's and the consumer's.
 	reconnected chan struct{}
 	resets      chan struct{}
+	// rebinds gets a signal when the stream or a bucket may be gone (NATS
+	// came back, maybe on an empty store; a request found one missing):
+	// keepBound makes them again (see remake).
+	rebinds chan struct{}
+	cfg     Config // what remake makes the stream and buckets with
 
 	mu   sync.Mutex
 	subs []*nats.Subscription
@@ -66,7 +71,7 @@ func signal(ch chan struct{}) {
 
 // openNATS connects as cfg says and makes the stream and buckets.
 func openNATS(ctx context.Context, cfg Config, log *slog.Logger) (*natsLink, error) {
-	l := &natsLink{reconnected: make(chan struct{}, 1), resets: make(chan struct{}, 1)}
+	l := &natsLink{reconnected: make(chan struct{}, 1), resets: make(chan struct{}, 1), rebinds: make(chan struct{}, 1)}
 	opts := []nats.Option{
 		nats.Name("chatscale"),
 		nats.MaxReconnects(-1), // NATS coming back must not need a restart of ours
@@ -93,6 +98,7 @@ func openNATS(ctx context.Context, cfg Config, log *slog.Logger) (*natsLink, err
 			log.Info("NATS reconnected", "url", nc.ConnectedUrl())
 			signal(l.reconnected)
 			signal(l.resets)
+			signal(l.rebinds)
 		}),
 	}
 	url := cfg.NATSURL
@@ -138,7 +144,9 @@ const (
 	sessionsBytes = 16 << 20 // one key per user logged in, and its delete mark
 )
 
-// setUp makes (or finds) the stream and the buckets.
+// setUp makes (or finds) the stream and the buckets, and keeps their
+// handles. The handles name the stream and the buckets: once remake has
+// made them again after a wipe, the same handles reach the new ones.
 func (l *natsLink) setUp(ctx context.Context, cfg Config) error {
 	ctx, cancel := context.WithTimeout(ctx, setUpTimeout)
 	defer cancel()
@@ -146,51 +154,125 @@ func (l *natsLink) setUp(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	l.js = js
+	l.js, l.cfg = js, cfg
 	err = retrySetUp(ctx, func(ctx context.Context) (err error) {
-		l.stream, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-			Name:       streamName,
-			Subjects:   []string{msgSubject + "*"},
-			Storage:    jetstream.FileStorage,
-			Replicas:   cfg.Replicas,
-			Duplicates: dedupWindow,
-			// The budget of every channel's history together, and of
-			// each one (see usersBytes).
-			MaxBytes:          cfg.MaxStreamBytes,
-			MaxMsgsPerSubject: cfg.MaxChannelMessages,
-			Discard:           jetstream.DiscardNew,
-			// Any replica answers a read by number (history.go): no
-			// consumer is made to read history.
-			AllowDirect: true,
-		})
+		l.stream, err = js.CreateOrUpdateStream(ctx, l.streamConfig())
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", streamName, err)
 	}
 	l.created = l.stream.CachedInfo().Created
-	bucket := func(name string, ttl time.Duration, maxBytes int64) (kv jetstream.KeyValue, err error) {
+	kvs := []*jetstream.KeyValue{&l.users, &l.channels, &l.sessions}
+	for i, kc := range l.bucketConfigs() {
 		err = retrySetUp(ctx, func(ctx context.Context) (err error) {
-			kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-				Bucket: name, TTL: ttl, MaxBytes: maxBytes, Storage: jetstream.FileStorage, Replicas: cfg.Replicas,
-			})
+			*kvs[i], err = js.CreateOrUpdateKeyValue(ctx, kc)
 			return err
 		})
 		if err != nil {
-			return nil, fmt.Errorf("bucket %s: %w", name, err)
+			return fmt.Errorf("bucket %s: %w", kc.Bucket, err)
 		}
-		return kv, nil
-	}
-	if l.users, err = bucket(usersBucket, 0, usersBytes); err != nil {
-		return err
-	}
-	if l.channels, err = bucket(channelsBucket, 0, channelsBytes); err != nil {
-		return err
-	}
-	if l.sessions, err = bucket(sessionsBucket, cfg.SessionTTL, sessionsBytes); err != nil {
-		return err
 	}
 	return nil
+}
+
+// streamConfig is the stream's configuration.
+func (l *natsLink) streamConfig() jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:       streamName,
+		Subjects:   []string{msgSubject + "*"},
+		Storage:    jetstream.FileStorage,
+		Replicas:   l.cfg.Replicas,
+		Duplicates: dedupWindow,
+		// The budget of every channel's history together, and of each one
+		// (see usersBytes).
+		MaxBytes:          l.cfg.MaxStreamBytes,
+		MaxMsgsPerSubject: l.cfg.MaxChannelMessages,
+		Discard:           jetstream.DiscardNew,
+		// Any replica answers a read by number (history.go): no consumer
+		// is made to read history.
+		AllowDirect: true,
+	}
+}
+
+// bucketConfigs are the buckets' configurations: users, channels,
+// sessions, in that order.
+func (l *natsLink) bucketConfigs() []jetstream.KeyValueConfig {
+	kv := func(name string, ttl time.Duration, maxBytes int64) jetstream.KeyValueConfig {
+		return jetstream.KeyValueConfig{Bucket: name, TTL: ttl, MaxBytes: maxBytes, Storage: jetstream.FileStorage, Replicas: l.cfg.Replicas}
+	}
+	return []jetstream.KeyValueConfig{
+		kv(usersBucket, 0, usersBytes),
+		kv(channelsBucket, 0, channelsBytes),
+		kv(sessionsBucket, l.cfg.SessionTTL, sessionsBytes),
+	}
+}
+
+// remake makes again, within setUpTimeout, the stream and the buckets that
+// NATS says do not exist, in setUp's order, and leaves those that exist
+// alone (an update of a stream with consumers makes NATS start them
+// again). It is how a server comes back from a NATS that restarted on an
+// empty store: without it every write failed until the server was
+// restarted. Once it has made the users bucket again it calls usersGone:
+// every account is gone, and with them the sessions of this server.
+func (l *natsLink) remake(ctx context.Context, usersGone func()) error {
+	ctx, cancel := context.WithTimeout(ctx, setUpTimeout)
+	defer cancel()
+	missing := func(name string) (bool, error) {
+		_, err := l.js.Stream(ctx, name)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return true, nil
+		}
+		return false, err
+	}
+	made := func(err error) error {
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) || errors.Is(err, jetstream.ErrBucketExists) {
+			return nil // another server made it first
+		}
+		return err
+	}
+	gone, err := missing(streamName)
+	if err != nil {
+		return err
+	}
+	if gone {
+		if _, err := l.js.CreateStream(ctx, l.streamConfig()); made(err) != nil {
+			return fmt.Errorf("stream %s: %w", streamName, err)
+		}
+	}
+	for _, kc := range l.bucketConfigs() {
+		gone, err := missing("KV_" + kc.Bucket)
+		if err != nil {
+			return err
+		}
+		if !gone {
+			continue
+		}
+		_, err = l.js.CreateKeyValue(ctx, kc)
+		if made(err) != nil {
+			return fmt.Errorf("bucket %s: %w", kc.Bucket, err)
+		}
+		if err == nil && kc.Bucket == usersBucket {
+			usersGone() // made by this server: not a node still recovering its store
+		}
+	}
+	return nil
+}
+
+// errStoreMissing is a stream or bucket that NATS says does not exist: a
+// storage failure (the client is told Storage failed.), never a domain
+// answer. Read as "no such message", it told a user logged in a moment
+// before that no such user exists, and GetChats that a channel was empty.
+var errStoreMissing = errors.New("chatscale: a stream or bucket is missing")
+
+// missing is a request's way of saying that the stream or a bucket may be
+// gone: keepBound makes them again.
+func (l *natsLink) missing(err error) {
+	if errors.Is(err, errStoreMissing) || errors.Is(err, jetstream.ErrStreamNotFound) ||
+		errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) {
+		signal(l.rebinds)
+	}
 }
 
 // setUpTry bounds one try of a set-up call: a request sent while a new
@@ -401,6 +483,7 @@ func (l *natsLink) leaderGet(ctx context.Context, stream string, req map[string]
 		Message *leaderMsg `json:"message"`
 		Error   *struct {
 			Code        int    `json:"code"`
+			ErrCode     int    `json:"err_code"`
 			Description string `json:"description"`
 		} `json:"error"`
 	}
@@ -408,8 +491,11 @@ func (l *natsLink) leaderGet(ctx context.Context, stream string, req map[string]
 		return leaderMsg{}, err
 	}
 	switch {
-	case r.Error != nil && r.Error.Code == 404:
+	case r.Error != nil && r.Error.ErrCode == int(jetstream.JSErrCodeMessageNotFound):
 		return leaderMsg{}, errNotFound
+	case r.Error != nil && r.Error.Code == 404: // the stream itself (JSErrCodeStreamNotFound)
+		signal(l.rebinds)
+		return leaderMsg{}, fmt.Errorf("%w: %s (%d)", errStoreMissing, r.Error.Description, r.Error.ErrCode)
 	case r.Error != nil:
 		return leaderMsg{}, fmt.Errorf("nats: %s (%d)", r.Error.Description, r.Error.Code)
 	case r.Message == nil:

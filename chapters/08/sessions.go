@@ -2,6 +2,7 @@ package chatscale
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -26,6 +27,7 @@ func (s *Server) keepSessions() {
 		ctx, cancel := s.requestContext()
 		if err := s.refreshSessions(ctx); err != nil {
 			s.log.Warn("refreshing sessions", "err", err)
+			s.nats.missing(err)
 		}
 		cancel()
 	}
@@ -48,13 +50,37 @@ func (s *Server) refreshSessions(ctx context.Context) error {
 	// while this server lives, and the new revision becomes the lease; a
 	// key whose revision is no longer the lease
 	// (jetstream.ErrKeyRevisionMismatch) is created again if it is gone
-	// (it expired while NATS was away), and if another server has it
-	// (jetstream.ErrKeyExists: this one was cut off) the session here ends
-	// (loseSession); a session that ended while its key was being written
-	// does not come back (its key is released at the new revision); the
-	// first error is returned, after the other sessions are refreshed.
+	// (it expired while NATS was away); if it exists
+	// (jetstream.ErrKeyExists) and still holds this server's id (a refresh
+	// whose reply came late moved it on: ownRevision), its revision becomes
+	// the lease, and if another server has it (this one was cut off) the
+	// session here ends (loseSession); a session that ended while its key
+	// was being written does not come back (its key is released at the new
+	// revision); the first error is returned, after the other sessions are
+	// refreshed.
 	// Checked by TestEx8_5_Sessions.
 	return nil
+}
+
+// ownRevision reads the session key of user id from the bucket's leader
+// and returns its revision if the key holds this server's owner id, 0 if it
+// holds another's. A refresh whose reply came late (or never) has moved
+// the key on while this server kept the revision before it: the next
+// refresh then fails on the revision, and the key is still ours. Ending the
+// session there told a lone server's users they had been "taken over by
+// another server"; this adopts the key's revision instead.
+func (s *Server) ownRevision(ctx context.Context, id uint32) (uint64, error) {
+	e, err := s.nats.leaderEntry(ctx, sessionsBucket, sessionKey(id), 0)
+	if errors.Is(err, errNotFound) {
+		return 0, errors.New("chatscale: a session key gone and back between two reads") // the next refresh sees which
+	}
+	if err != nil {
+		return 0, err
+	}
+	if string(e.value) != s.store.owner {
+		return 0, nil
+	}
+	return e.rev, nil
 }
 
 // loseSession ends the session of user id on this server if its lease is

@@ -241,6 +241,7 @@ func (s *Server) dispatch(c *conn, m proto.Message) {
 // text to a request, 101 otherwise.
 func (s *Server) answerFailure(c *conn, m proto.Message, err error) {
 	c.log.Warn("request failed", "type", m.Type(), "err", err)
+	s.nats.missing(err) // a stream or bucket gone: made again for the next request
 	text := failureText(err)
 	if r, ok := m.(proto.Requester); ok {
 		s.reply(c, proto.ErrorResponse{RequestID: r.Request(), Value: text})

@@ -342,6 +342,7 @@ func (s *Server) startFollowing() error {
 	s.goWork(func() { s.consume(start + 1) })
 	s.goWork(s.watchChannels)
 	s.goWork(s.keepSessions)
+	s.goWork(s.keepBound)
 	return nil
 }
 
@@ -570,4 +571,49 @@ func natsDown(err error) bool {
 		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
 		errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrDisconnected) ||
 		errors.Is(err, nats.ErrReconnectBufExceeded) // NATS is away (see openNATS)
+}
+
+// keepBound is the goroutine that makes the stream and the buckets again
+// when they may be gone: after NATS came back (maybe on an empty store), or
+// when a request found one missing. Until then each request that needs one
+// is answered Storage failed.; after, the server works on without a
+// restart (what the wipe took is lost, and said so by streamRemade).
+func (s *Server) keepBound() {
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-s.nats.rebinds:
+		}
+		if err := s.nats.remake(s.ctx, s.dropSessions); err != nil && s.ctx.Err() == nil {
+			s.log.Warn("making the stream and the buckets again", "err", err)
+		}
+	}
+}
+
+// dropSessions ends every session on this server: the users bucket is
+// gone (NATS lost its store), and with it every account. Kept, the
+// sessions' keys would be made again by the next refresh under ids the new
+// bucket hands to new users: the first user to register after the wipe was
+// told that they were "already logged in". Their clients are disconnected
+// and register again.
+func (s *Server) dropSessions() {
+	s.mu.Lock()
+	conns := make([]*conn, 0, len(s.sessions))
+	leases := make(map[uint32]uint64, len(s.leases))
+	for id, c := range s.sessions {
+		conns = append(conns, c)
+		leases[id] = s.leases[id]
+		delete(s.leases, id) // a refresh under way releases what it writes
+	}
+	s.mu.Unlock()
+	if len(conns) > 0 {
+		s.log.Error("the users bucket was lost (NATS's store wiped): ending every session on this server", "sessions", len(conns))
+	}
+	for id, lease := range leases {
+		s.releaseSession(id, lease) // a key a refresh made again in the new bucket
+	}
+	for _, c := range conns {
+		c.nc.Close()
+	}
 }

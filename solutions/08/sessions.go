@@ -27,6 +27,7 @@ func (s *Server) keepSessions() {
 		ctx, cancel := s.requestContext()
 		if err := s.refreshSessions(ctx); err != nil {
 			s.log.Warn("refreshing sessions", "err", err)
+			s.nats.missing(err)
 		}
 		cancel()
 	}
@@ -53,13 +54,17 @@ func (s *Server) refreshSessions(ctx context.Context) error {
 		next, err := s.nats.sessions.Update(ctx, sessionKey(id), []byte(s.store.owner), rev)
 		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			// Not at the lease: gone (expired while NATS was away, or
-			// deleted by a logout a moment ago), or another server's.
-			// Created again only if gone; the check below releases it if
-			// the session has ended.
+			// deleted by a logout a moment ago), another server's, or
+			// still ours at a revision a late reply moved it to. Created
+			// again only if gone, adopted if ours; the check below
+			// releases it if the session has ended.
 			next, err = s.nats.sessions.Create(ctx, sessionKey(id), []byte(s.store.owner))
 			if errors.Is(err, jetstream.ErrKeyExists) {
-				s.loseSession(id, rev)
-				continue
+				next, err = s.ownRevision(ctx, id)
+				if err == nil && next == 0 {
+					s.loseSession(id, rev)
+					continue
+				}
 			}
 		}
 		if err != nil {
@@ -77,6 +82,27 @@ func (s *Server) refreshSessions(ctx context.Context) error {
 		}
 	}
 	return first
+}
+
+// ownRevision reads the session key of user id from the bucket's leader
+// and returns its revision if the key holds this server's owner id, 0 if it
+// holds another's. A refresh whose reply came late (or never) has moved
+// the key on while this server kept the revision before it: the next
+// refresh then fails on the revision, and the key is still ours. Ending the
+// session there told a lone server's users they had been "taken over by
+// another server"; this adopts the key's revision instead.
+func (s *Server) ownRevision(ctx context.Context, id uint32) (uint64, error) {
+	e, err := s.nats.leaderEntry(ctx, sessionsBucket, sessionKey(id), 0)
+	if errors.Is(err, errNotFound) {
+		return 0, errors.New("chatscale: a session key gone and back between two reads") // the next refresh sees which
+	}
+	if err != nil {
+		return 0, err
+	}
+	if string(e.value) != s.store.owner {
+		return 0, nil
+	}
+	return e.rev, nil
 }
 
 // firstErr keeps the first error of several.

@@ -3,8 +3,6 @@ package chatscale
 import (
 	"context"
 	"errors"
-	"unicode"
-	"unicode/utf8"
 
 	nats "github.com/nats-io/nats.go"
 
@@ -17,25 +15,11 @@ const (
 	maxChannelName = 64
 )
 
-// validName reports whether a user or channel name may be stored: not
-// empty, at most max bytes of UTF-8, printable.
-func validName(name string, max int) bool {
-	if name == "" || len(name) > max || !utf8.ValidString(name) {
-		return false
-	}
-	for _, r := range name {
-		if !unicode.IsPrint(r) {
-			return false
-		}
-	}
-	return true
-}
-
 // createUser registers a user (109 → 110) in the users bucket: the name is
 // the key, created only if absent, so that two servers asked for one name
 // at the same moment give it to one client.
 func (s *Server) createUser(c *conn, m proto.CreateUserRequest) error {
-	if !validName(m.Name, maxUserName) {
+	if !proto.ValidName(m.Name, maxUserName) {
 		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgInvalidName})
 		return nil
 	}
@@ -208,7 +192,7 @@ func (s *Server) getUsers(c *conn, m proto.GetUsersRequest) error {
 
 // lookupUser reads a user and its password hash from the bucket.
 func (s *Server) lookupUser(ctx context.Context, name string) (proto.User, string, error) {
-	if !validName(name, maxUserName) {
+	if !proto.ValidName(name, maxUserName) {
 		return proto.User{}, "", errNotFound
 	}
 	e, err := s.nats.leaderEntry(ctx, usersBucket, userKey(name), 0)

@@ -126,6 +126,7 @@ func DurableEcho(t *testing.T, impl Impl) {
 	hostile.Connections(k, hostileStart(impl))
 	ackLost(k, impl)
 	fullStream(k, impl)
+	storeWiped(k, impl) // NATS restarted on an empty store (wiped.go)
 }
 
 // stallNoticed is how long a server may take to notice that its link to
@@ -214,7 +215,7 @@ func fullStream(k *testkit.T, impl Impl) {
 	erin := srv.dial("erin")
 	erin.register("erin")
 	erin.login("erin")
-	erin.createChannel("made while the stream is full")
+	erin.createChannel("made-while-the-stream-is-full")
 	dave2 := srv.dial("dave again")
 	out := dave.id()
 	dave.callExpect("logging out while the stream is full", proto.LogoutRequest{RequestID: out}, proto.LogoutResponse{RequestID: out})
@@ -729,7 +730,7 @@ func Unique(t *testing.T, impl Impl) {
 		_, ok := m.(proto.ChannelCreateEvent)
 		return ok
 	})
-	other := bob.createChannel("other room")
+	other := bob.createChannel("other-room")
 	if other.ID == roomA.ID {
 		k.Fatalf("two channels have the same id %d", other.ID)
 	}
@@ -890,6 +891,7 @@ func Sessions(t *testing.T, impl Impl) {
 	refreshWithoutLock(k, impl)
 	neverTwice(k, impl)
 	failedRefresh(k, impl)
+	lostRefresh(k, impl) // a refresh's reply lost (lostrefresh.go)
 }
 
 // failedRefresh checks that a refresh whose write failed changes nothing:

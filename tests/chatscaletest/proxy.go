@@ -44,6 +44,7 @@ type ackDropper struct {
 	closed  bool
 	conns   []net.Conn
 	armed   bool        // the next publish to the stream is the target
+	other   string      // armFor's subject prefix: its next publish is the target
 	tries   []pubTry    // the publishes to the stream seen since arm
 	target  string      // the reply subject whose answer is dropped; "" none
 	dropped chan pubTry // gets the target once its answer was dropped
@@ -234,6 +235,7 @@ func (p *ackDropper) pump(src, dst net.Conn, look func(frame) []byte) {
 // the proxy is armed (before the frame goes on: its answer cannot come
 // first).
 func (p *ackDropper) fromClient(f frame) []byte {
+	p.takeOther(f) // a bucket's publish (lostrefresh.go)
 	if (f.op != "PUB" && f.op != "HPUB") || len(f.args) < 2 || !strings.HasPrefix(f.args[0], msgSubject) {
 		return f.raw
 	}

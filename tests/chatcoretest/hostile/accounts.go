@@ -32,6 +32,18 @@ var hurtful = []struct{ name, why string }{
 	{"rtl\u202egnp.exe", "a right-to-left override"},
 	{"zero\u200bwidth", "a zero-width space"},
 	{"nul\x00byte", "a NUL"},
+	{" ", "only a space (it cannot be told from the empty name)"},
+	{"a bna", "a space inside (the client splits commands on spaces)"},
+	{" lead", "a leading space"},
+	{"trail ", "a trailing space"},
+	{"tab\tname", "a tab"},
+	{"new\nline", "a newline"},
+	{"del\x7fchar", "a DEL"},
+	{"no\u00a0break", "a no-break space"},
+	{"ideo\u3000space", "an ideographic space"},
+	{"line\u2028sep", "a line separator"},
+	{"iso\u2066late", "a bidi isolate"},
+	{"\ufeffbom", "a byte-order mark"},
 }
 
 // checkNames tries names on create: the longest allowed is accepted, one
