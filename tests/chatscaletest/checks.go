@@ -126,6 +126,7 @@ func DurableEcho(t *testing.T, impl Impl) {
 	hostile.Connections(k, hostileStart(impl))
 	ackLost(k, impl)
 	fullStream(k, impl)
+	refusedAtOnce(k, impl)
 }
 
 // stallNoticed is how long a server may take to notice that its link to
