@@ -551,6 +551,7 @@ func History(t *testing.T, impl Impl) {
 	expect(alice, x.ID, 5, inX[len(inX)-5:], "a restarted server has the same history: it lives in the stream")
 
 	historyCost(k, impl)
+	historyAcrossChannels(k, impl)
 	historyOnCluster(k, impl)
 	hostile.Output(k, hostileStart(impl))
 }
