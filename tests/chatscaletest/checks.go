@@ -772,6 +772,7 @@ func Unique(t *testing.T, impl Impl) {
 	cb.callExpect("a registration when the users bucket fails (the suite deleted it): the Create's error is the answer, "+
 		"not a user made of the revision 0 that came with it", proto.CreateUserRequest{Name: "unstored", Password: password("unstored"), RequestID: id},
 		proto.ErrorResponse{RequestID: id, Value: proto.MsgStorageFailed})
+	registerWhileDown(k, impl)
 	hostile.Accounts(k, hostileStart(impl))
 	hostile.Channels(k, hostileStart(impl))
 }
