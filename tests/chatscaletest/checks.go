@@ -773,6 +773,7 @@ func Unique(t *testing.T, impl Impl) {
 		"not a user made of the revision 0 that came with it", proto.CreateUserRequest{Name: "unstored", Password: password("unstored"), RequestID: id},
 		proto.ErrorResponse{RequestID: id, Value: proto.MsgStorageFailed})
 	registerWhileDown(k, impl)
+	loginRaces(k, impl)
 	hostile.Accounts(k, hostileStart(impl))
 	hostile.Channels(k, hostileStart(impl))
 }
