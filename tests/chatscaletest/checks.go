@@ -127,6 +127,7 @@ func DurableEcho(t *testing.T, impl Impl) {
 	ackLost(k, impl)
 	fullStream(k, impl)
 	refusedAtOnce(k, impl)
+	retriesPaced(k, impl)
 }
 
 // stallNoticed is how long a server may take to notice that its link to
