@@ -127,6 +127,8 @@ func DurableEcho(t *testing.T, impl Impl) {
 	ackLost(k, impl)
 	fullStream(k, impl)
 	storeWiped(k, impl) // NATS restarted on an empty store (wiped.go)
+	refusedAtOnce(k, impl)
+	retriesPaced(k, impl)
 }
 
 // stallNoticed is how long a server may take to notice that its link to
@@ -551,6 +553,7 @@ func History(t *testing.T, impl Impl) {
 	expect(alice, x.ID, 5, inX[len(inX)-5:], "a restarted server has the same history: it lives in the stream")
 
 	historyCost(k, impl)
+	historyAcrossChannels(k, impl)
 	historyOnCluster(k, impl)
 	hostile.Output(k, hostileStart(impl))
 }
@@ -771,6 +774,8 @@ func Unique(t *testing.T, impl Impl) {
 	cb.callExpect("a registration when the users bucket fails (the suite deleted it): the Create's error is the answer, "+
 		"not a user made of the revision 0 that came with it", proto.CreateUserRequest{Name: "unstored", Password: password("unstored"), RequestID: id},
 		proto.ErrorResponse{RequestID: id, Value: proto.MsgStorageFailed})
+	registerWhileDown(k, impl)
+	loginRaces(k, impl)
 	hostile.Accounts(k, hostileStart(impl))
 	hostile.Channels(k, hostileStart(impl))
 }
