@@ -1,7 +1,6 @@
 package chatscaletest
 
 import (
-	"os"
 	"time"
 
 	"serverlab/tests/testkit"
@@ -14,7 +13,7 @@ import (
 func (n *natsNode) wipe() {
 	n.k.Helper()
 	n.stop()
-	if err := os.RemoveAll(n.store); err != nil {
+	if err := testkit.RemoveAll(n.store); err != nil {
 		n.k.Fatalf("the suite empties the store of its NATS: %v", err)
 	}
 	n.start()
