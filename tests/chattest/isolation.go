@@ -32,6 +32,7 @@ func Isolation(t *testing.T, impl Impl) {
 	checkNoInterleaving(k, impl)
 	checkKnobs(k, impl)
 	checkBroadcastLockFree(k, impl)
+	checkPrivateLockFree(k, impl)
 }
 
 // checkBurst: one client sends a burst of 64 broadcasts of 64 KiB (4 MiB) as

@@ -75,7 +75,8 @@ func checkBroadcastLockFree(k *testkit.T, impl Impl) {
 }
 
 // checkPrivateLockFree: a private message waiting for slow's outbox holds
-// up no one else (exercise 2.3).
+// up no one else. It is 2.5's, not 2.3's: a held sender needs 2.5's
+// bounded outbox (the ladder: with 2.1–2.3 solved, nothing holds him).
 func checkPrivateLockFree(k *testkit.T, impl Impl) {
 	k.Helper()
 	if !impl.GoroutinePerClient {
