@@ -3,10 +3,6 @@
 package chattest
 
 import (
-	"os"
-	"path/filepath"
-	"syscall"
-
 	"serverlab/tests/testkit"
 	"serverlab/tools/given/wire"
 )
@@ -24,29 +20,10 @@ func checkQueryRefreshLockFree(k *testkit.T, impl Impl) {
 	}
 	e := start(k, impl, Config{}, "kim", "bob", "carol")
 	kim, bob, carol := e.loginAs("kim"), e.loginAs("bob"), e.loginAs("carol")
-	dir := filepath.Dir(e.users)
-	real, fifo := filepath.Join(dir, "users.real"), filepath.Join(dir, "users.fifo2")
-	if err := testkit.Mkfifo(fifo, 0o600); err != nil {
-		k.Logf("not checking a query that waits for the users file: mkfifo: %v", err)
+	_, release, ok := e.hangUsersFile("a query that waits for the users file")
+	if !ok {
 		return
 	}
-	if err := testkit.Rename(e.users, real); err != nil {
-		k.Fatalf("test bug: %v", err)
-	}
-	if err := testkit.Link(fifo, e.users); err != nil {
-		k.Fatalf("test bug: %v", err)
-	}
-	released := false
-	release := func() { // opening the FIFO for writing lets its reader's open return
-		if !released {
-			released = true
-			testkit.Rename(real, e.users)
-			if f, err := testkit.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-				f.Close()
-			}
-		}
-	}
-	k.Cleanup(release) // before the server's Close, which waits for the query
 
 	kim.SendFrame(wire.Frame{Type: wire.QueryUser, Sender: "kim", Target: "x"})
 	if !waitBlockedInRefresh(k) {

@@ -12,6 +12,50 @@ import (
 	"serverlab/tools/given/wire"
 )
 
+// hangUsersFile puts, in the place of e's users file, a FIFO nobody writes:
+// the server's next Refresh blocks opening it, for as long as the check
+// likes. restore puts the real file back (later Refreshes find it);
+// release restores it if need be and opens the FIFO for writing, which lets
+// the blocked open return. release also runs at cleanup, before the
+// server's Close, which waits for what is blocked. ok is false, and the
+// check (what) is skipped, where no FIFO can be made.
+func (e *env) hangUsersFile(what string) (restore, release func(), ok bool) {
+	k := e.k
+	k.Helper()
+	dir := filepath.Dir(e.users)
+	real, fifo := filepath.Join(dir, "users.real"), filepath.Join(dir, "users.fifo")
+	if err := testkit.Mkfifo(fifo, 0o600); err != nil {
+		k.Logf("not checking %s: mkfifo: %v", what, err)
+		return nil, nil, false
+	}
+	if err := testkit.Rename(e.users, real); err != nil {
+		k.Fatalf("test bug: %v", err)
+	}
+	if err := testkit.Link(fifo, e.users); err != nil {
+		k.Fatalf("test bug: %v", err)
+	}
+	restored, released := false, false
+	restore = func() {
+		if !restored {
+			restored = true
+			if err := testkit.Rename(real, e.users); err != nil {
+				k.Fatalf("test bug: %v", err)
+			}
+		}
+	}
+	release = func() {
+		if !released {
+			released = true
+			restore()
+			if f, err := testkit.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				f.Close()
+			}
+		}
+	}
+	k.Cleanup(release)
+	return restore, release, true
+}
+
 // checkSlowUsersFile: a login that waits for the users file holds up that
 // login only (a server of goroutines; an event loop reads the file on its
 // loop and is not asked this). The users file is made to hang by putting a
@@ -31,28 +75,10 @@ func checkSlowUsersFile(k *testkit.T, impl Impl) {
 	}
 	e := start(k, impl, Config{}, "kim", "lee")
 	e.loginAs("kim") // the server has read the file: what follows is a refresh
-	dir := filepath.Dir(e.users)
-	real, fifo := filepath.Join(dir, "users.real"), filepath.Join(dir, "users.fifo")
-	if err := testkit.Mkfifo(fifo, 0o600); err != nil {
-		k.Logf("not checking a slow users file: mkfifo: %v", err)
+	restore, release, ok := e.hangUsersFile("a slow users file")
+	if !ok {
 		return
 	}
-	if err := testkit.Rename(e.users, real); err != nil {
-		k.Fatalf("test bug: %v", err)
-	}
-	if err := testkit.Link(fifo, e.users); err != nil {
-		k.Fatalf("test bug: %v", err)
-	}
-	released := false
-	release := func() { // opening the FIFO for writing lets its reader's open return
-		if !released {
-			released = true
-			if f, err := testkit.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-				f.Close()
-			}
-		}
-	}
-	k.Cleanup(release) // before the server's Close, which waits for the login
 
 	wrong := k.Dial(e.srv)
 	wrong.SendFrame(loginFrame("lee", "wrong"))
@@ -76,9 +102,7 @@ func checkSlowUsersFile(k *testkit.T, impl Impl) {
 
 	// The file is back; lee logs in with the right password while the wrong
 	// one is still in flight.
-	if err := testkit.Rename(real, e.users); err != nil {
-		k.Fatalf("test bug: %v", err)
-	}
+	restore()
 	right := k.Dial(e.srv)
 	right.SendFrame(loginFrame("lee", password("lee")))
 	waitQueuedForRefresh(k) // the right login waits behind the wrong one's read, or was answered already
@@ -150,28 +174,10 @@ func checkLoginAnsweredLate(k *testkit.T, impl Impl) {
 	timeout := testkit.IOTimeout / 10
 	e := start(k, impl, Config{LoginTimeout: timeout}, "tess", "uma")
 	e.loginAs("tess") // the server has read the file: what follows is a refresh
-	dir := filepath.Dir(e.users)
-	real, fifo := filepath.Join(dir, "users.real"), filepath.Join(dir, "users.fifo")
-	if err := testkit.Mkfifo(fifo, 0o600); err != nil {
-		k.Logf("not checking a login answered late: mkfifo: %v", err)
+	restore, release, ok := e.hangUsersFile("a login answered late")
+	if !ok {
 		return
 	}
-	if err := testkit.Rename(e.users, real); err != nil {
-		k.Fatalf("test bug: %v", err)
-	}
-	if err := testkit.Link(fifo, e.users); err != nil {
-		k.Fatalf("test bug: %v", err)
-	}
-	released := false
-	release := func() { // opening the FIFO for writing lets its reader's open return
-		if !released {
-			released = true
-			if f, err := testkit.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-				f.Close()
-			}
-		}
-	}
-	k.Cleanup(release) // before the server's Close, which waits for the logins
 
 	first := k.Dial(e.srv)
 	first.SendFrame(loginFrame("tess", "wrong"))
@@ -180,9 +186,7 @@ func checkLoginAnsweredLate(k *testkit.T, impl Impl) {
 			"the server was reading it %v later: authenticate must re-read the file at every login "+
 			"(s.users.Refresh), so that it answers from the file as it is now", testkit.IOTimeout)
 	}
-	if err := testkit.Rename(real, e.users); err != nil { // the next Refresh finds the file again
-		k.Fatalf("test bug: %v", err)
-	}
+	restore() // the next Refresh finds the file again
 	uma := k.Dial(e.srv)
 	uma.SendFrame(loginFrame("uma", password("uma")))
 	waitQueuedForRefresh(k)
