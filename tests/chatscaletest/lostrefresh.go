@@ -59,14 +59,14 @@ func lostRefresh(k *testkit.T, impl Impl) {
 	if _, _, ok := proxy.waitDropped(testkit.IOTimeout + cfg.SessionTTL); !ok {
 		k.Fatalf("server L refreshed erin's session key %s no time within %v (the TTL is %v: a refresh every TTL/3)", key, testkit.IOTimeout+cfg.SessionTTL, cfg.SessionTTL)
 	}
-	dropped := obs.sessionRev(key) // the refresh was stored; L never heard so
+	dropped := obs.sessionRevision(erin.user.ID) // the refresh was stored; L never heard so
 
 	// The next refreshes must write the key again (after adopting its
 	// revision), and erin must stay logged in meanwhile.
 	deadline := time.Now().Add(testkit.IOTimeout + 2*cfg.SessionTTL)
 	tick := time.NewTicker(cfg.SessionTTL / 6)
 	defer tick.Stop()
-	for rev := dropped; rev <= dropped; rev = obs.sessionRev(key) {
+	for rev := dropped; rev <= dropped; rev = obs.sessionRevision(erin.user.ID) {
 		if time.Now().After(deadline) {
 			k.Fatalf("server L, alone in its NATS, did not refresh erin's session key %s again within %v after one refresh's reply was lost (the key is at revision %d, which names L; L's lease is the revision before)\n"+
 				"want: the key written again: on a revision conflict read the key, and adopt its revision if it names this server\n"+
@@ -79,20 +79,4 @@ func lostRefresh(k *testkit.T, impl Impl) {
 	if r, ok := got.(proto.GetUserResponse); !ok || r.User.ID != erin.user.ID {
 		k.Fatalf("%s: GetUser erin after a refresh's reply was lost, on a server alone in its NATS\nwant: 114 (still logged in: the key names this server)\ngot:  %s%s", erin.who, show(got), erin.context())
 	}
-}
-
-// sessionRev is the revision of a session key now, 0 if there is none.
-func (o *observer) sessionRev(key string) uint64 {
-	o.k.Helper()
-	ctx, cancel := o.ctx()
-	defer cancel()
-	kv, err := o.js.KeyValue(ctx, sessionsBucket)
-	if err != nil {
-		o.k.Fatalf("the bucket %s (the lesson fixes its name): %v", sessionsBucket, err)
-	}
-	e, err := kv.Get(ctx, key)
-	if err != nil {
-		return 0
-	}
-	return e.Revision()
 }

@@ -298,59 +298,6 @@ func checkSlowSync(k *testkit.T, impl Impl) {
 	}
 }
 
-// deadlineConn records the deadlines the server sets on a connection, and
-// when it set them.
-type deadlineConn struct {
-	net.Conn
-	mu  sync.Mutex
-	set []deadlineSet
-}
-
-type deadlineSet struct {
-	which        string
-	at, deadline time.Time
-}
-
-func (c *deadlineConn) record(which string, t time.Time) {
-	c.mu.Lock()
-	c.set = append(c.set, deadlineSet{which, time.Now(), t})
-	c.mu.Unlock()
-}
-
-func (c *deadlineConn) SetDeadline(t time.Time) error {
-	c.record("SetDeadline", t)
-	return c.Conn.SetDeadline(t)
-}
-
-func (c *deadlineConn) SetReadDeadline(t time.Time) error {
-	c.record("SetReadDeadline", t)
-	return c.Conn.SetReadDeadline(t)
-}
-
-func (c *deadlineConn) SetWriteDeadline(t time.Time) error {
-	c.record("SetWriteDeadline", t)
-	return c.Conn.SetWriteDeadline(t)
-}
-
-// deadlineListener hands out deadlineConns and keeps them.
-type deadlineListener struct {
-	net.Listener
-	mu    sync.Mutex
-	conns []*deadlineConn
-}
-
-func (l *deadlineListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	dc := &deadlineConn{Conn: c}
-	l.mu.Lock()
-	l.conns = append(l.conns, dc)
-	l.mu.Unlock()
-	return dc, nil
-}
-
 // maxTimeout is the chapter's MaxTimeout (README: New clamps Config.Timeout
 // to it).
 const maxTimeout = 10 * time.Second
@@ -366,25 +313,21 @@ func checkTimeoutBounded(k *testkit.T, impl Impl) {
 	if err != nil {
 		k.Fatalf("listen: %v", err)
 	}
-	dl := &deadlineListener{Listener: ln}
+	dl := testkit.RecordDeadlines(ln)
 	srv := k.ServeListener(raw, dl)
 	register(k, srv, "hour", "pw", "OK")
-	dl.mu.Lock()
-	defer dl.mu.Unlock()
-	if len(dl.conns) != 1 {
-		k.Fatalf("one client registered; the server accepted %d connections", len(dl.conns))
+	if n := dl.Accepted(); n != 1 {
+		k.Fatalf("one client registered; the server accepted %d connections", n)
 	}
-	dc := dl.conns[0]
-	dc.mu.Lock()
-	defer dc.mu.Unlock()
-	if len(dc.set) == 0 {
+	set := dl.Deadlines()
+	if len(set) == 0 {
 		k.Fatalf("the server served a connection without setting any deadline on it")
 	}
-	for _, d := range dc.set {
-		if !d.deadline.IsZero() && d.deadline.Sub(d.at) > maxTimeout+time.Second {
+	for _, d := range set {
+		if !d.Deadline.IsZero() && d.Deadline.Sub(d.At) > maxTimeout+time.Second {
 			k.Fatalf("Config.Timeout = 1h: the server called %s(now + %v); want at most MaxTimeout (%v) from now: "+
 				"New clamps Timeout to MaxTimeout, so that one silent client cannot hold the server for an hour",
-				d.which, d.deadline.Sub(d.at).Round(time.Second), maxTimeout)
+				d.Which, d.Deadline.Sub(d.At).Round(time.Second), maxTimeout)
 		}
 	}
 }

@@ -40,7 +40,7 @@ func (k *T) ZeroConfig(srv lab.Server, exchange func(s *Server) error, defaults 
 	if err != nil {
 		k.Fatalf("listen on 127.0.0.1:0: %v", err)
 	}
-	rl := &recordingListener{Listener: ln}
+	rl := RecordDeadlines(ln)
 	s := k.ServeListener(srv, rl)
 	var names []string
 	for _, d := range defaults {
@@ -57,11 +57,11 @@ func (k *T) ZeroConfig(srv lab.Server, exchange func(s *Server) error, defaults 
 	}
 	for _, d := range defaults {
 		seen := 0
-		for _, set := range rl.deadlines() {
-			if !contains(d.Setters, set.which) || set.deadline.IsZero() {
+		for _, set := range rl.Deadlines() {
+			if !contains(d.Setters, set.Which) || set.Deadline.IsZero() {
 				continue
 			}
-			ahead := set.deadline.Sub(set.at)
+			ahead := set.Deadline.Sub(set.At)
 			if ahead < -time.Hour {
 				continue // a deadline long past is a wake-up (aLongTimeAgo), not a timeout
 			}
@@ -70,8 +70,8 @@ func (k *T) ZeroConfig(srv lab.Server, exchange func(s *Server) error, defaults 
 				k.Fatalf("a server built with a zero Config (%s left 0) called %s(now + %v) on a client's connection; "+
 					"want now + %v, the documented default of %s\n"+
 					"likely cause: New keeps %s = 0 (a test `< 0` instead of `<= 0`), so every client is dropped "+
-					"at its first %s", d.Field, set.which, ahead.Round(time.Millisecond), d.Default, d.Field,
-					d.Field, strings.TrimSuffix(strings.TrimPrefix(set.which, "Set"), "Deadline")+" wait")
+					"at its first %s", d.Field, set.Which, ahead.Round(time.Millisecond), d.Default, d.Field,
+					d.Field, strings.TrimSuffix(strings.TrimPrefix(set.Which, "Set"), "Deadline")+" wait")
 			}
 		}
 		if seen == 0 {
@@ -92,42 +92,58 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// deadlineSet is one call of a deadline setter: which, when, and to what.
-type deadlineSet struct {
-	which        string
-	at, deadline time.Time
+// DeadlineSet is one call of a deadline setter: which, when, and to what.
+type DeadlineSet struct {
+	Which        string
+	At, Deadline time.Time
 }
 
-// recordingListener hands out connections that record the deadlines set on
-// them.
-type recordingListener struct {
+// DeadlineRecorder is a listener whose connections record the deadlines
+// set on them, so that a check can see a server's deadlines without
+// waiting for them to pass.
+type DeadlineRecorder struct {
 	net.Listener
-	mu  sync.Mutex
-	set []deadlineSet
+	mu       sync.Mutex
+	accepted int
+	set      []DeadlineSet
 }
 
-func (l *recordingListener) Accept() (net.Conn, error) {
+// RecordDeadlines wraps ln.
+func RecordDeadlines(ln net.Listener) *DeadlineRecorder { return &DeadlineRecorder{Listener: ln} }
+
+func (l *DeadlineRecorder) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
 		return nil, err
 	}
+	l.mu.Lock()
+	l.accepted++
+	l.mu.Unlock()
 	return &recordingConn{Conn: c, l: l}, nil
 }
 
-func (l *recordingListener) deadlines() []deadlineSet {
+// Accepted is how many connections the listener has handed out.
+func (l *DeadlineRecorder) Accepted() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]deadlineSet(nil), l.set...)
+	return l.accepted
+}
+
+// Deadlines are the deadlines set so far on every connection, in order.
+func (l *DeadlineRecorder) Deadlines() []DeadlineSet {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]DeadlineSet(nil), l.set...)
 }
 
 type recordingConn struct {
 	net.Conn
-	l *recordingListener
+	l *DeadlineRecorder
 }
 
 func (c *recordingConn) record(which string, t time.Time) {
 	c.l.mu.Lock()
-	c.l.set = append(c.l.set, deadlineSet{which, time.Now(), t})
+	c.l.set = append(c.l.set, DeadlineSet{which, time.Now(), t})
 	c.l.mu.Unlock()
 }
 
