@@ -96,9 +96,7 @@ func interopCases() []kase {
 	cs = append(cs, kase{name: "loadgen tcp-echo", group: groupHost, run: func(context.Context, *harness) (string, error) {
 		return "", errSkip("no original speaks the echo protocol (the mode is the course's own example)")
 	}})
-	cs = append(cs, kase{name: "chatcore (ch07)", group: groupHost, run: func(context.Context, *harness) (string, error) {
-		return "", errSkip("chatcore is not available to this check: its original (github.com/ebroschin/chatcore) is not fetched or built here")
-	}})
+	cs = append(cs, chatcoreCases()...) // chapters 07, 08: cases_chatcore.go
 	return cs
 }
 
