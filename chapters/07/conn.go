@@ -210,7 +210,7 @@ func (s *Server) dispatch(c *conn, m proto.Message) {
 	case proto.WriteChat:
 		err = s.writeChat(c, m)
 	case proto.GetChatsRequest:
-		err = s.getChats(c, m)
+		err = s.historyGate(c, m)
 	case proto.HeartbeatRequest:
 		err = s.heartbeat(c, m)
 	case proto.Shutdown:

@@ -55,6 +55,8 @@ var impl = chatcoretest.Impl{
 				MaxIdle:              c.MaxIdle,
 				PreAuthBudget:        c.PreAuthBudget,
 				InputBudget:          c.InputBudget,
+				OutputBudget:         c.OutputBudget,
+				HistoryReads:         c.HistoryReads,
 			},
 			Hooks: chatcore.Hooks{OnCommit: c.OnCommit},
 		})

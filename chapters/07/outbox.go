@@ -5,6 +5,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"serverlab/tools/given/chatcore/guard"
 )
 
 // Why a push failed.
@@ -25,9 +27,15 @@ var (
 // policy: disconnect, never block and never grow without bound. (The
 // original queued without bound: one client that stopped reading made the
 // server's memory grow until the machine gave out.)
+//
+// Every queued frame has also drawn its bytes from the server's output
+// budget (Server.send takes them before the push): the outbox gives them
+// back once they are written, or discarded by close, so that the budget
+// counts exactly what all outboxes hold, whichever way a connection ends.
 type outbox struct {
-	limit int
-	ready chan struct{} // capacity 1: "something to take, or closed"
+	limit  int
+	budget *guard.Budget
+	ready  chan struct{} // capacity 1: "something to take, or closed"
 
 	mu       sync.Mutex
 	queue    [][]byte
@@ -36,8 +44,18 @@ type outbox struct {
 	finished bool // pushes fail; take returns false once the queue is empty
 }
 
-func newOutbox(limit int) *outbox {
-	return &outbox{limit: limit, ready: make(chan struct{}, 1)}
+func newOutbox(limit int, budget *guard.Budget) *outbox {
+	return &outbox{limit: limit, budget: budget, ready: make(chan struct{}, 1)}
+}
+
+// frameBytes is the bytes of frames, which they drew from the output
+// budget.
+func frameBytes(frames [][]byte) int64 {
+	n := 0
+	for _, b := range frames {
+		n += len(b)
+	}
+	return int64(n)
 }
 
 // push queues the frame b, which is shared and must not be modified (a
@@ -100,6 +118,7 @@ func (o *outbox) close() bool {
 		return false
 	}
 	o.closed = true
+	o.budget.Give(frameBytes(o.queue))
 	o.queue, o.size = nil, 0
 	o.wake()
 	return true
@@ -135,8 +154,11 @@ func (c *conn) writeLoop(timeout time.Duration) {
 			return
 		}
 		c.nc.SetWriteDeadline(time.Now().Add(timeout))
+		n := frameBytes(batch) // before the write: WriteTo empties the slices
 		bufs := net.Buffers(batch)
-		if _, err := bufs.WriteTo(c.nc); err != nil {
+		_, err := bufs.WriteTo(c.nc)
+		c.out.budget.Give(n) // written, or lost with the connection
+		if err != nil {
 			c.out.close()
 			return
 		}

@@ -33,6 +33,8 @@ var impl = chatscaletest.Impl{
 				MaxConnsPerAddress: c.MaxConnsPerAddress,
 				PreAuthBudget:      c.PreAuthBudget,
 				InputBudget:        c.InputBudget,
+				OutputBudget:       c.OutputBudget,
+				HistoryReads:       c.HistoryReads,
 				MaxPending:         c.MaxPending,
 				MaxChannels:        c.MaxChannels,
 				MaxChannelsPerUser: c.MaxChannelsPerUser,

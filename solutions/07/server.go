@@ -96,6 +96,19 @@ type Limits struct {
 	// be trusted with memory.
 	PreAuthBudget int
 	InputBudget   int
+	// OutputBudget bounds the bytes of frames queued for every connection
+	// together, not yet written (default 128 MiB): MaxPending alone let 600
+	// clients that asked for history and read nothing hold 1.2 GiB. A large
+	// reply (over 64 KiB: history, a long list) may use only its first half
+	// and is answered Server busy. past it; what cannot be refused (chat
+	// messages, events, small replies) has the rest, and a connection whose
+	// frame finds no room even there is dropped as a slow client.
+	OutputBudget int
+	// HistoryReads bounds the GetChats being read from the store at once
+	// (default 8); one past it is answered Server busy. at once, so that a
+	// burst of history requests cannot take the store and the CPU from
+	// logins and chat messages.
+	HistoryReads int
 	// PresenceBurst and PresenceRate are each connection's budget of
 	// presence events (126, 125, 128, 127): at most PresenceBurst at once,
 	// refilled at PresenceRate a second (defaults 100 and 20). An event past
@@ -191,6 +204,14 @@ const (
 	DefaultFailureWindow        = time.Minute
 )
 
+// Defaults for the output limits: 128 MiB holds 32 clients' full
+// MaxPending, and its half for large replies 64 histories of 1 MiB; 8
+// history reads keep two cores busy and leave room for logins and chat.
+const (
+	DefaultOutputBudget = 128 << 20
+	DefaultHistoryReads = 8
+)
+
 // Server is the chatcore server.
 type Server struct {
 	cfg    Config
@@ -213,6 +234,11 @@ type Server struct {
 	// preAuthInput and input are the budgets of large frames being read
 	// (see admitInput).
 	preAuthInput, input *guard.Budget
+	// output is the budget of bytes queued for clients, all outboxes
+	// together; historyReads the GetChats reading the store (see
+	// historyGate).
+	output       *guard.Budget
+	historyReads chan struct{}
 	dummyState
 	// logins remembers verified passwords for a while (see loginMemo).
 	logins loginMemo
@@ -277,6 +303,8 @@ func New(cfg Config) (*Server, error) {
 
 		preAuthInput: guard.NewBudget(cfg.Limits.PreAuthBudget),
 		input:        guard.NewBudget(cfg.Limits.InputBudget),
+		output:       guard.NewBudget(cfg.Limits.OutputBudget),
+		historyReads: make(chan struct{}, cfg.Limits.HistoryReads),
 	}
 	store := cfg.Store
 	if store == nil {
@@ -319,6 +347,8 @@ func (l Limits) withDefaults() Limits {
 	orDefault(&l.MaxConnsPerAddress, DefaultMaxConnsPerAddr)
 	orDefault(&l.PreAuthBudget, DefaultPreAuthBudget)
 	orDefault(&l.InputBudget, DefaultInputBudget)
+	orDefault(&l.OutputBudget, DefaultOutputBudget)
+	orDefault(&l.HistoryReads, DefaultHistoryReads)
 	orDefault(&l.PresenceBurst, DefaultPresenceBurst)
 	orDefault(&l.PresenceRate, DefaultPresenceRate)
 	orDefault(&l.MaxIdle, DefaultMaxIdle)
@@ -478,7 +508,7 @@ func (s *Server) track(nc net.Conn) (*conn, error) {
 	c := &conn{
 		id:      s.nextConn,
 		nc:      nc,
-		out:     newOutbox(s.cfg.Limits.MaxPending),
+		out:     newOutbox(s.cfg.Limits.MaxPending, s.output),
 		log:     s.log.With("conn", s.nextConn, "remote", nc.RemoteAddr()),
 		loginBy: time.Now().Add(s.cfg.LoginTimeout),
 		addr:    addr,
@@ -538,11 +568,31 @@ func (s *Server) disconnect(c *conn) {
 // errSlow is why a connection whose outbox overflowed was dropped.
 var errSlow = errors.New("outbox full: the client does not read fast enough")
 
-// send queues the encoded frame b for c. It never blocks. If c's outbox is
-// full, c is dropped (see Config.Limits.MaxPending): its queued frames are
-// discarded and its socket closed, which ends its reader.
+// send queues the encoded frame b for c. It never blocks. The frame draws
+// on the server's output budget (Config.Limits.OutputBudget) until its
+// writer has written it or the outbox discards it. If c's outbox is full
+// (Config.Limits.MaxPending), or the budget has no room for b, c is
+// dropped: its queued frames are discarded and its socket closed, which
+// ends its reader.
 func (s *Server) send(c *conn, b []byte) {
-	if err := c.out.push(b); errors.Is(err, errFull) {
+	if !s.output.Take(int64(len(b))) {
+		if !c.out.stopped() {
+			c.log.Warn("no output budget for a frame", "bytes", len(b), "limit", s.cfg.Limits.OutputBudget)
+			s.drop(c)
+		}
+		return
+	}
+	s.queue(c, b)
+}
+
+// queue pushes b, whose bytes the caller has taken from s.output, into c's
+// outbox; a frame the outbox refuses gives them back at once.
+func (s *Server) queue(c *conn, b []byte) {
+	err := c.out.push(b)
+	if err != nil {
+		s.output.Give(int64(len(b)))
+	}
+	if errors.Is(err, errFull) {
 		s.drop(c)
 	}
 }
@@ -576,7 +626,36 @@ func (s *Server) reply(c *conn, m proto.Message) {
 			return // cannot happen: both are a few bytes
 		}
 	}
+	if len(b) > smallFrame {
+		s.sendLarge(c, m, b)
+		return
+	}
 	s.send(c, b)
+}
+
+// sendLarge queues a reply over smallFrame (a history, a long list) if the
+// half of the output budget that large replies may use has room for it
+// (guard.Budget.TakeOptional), and otherwise answers Server busy.: an
+// overloaded server says so, and the client may ask again. 600 clients that
+// each asked for 6 MiB of history and read nothing held 1.2 GiB, and an
+// honest client's echo took 6.6 s.
+func (s *Server) sendLarge(c *conn, m proto.Message, b []byte) {
+	if !s.output.TakeOptional(int64(len(b))) {
+		c.log.Warn("large reply over the output budget", "type", m.Type(), "bytes", len(b),
+			"limit", s.cfg.Limits.OutputBudget)
+		s.busy(c, m)
+		return
+	}
+	s.queue(c, b)
+}
+
+// busy answers m Server busy.: 100 with its request id, 101 if it has none.
+func (s *Server) busy(c *conn, m proto.Message) {
+	if r, ok := m.(proto.Requester); ok {
+		s.reply(c, proto.ErrorResponse{RequestID: r.Request(), Value: proto.MsgServerBusy})
+		return
+	}
+	s.reply(c, proto.Error{Value: proto.MsgServerBusy})
 }
 
 // broadcastLocked sends m to every connection in to. The caller holds s.mu,

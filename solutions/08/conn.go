@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"serverlab/tools/given/chatcore/guard"
 	"serverlab/tools/given/chatcore/proto"
 	"serverlab/tools/given/lab"
 )
@@ -221,7 +222,7 @@ func (s *Server) dispatch(c *conn, m proto.Message) {
 	case proto.WriteChat:
 		err = s.writeChat(c, m)
 	case proto.GetChatsRequest:
-		err = s.getChats(c, m)
+		err = s.historyGate(c, m)
 	case proto.HeartbeatRequest:
 		c.heartbeat = true // held to IdleTimeout from now on
 		s.reply(c, proto.HeartbeatResponse{RequestID: m.RequestID})
@@ -278,32 +279,49 @@ func (s *Server) notAuthorized(c *conn, requestID uint64) {
 // chapter 07's: a bound in frames let 10 clients that asked for history and
 // did not read hold 529 MiB (1024 frames of up to 1 MiB each). Its writer is
 // the only code that writes to the socket.
+//
+// Every frame pushed has drawn its bytes from the server's output budget
+// (Server.send): the outbox gives them back when the frame is written, or
+// not queued, or discarded, so that the budget counts exactly what all
+// outboxes hold, however a connection ends.
 type outbox struct {
 	mu       sync.Mutex
 	frames   [][]byte
 	size     int // bytes in frames
 	limit    int
+	budget   *guard.Budget
 	finished bool // no more frames: the writer sends what is queued and closes
 	dead     bool // the writer has stopped: frames are dropped
 	wake     chan struct{}
 }
 
-func newOutbox(limit int) *outbox {
-	return &outbox{limit: limit, wake: make(chan struct{}, 1)}
+func newOutbox(limit int, budget *guard.Budget) *outbox {
+	return &outbox{limit: limit, budget: budget, wake: make(chan struct{}, 1)}
 }
 
-// push queues b. It never blocks; it reports false if b would take the
-// queue past its bound in bytes, and then the outbox stops: what it held is
-// discarded, and its writer and reader end.
+// discardLocked drops what is queued and gives its bytes back; the caller
+// holds o.mu.
+func (o *outbox) discardLocked() {
+	o.budget.Give(int64(o.size))
+	o.frames, o.size = nil, 0
+}
+
+// push queues b, whose bytes the caller has taken from the output budget.
+// It never blocks; it reports false if b would take the queue past its
+// bound in bytes, and then the outbox stops: what it held is discarded,
+// and its writer and reader end.
 func (o *outbox) push(b []byte) bool {
 	o.mu.Lock()
 	switch {
 	case o.finished || o.dead:
 		o.mu.Unlock()
+		o.budget.Give(int64(len(b)))
 		return true
 	case o.size+len(b) > o.limit:
-		o.dead, o.frames, o.size = true, nil, 0
+		o.dead = true
+		o.discardLocked()
 		o.mu.Unlock()
+		o.budget.Give(int64(len(b)))
 		o.signal()
 		return false
 	}
@@ -338,10 +356,11 @@ func (o *outbox) writeLoop(nc net.Conn, timeout time.Duration) {
 	defer nc.Close()
 	for {
 		o.mu.Lock()
-		frames, finished, dead := o.frames, o.finished, o.dead
+		frames, size, finished, dead := o.frames, o.size, o.finished, o.dead
 		o.frames, o.size = nil, 0
 		o.mu.Unlock()
 		if dead {
+			o.budget.Give(int64(size)) // nothing: dead outboxes hold none
 			return
 		}
 		if len(frames) == 0 {
@@ -353,9 +372,12 @@ func (o *outbox) writeLoop(nc net.Conn, timeout time.Duration) {
 		}
 		nc.SetWriteDeadline(time.Now().Add(timeout))
 		bufs := net.Buffers(frames)
-		if _, err := bufs.WriteTo(nc); err != nil {
+		_, err := bufs.WriteTo(nc)
+		o.budget.Give(int64(size)) // written, or lost with the connection
+		if err != nil {
 			o.mu.Lock()
-			o.dead, o.frames, o.size = true, nil, 0
+			o.dead = true
+			o.discardLocked()
 			o.mu.Unlock()
 			return
 		}

@@ -31,6 +31,28 @@ func (s *Server) getChats(c *conn, m proto.GetChatsRequest) error {
 	return nil
 }
 
+// historyGate lets a GetChats through to getChats only if the server can
+// afford its answer, as chapter 07's does: a history is up to a 1 MiB
+// frame, read from the stream and then queued for a client that may never
+// read it. It is answered Server busy. at once, without reading the
+// stream, when Limits.HistoryReads GetChats are being read already (a
+// burst must not take NATS and the CPU from logins and chat messages), or
+// when the half of the output budget that large replies may use is spent.
+func (s *Server) historyGate(c *conn, m proto.GetChatsRequest) error {
+	if s.output.Spent() {
+		s.busy(c, m)
+		return nil
+	}
+	select {
+	case s.historyReads <- struct{}{}:
+	default:
+		s.busy(c, m)
+		return nil
+	}
+	defer func() { <-s.historyReads }()
+	return s.getChats(c, m)
+}
+
 // history reads the newest limit messages of channel ch from the stream,
 // oldest first, in a number of requests that grows with limit, not with
 // the channel: JetStream cannot read one subject backwards, but it counts

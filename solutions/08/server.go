@@ -111,6 +111,14 @@ type Limits struct {
 	MaxConnsPerAddress int
 	PreAuthBudget      int
 	InputBudget        int
+	// OutputBudget bounds the bytes queued for every connection together
+	// (128 MiB; a large reply, over 64 KiB, may use half of it and is
+	// answered Server busy. past it); HistoryReads the GetChats read from
+	// the stream at once (8; one past it is answered Server busy.). As in
+	// chapter 07: MaxPending alone let 600 clients that asked for history
+	// and read nothing hold 520 MiB.
+	OutputBudget       int
+	HistoryReads       int
 	MaxChannels        int
 	MaxChannelsPerUser int
 	MaxLoginFailures   int
@@ -172,6 +180,14 @@ const (
 	DefaultFailureWindow        = time.Minute
 )
 
+// Defaults for the output limits: 128 MiB holds 32 clients' full
+// MaxPending, and its half for large replies 64 histories of 1 MiB; 8
+// history reads keep two cores busy and leave room for logins and chat.
+const (
+	DefaultOutputBudget = 128 << 20
+	DefaultHistoryReads = 8
+)
+
 // Server is one chatcore server of the cluster.
 type Server struct {
 	cfg  Config
@@ -188,6 +204,10 @@ type Server struct {
 	gate                *guard.Gate
 	preAuthInput, input *guard.Budget
 	failures            *guard.Failures
+	// output is the budget of bytes queued for clients, every outbox
+	// together; historyReads the GetChats reading the stream (historyGate).
+	output       *guard.Budget
+	historyReads chan struct{}
 
 	// hwm is the high-water mark: the highest stream sequence delivered to
 	// this server's connections (exercise 8.2). Only the consumer's
@@ -250,6 +270,8 @@ func New(cfg Config) (*Server, error) {
 		gate:         guard.NewGate(cfg.Limits.MaxConnections, cfg.Limits.MaxConnsPerAddress),
 		preAuthInput: guard.NewBudget(cfg.Limits.PreAuthBudget),
 		input:        guard.NewBudget(cfg.Limits.InputBudget),
+		output:       guard.NewBudget(cfg.Limits.OutputBudget),
+		historyReads: make(chan struct{}, cfg.Limits.HistoryReads),
 		failures:     guard.NewFailures(cfg.Limits.AddressFailures, cfg.Limits.FailureWindow),
 	}
 	lock, err := lockStore(cfg.DBPath)
@@ -301,6 +323,8 @@ func (l Limits) withDefaults() Limits {
 	orDefault(&l.MaxConnsPerAddress, DefaultMaxConnsPerAddr)
 	orDefault(&l.PreAuthBudget, DefaultPreAuthBudget)
 	orDefault(&l.InputBudget, DefaultInputBudget)
+	orDefault(&l.OutputBudget, DefaultOutputBudget)
+	orDefault(&l.HistoryReads, DefaultHistoryReads)
 	orDefault(&l.MaxChannels, DefaultMaxChannels)
 	orDefault(&l.MaxChannelsPerUser, DefaultMaxChannelsPerUser)
 	orDefault(&l.MaxLoginFailures, DefaultMaxLoginFailures)
@@ -480,7 +504,7 @@ func (s *Server) track(nc net.Conn) (*conn, error) {
 	c := &conn{
 		id:      s.nextConn,
 		nc:      nc,
-		out:     newOutbox(s.cfg.Limits.MaxPending),
+		out:     newOutbox(s.cfg.Limits.MaxPending, s.output),
 		log:     s.log.With("conn", s.nextConn, "remote", nc.RemoteAddr()),
 		addr:    addr,
 		loginBy: time.Now().Add(s.cfg.LoginTimeout),
@@ -527,12 +551,49 @@ func (s *Server) disconnect(c *conn) {
 // send queues the encoded frame b for c; a connection whose queue would
 // pass MaxPending bytes is dropped (its socket closed, which ends its
 // reader): nobody waits for a client that does not read, and what it has
-// not read cannot grow past the bound.
+// not read cannot grow past the bound. The frame draws on the server's
+// output budget until it is written or discarded; a connection whose frame
+// finds no room there is dropped too.
 func (s *Server) send(c *conn, b []byte) {
+	if !s.output.Take(int64(len(b))) {
+		if !c.out.stopped() {
+			c.log.Warn("dropping a client: no output budget for a frame", "bytes", len(b),
+				"limit", s.cfg.Limits.OutputBudget)
+		}
+		c.nc.Close()
+		return
+	}
 	if !c.out.push(b) {
 		c.log.Warn("dropping slow client", "limit bytes", s.cfg.Limits.MaxPending)
 		c.nc.Close()
 	}
+}
+
+// sendLarge queues a reply over smallFrame (a history, a long list) if the
+// half of the output budget that large replies may use has room for it
+// (guard.Budget.TakeOptional), and otherwise answers Server busy., as
+// chapter 07 does: 600 clients that asked for 6 MiB of history each and
+// read nothing held 520 MiB.
+func (s *Server) sendLarge(c *conn, m proto.Message, b []byte) {
+	if !s.output.TakeOptional(int64(len(b))) {
+		c.log.Warn("large reply over the output budget", "type", m.Type(), "bytes", len(b),
+			"limit", s.cfg.Limits.OutputBudget)
+		s.busy(c, m)
+		return
+	}
+	if !c.out.push(b) {
+		c.log.Warn("dropping slow client", "limit bytes", s.cfg.Limits.MaxPending)
+		c.nc.Close()
+	}
+}
+
+// busy answers m Server busy.: 100 with its request id, 101 if it has none.
+func (s *Server) busy(c *conn, m proto.Message) {
+	if r, ok := m.(proto.Requester); ok {
+		s.reply(c, proto.ErrorResponse{RequestID: r.Request(), Value: proto.MsgServerBusy})
+		return
+	}
+	s.reply(c, proto.Error{Value: proto.MsgServerBusy})
 }
 
 // reply encodes m and sends it to c. A reply that cannot be encoded — it
@@ -547,6 +608,10 @@ func (s *Server) reply(c *conn, m proto.Message) {
 		} else {
 			b, _ = proto.Encode(proto.Error{Value: proto.MsgReplyTooLarge})
 		}
+	}
+	if len(b) > smallFrame {
+		s.sendLarge(c, m, b)
+		return
 	}
 	s.send(c, b)
 }

@@ -30,6 +30,8 @@ func hostileStart(impl Impl) hostile.Start {
 			MaxConnsPerAddress: l.MaxConnsPerAddress,
 			PreAuthBudget:      l.PreAuthBudget,
 			InputBudget:        l.InputBudget,
+			OutputBudget:       l.OutputBudget,
+			HistoryReads:       l.HistoryReads,
 			MaxPending:         l.MaxPending,
 			MaxChannels:        l.MaxChannels,
 			MaxChannelsPerUser: l.MaxChannelsPerUser,

@@ -101,6 +101,12 @@ type Config struct {
 	// InputBudget bounds the same for every connection, logged in or not
 	// (256 MiB).
 	InputBudget int
+	// OutputBudget bounds the bytes of frames queued for every connection
+	// together (128 MiB); a large reply (a history) may use half of it and
+	// is answered "Server busy." past it. HistoryReads bounds the GetChats
+	// read at once (8); one past it is answered "Server busy.".
+	OutputBudget int
+	HistoryReads int
 	// Admins may stop the server with Shutdown (102).
 	Admins []string
 	// TLS, if set, makes the server speak TLS.

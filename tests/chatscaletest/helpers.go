@@ -50,6 +50,7 @@ func hostileStart(impl Impl) hostile.Start {
 		cfg.LoginTimeout, cfg.IdleTimeout, cfg.WriteTimeout = l.LoginTimeout, l.IdleTimeout, l.WriteTimeout
 		cfg.MaxConnections, cfg.MaxConnsPerAddress = l.MaxConnections, l.MaxConnsPerAddress
 		cfg.PreAuthBudget, cfg.InputBudget, cfg.MaxPending = l.PreAuthBudget, l.InputBudget, l.MaxPending
+		cfg.OutputBudget, cfg.HistoryReads = l.OutputBudget, l.HistoryReads
 		cfg.MaxChannels, cfg.MaxChannelsPerUser = l.MaxChannels, l.MaxChannelsPerUser
 		cfg.AddressFailures, cfg.FailureWindow = l.AddressFailures, l.FailureWindow
 		return serve(k, impl, "H", cfg).srv.Addr

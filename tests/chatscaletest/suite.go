@@ -64,6 +64,8 @@ type Config struct {
 	MaxConnsPerAddress int
 	PreAuthBudget      int
 	InputBudget        int
+	OutputBudget       int
+	HistoryReads       int
 	MaxPending         int
 	MaxChannels        int
 	MaxChannelsPerUser int

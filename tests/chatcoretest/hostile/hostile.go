@@ -9,7 +9,7 @@
 //	hostile.Connections(k, start) // pre-auth deadlines, frame budgets, connection caps
 //	hostile.Accounts(k, start)    // names, id lists, the login throttle
 //	hostile.Channels(k, start)    // channel names and caps
-//	hostile.Output(k, start)      // the outbox bounded in bytes, history in one frame
+//	hostile.Output(k, start)      // the outbox bounded in bytes, and all of them; history in one frame
 //
 // Every figure an attack is sized by comes from issue 35's probe of the
 // course's servers: 5,000 idle pre-auth connections never closed; 600
@@ -44,6 +44,8 @@ type Limits struct {
 	PreAuthBudget      int           // bytes of large frames being read by connections not logged in
 	InputBudget        int           // bytes of large frames being read by all connections
 	MaxPending         int           // bytes queued for one connection
+	OutputBudget       int           // bytes queued for all connections together
+	HistoryReads       int           // GetChats read from the store at once
 	MaxChannels        int           // channels of the server
 	MaxChannelsPerUser int           // channels one user may create
 	AddressFailures    int           // failed logins of one address per FailureWindow

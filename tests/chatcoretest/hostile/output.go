@@ -10,12 +10,13 @@ import (
 )
 
 // Output checks what a server may hold for a client: a history answer is
-// one frame, and what is queued for a client that does not read is bounded
-// in BYTES. (Bounded in frames, 10 clients that asked for history and did
+// one frame, what is queued for a client that does not read is bounded in
+// BYTES, and what is queued for all clients together is bounded too. (Bounded in frames, 10 clients that asked for history and did
 // not read held 529 MiB: 1,024 frames of up to 1 MiB each.)
 func Output(k *testkit.T, start Start) {
 	k.Helper()
 	run(k, "outbox-bounded-in-bytes", func(k *testkit.T) { checkOutboxBytes(k, start) })
+	run(k, "output-budget", func(k *testkit.T) { checkOutputBudget(k, start) })
 }
 
 // checkOutboxBytes: a channel holds ~1 MiB of history (64 messages of 16,000

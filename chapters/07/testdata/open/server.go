@@ -85,6 +85,19 @@ type Limits struct {
 	// be trusted with memory.
 	PreAuthBudget int
 	InputBudget   int
+	// OutputBudget bounds the bytes of frames queued for every connection
+	// together, not yet written (default 128 MiB): MaxPending alone let 600
+	// clients that asked for history and read nothing hold 1.2 GiB. A large
+	// reply (over 64 KiB: history, a long list) may use only its first half
+	// and is answered Server busy. past it; what cannot be refused (chat
+	// messages, events, small replies) has the rest, and a connection whose
+	// frame finds no room even there is dropped as a slow client.
+	OutputBudget int
+	// HistoryReads bounds the GetChats being read from the store at once
+	// (default 8); one past it is answered Server busy. at once, so that a
+	// burst of history requests cannot take the store and the CPU from
+	// logins and chat messages.
+	HistoryReads int
 	// PresenceBurst and PresenceRate are each connection's budget of
 	// presence events (126, 125, 128, 127): at most PresenceBurst at once,
 	// refilled at PresenceRate a second (defaults 100 and 20). An event past
@@ -180,6 +193,14 @@ const (
 	DefaultFailureWindow        = time.Minute
 )
 
+// Defaults for the output limits: 128 MiB holds 32 clients' full
+// MaxPending, and its half for large replies 64 histories of 1 MiB; 8
+// history reads keep two cores busy and leave room for logins and chat.
+const (
+	DefaultOutputBudget = 128 << 20
+	DefaultHistoryReads = 8
+)
+
 // HashParams is the cost of argon2id: passes over memory, memory in KiB,
 // and lanes. A hash costs about Time × MemoryKiB of memory traffic.
 type HashParams struct {
@@ -251,8 +272,13 @@ func New(cfg Config) (*Server, error) {
 //
 // TODO(ex 7.5): Done when: a client that stops reading is disconnected once
 // the frames queued for it pass Config.Limits.MaxPending, and nobody else (least of
-// all whatever delivers chat messages) ever waits for it. Checked by
-// TestEx7_5_BackPressure.
+// all whatever delivers chat messages) ever waits for it; the frames queued
+// for all clients together stay within Config.Limits.OutputBudget (each
+// frame's bytes drawn when it is queued and given back when it is written or
+// discarded, however the connection ends); and a GetChats whose answer does not
+// fit the budget's half for large replies, or that finds
+// Config.Limits.HistoryReads others being read, is answered 100 "Server
+// busy.". Checked by TestEx7_5_BackPressure.
 //
 // TODO(ex 7.6): Done when: a connection that does not log in within
 // LoginTimeout, a started frame that does not finish within IdleTimeout and

@@ -56,6 +56,8 @@ func run(args []string) error {
 	fs.IntVar(&lim.PresenceRate, "presence-rate", chatcore.DefaultPresenceRate, "presence events per second that refill a connection's budget")
 	fs.IntVar(&lim.PreAuthBudget, "pre-auth-budget", chatcore.DefaultPreAuthBudget, "bytes of large frames (over 64 KiB) that connections not logged in may be reading at once, together")
 	fs.IntVar(&lim.InputBudget, "input-budget", chatcore.DefaultInputBudget, "bytes of large frames (over 64 KiB) that all connections may be reading at once, together")
+	fs.IntVar(&lim.OutputBudget, "output-budget", chatcore.DefaultOutputBudget, "bytes of frames queued for all clients together; large replies (history) may use half, past it Server busy.")
+	fs.IntVar(&lim.HistoryReads, "history-reads", chatcore.DefaultHistoryReads, "GetChats read from the store at once; past it Server busy.")
 	fs.DurationVar(&lim.MaxIdle, "max-idle", chatcore.DefaultMaxIdle, "how long any connection may stay silent")
 	fs.IntVar(&lim.MaxUserName, "max-user-name", chatcore.DefaultMaxUserName, "bytes of a user name")
 	fs.IntVar(&lim.MaxChannelName, "max-channel-name", chatcore.DefaultMaxChannelName, "bytes of a channel name")

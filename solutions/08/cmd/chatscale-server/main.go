@@ -63,6 +63,8 @@ func run(args []string) error {
 	fs.IntVar(&lim.Limits.MaxConnsPerAddress, "max-conns-per-address", chatscale.DefaultMaxConnsPerAddr, "open connections from one client address (fewer near -max-connections)")
 	fs.IntVar(&lim.Limits.PreAuthBudget, "pre-auth-budget", chatscale.DefaultPreAuthBudget, "bytes of large frames (over 64 KiB) that connections not logged in may be reading at once, together")
 	fs.IntVar(&lim.Limits.InputBudget, "input-budget", chatscale.DefaultInputBudget, "bytes of large frames (over 64 KiB) that all connections may be reading at once, together")
+	fs.IntVar(&lim.Limits.OutputBudget, "output-budget", chatscale.DefaultOutputBudget, "bytes of frames queued for all clients together; large replies (history) may use half, past it Server busy.")
+	fs.IntVar(&lim.Limits.HistoryReads, "history-reads", chatscale.DefaultHistoryReads, "GetChats read from the stream at once; past it Server busy.")
 	fs.IntVar(&lim.Limits.MaxPending, "max-pending", chatscale.DefaultMaxPending, "bytes queued for one connection; past it the connection is dropped")
 	fs.IntVar(&lim.Limits.MaxChannels, "max-channels", chatscale.DefaultMaxChannels, "channels")
 	fs.IntVar(&lim.Limits.MaxChannelsPerUser, "max-channels-per-user", chatscale.DefaultMaxChannelsPerUser, "channels one user may create on this server")

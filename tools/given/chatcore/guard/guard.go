@@ -1,10 +1,11 @@
 // Package guard holds the limits that every chatcore server (chapters 07
 // and 08) puts on its connections before they have done anything worth
 // trusting: how many may be open, from one address and in all; how many
-// bytes of large frames they may be reading at once; how many wrong
-// passwords an address may try. They are given code, one home for each
-// limit: the chapters import them rather than each keeping a copy, so that a
-// limit learned in one chapter cannot be forgotten in the next.
+// bytes of large frames they may be reading at once, and how many bytes may
+// be queued for them; how many wrong passwords an address may try. They are
+// given code, one home for each limit: the chapters import them rather than
+// each keeping a copy, so that a limit learned in one chapter cannot be
+// forgotten in the next.
 //
 // docs/chatcore.md ("Limits") gives every default and why it was chosen.
 package guard
@@ -88,12 +89,20 @@ func (g *Gate) Leave(addr string) {
 	}
 }
 
-// Budget is a number of bytes that several connections draw on together:
-// the memory of the large frames they are reading at once. A reader takes
-// a frame's size before it reads the body, and gives it back once the frame
-// is handled; a frame that does not fit is refused before a byte of its
-// body is held. 600 connections that each begin a 1 MiB frame and send it
-// slowly would otherwise hold 600 MiB.
+// Budget is a number of bytes that several connections draw on together.
+// On the input side it is the memory of the large frames they are reading
+// at once: a reader takes a frame's size before it reads the body, and
+// gives it back once the frame is handled; a frame that does not fit is
+// refused before a byte of its body is held. 600 connections that each
+// begin a 1 MiB frame and send it slowly would otherwise hold 600 MiB.
+//
+// On the output side it is the bytes queued for every client together:
+// each queued frame is taken when it is queued and given back when it is
+// written or discarded. An outbox bounded per connection is not bounded
+// per server: 600 clients that each asked for 6 MiB of history and read
+// nothing held 1.2 GiB. What a server may refuse with an answer (a large
+// reply: Server busy.) draws with TakeOptional, which leaves the other
+// half for what it may not refuse (chat messages, events, small replies).
 type Budget struct {
 	limit int64
 	used  atomic.Int64
@@ -111,7 +120,23 @@ func (b *Budget) Take(n int64) bool {
 	return true
 }
 
-// Give returns n bytes that Take reserved.
+// TakeOptional reserves n bytes and reports whether they fit in the first
+// half of the budget: for output the server may refuse, so that however
+// much of it is asked for, half the budget stays for output it may not.
+func (b *Budget) TakeOptional(n int64) bool {
+	if b.used.Add(n) > b.limit/2 {
+		b.used.Add(-n)
+		return false
+	}
+	return true
+}
+
+// Spent reports whether the first half of the budget, TakeOptional's, is
+// used up: a request whose answer would draw on it can be refused before
+// any work is done for it.
+func (b *Budget) Spent() bool { return b.used.Load() >= b.limit/2 }
+
+// Give returns n bytes that Take or TakeOptional reserved.
 func (b *Budget) Give(n int64) { b.used.Add(-n) }
 
 // Used is the bytes reserved now (for tests and metrics).
