@@ -284,7 +284,9 @@ func isStringConcat(b *ast.BinaryExpr) bool {
 	return false
 }
 
-// readKeyed reads "key  reason" lines; # starts a comment.
+// readKeyed reads "key  reason" lines; # starts a comment. The key ends at
+// the first two spaces, not the first one: a method's key holds its
+// receiver, "04/rwlock.go:(RWLock) Lock:const:07ec1657".
 func readKeyed(path string) (map[string]string, error) {
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
@@ -301,8 +303,8 @@ func readKeyed(path string) (map[string]string, error) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		key, reason, _ := strings.Cut(line, " ")
-		eq[key] = strings.TrimSpace(reason)
+		key, reason, _ := strings.Cut(line, "  ")
+		eq[strings.TrimSpace(key)] = strings.TrimSpace(reason)
 	}
 	return eq, sc.Err()
 }
