@@ -39,6 +39,7 @@ func Close(t *testing.T, impl Impl) {
 		checkSecondCloseWaits(k, impl)
 		checkQueuedAtClose(k, impl)
 		checkLinger(k, impl)
+		checkCloseGraceForLateWrite(k, impl)
 	}
 }
 
