@@ -183,6 +183,7 @@ func BackPressure(t *testing.T, impl Impl) {
 	k.Run("slow-consumers-memory", func(t *testing.T) { checkSlowConsumersMemory(testkit.New(t, k.Exercise()), impl) })
 	k.Run("pending-limit", func(t *testing.T) { checkPendingLimit(testkit.New(t, k.Exercise()), impl) })
 	k.Run("congested-at-high-water", func(t *testing.T) { checkCongestedAtHighWater(testkit.New(t, k.Exercise()), impl, absorb) })
+	k.Run("reads-below-high-water", func(t *testing.T) { checkReadsBelowHighWater(testkit.New(t, k.Exercise()), impl) })
 }
 
 // checkCongestedAtHighWater: a connection whose queue has reached HighWater
