@@ -30,6 +30,7 @@ func Persistence(t *testing.T, impl Impl) {
 	checkSyncWhileTrading(k, impl)
 	checkFailedWrite(k, impl)
 	checkStaleTemps(k, impl)
+	checkCleanTreeNotWritten(k, impl)
 	if impl.Threaded {
 		checkSaveOutsideLock(k, impl)
 	}
