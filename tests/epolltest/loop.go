@@ -615,6 +615,7 @@ func Close(t *testing.T, impl Impl) {
 	linuxOnly(k)
 	k.Run("every-fd", func(t *testing.T) { checkEveryFD(testkit.New(t, k.Exercise()), impl) })
 	k.Run("unread-output", func(t *testing.T) { checkUnreadOutputClosed(testkit.New(t, k.Exercise()), impl) })
+	k.Run("serve-without-socket", func(t *testing.T) { checkServeRefusesNoSocket(testkit.New(t, k.Exercise()), impl) })
 }
 
 // checkUnreadOutputClosed: a client with replies queued that it does not
