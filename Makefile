@@ -105,6 +105,13 @@ ifneq ($(HAVE_SOLUTIONS),)
 ifeq ($(origin SEED),undefined)
 SEED := $(shell h=$$(git rev-parse --verify -q HEAD 2>/dev/null | cut -c1-15); if [ -n "$$h" ]; then printf '%d' "0x$$h"; else date -u +%Y%m%d; fi)
 endif
+# The maintainers' targets build with -trimpath. Without it the build cache
+# keys each package by its folder, so every clean clone, the unpacked release
+# and each course copy that the grader's and catalogues' tests make compiled
+# every package again; with it, identical packages share one entry wherever
+# they lie (the grader passes the flag on to its builds). Students' builds
+# keep the default, the one their own go test shares.
+test test-graded test-tools unit release-check ladder mutants mutation forgeries stress: export GOFLAGS := $(strip $(filter-out -trimpath,$(GOFLAGS)) -trimpath)
 test: #M prove the course: vet, every suite on the solutions (-race), one beside 16 busy loops, the grader both ways, samples of the ladder and mutants (SEED=), the student release
 	@echo "make test: seed $(SEED) (the ladder's and the mutants' samples; re-run them with make test SEED=$(SEED))"
 	@$(MAKE) --no-print-directory -j2 -Oline SEED=$(SEED) test-graded test-tools

@@ -42,9 +42,23 @@ func buildJudge(ctx context.Context, root, dir, binary string, flags []string) (
 // buildEnv is the go command's environment for a build of the student's
 // code: no go.work, no go env file (a student's code that ran as the same
 // user could have written one, to change the next build), no vendor folder,
-// the installed toolchain.
+// the installed toolchain, and none of the caller's GOFLAGS but -trimpath.
 func buildEnv() []string {
-	return append(os.Environ(), "GOWORK=off", "GOENV=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
+	return append(os.Environ(), "GOWORK=off", "GOENV=off", "GOFLAGS="+buildFlags(os.Getenv("GOFLAGS")), "GOTOOLCHAIN=local")
+}
+
+// buildFlags is the GOFLAGS of the grader's builds: -mod=mod, and -trimpath
+// when the caller's GOFLAGS has it. make test sets it: a build without it is
+// cached under its folder's path, so each clean clone and each course copy
+// the maintainers' tests grade (mutants, forgeries, the release) compiled
+// every package again; with it, identical packages share one cache entry
+// wherever they lie. Students' builds keep the default, which their own
+// go test shares.
+func buildFlags(callers string) string {
+	if slices.Contains(strings.Fields(callers), "-trimpath") {
+		return "-mod=mod -trimpath"
+	}
+	return "-mod=mod"
 }
 
 func goTestC(ctx context.Context, root, dir, binary string, flags []string) (failure string, err error) {
