@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -281,33 +282,7 @@ func (c *course) goTest(ctx context.Context, pkgs, names []string, byTest map[st
 	if err := cmd.Start(); err != nil {
 		return nil, nil, fmt.Errorf("go test: %w", err)
 	}
-	got := map[string]result{}
-	output := map[string][]string{}
-	var build []string
-	dec := json.NewDecoder(bufio.NewReader(out))
-	for {
-		var ev testEvent
-		if err := dec.Decode(&ev); err != nil {
-			break
-		}
-		if ev.Action == "build-output" {
-			build = append(build, strings.TrimRight(ev.Output, "\n"))
-		}
-		id, graded := byTest[ev.Test]
-		if !graded {
-			continue
-		}
-		switch ev.Action {
-		case "output":
-			if !strings.HasPrefix(ev.Output, "=== ") {
-				output[ev.Test] = append(output[ev.Test], strings.TrimRight(ev.Output, "\n"))
-			}
-		case "pass":
-			got[id] = result{Pass: true}
-		case "fail", "skip":
-			got[id] = result{Cause: causeOf(ev.Action, output[ev.Test]), Output: output[ev.Test]}
-		}
-	}
+	got, build := collect(bufio.NewReader(out), byTest)
 	werr := cmd.Wait()
 	if ctx.Err() != nil {
 		return nil, nil, ctx.Err()
@@ -317,6 +292,49 @@ func (c *course) goTest(ctx context.Context, pkgs, names []string, byTest map[st
 		build = strings.Split(strings.TrimSpace(stderr.String()), "\n")
 	}
 	return got, build, nil
+}
+
+// collect reads go test -json's events and returns a result per graded
+// exercise and the compiler's output, if a package did not build. The
+// output of a graded test includes its subtests' (test2json names them
+// "TestX/sub"): most checks fail inside a t.Run, and a race report, panic or
+// watchdog printed there is what tells the cause.
+func collect(r io.Reader, byTest map[string]string) (map[string]result, []string) {
+	got := map[string]result{}
+	output := map[string][]string{}
+	var build []string
+	dec := json.NewDecoder(r)
+	for {
+		var ev testEvent
+		if err := dec.Decode(&ev); err != nil {
+			break
+		}
+		if ev.Action == "build-output" {
+			build = append(build, strings.TrimRight(ev.Output, "\n"))
+		}
+		top, _, sub := strings.Cut(ev.Test, "/")
+		id, graded := byTest[top]
+		if !graded {
+			continue
+		}
+		switch ev.Action {
+		case "output":
+			if !strings.HasPrefix(ev.Output, "=== ") {
+				output[top] = append(output[top], strings.TrimRight(ev.Output, "\n"))
+			}
+		case "pass":
+			if !sub {
+				got[id] = result{Pass: true}
+			}
+		case "fail", "skip":
+			// A subtest's verdict is not the exercise's: a skipped
+			// subtest of a passing test is no lost point.
+			if !sub {
+				got[id] = result{Cause: causeOf(ev.Action, output[top]), Output: output[top]}
+			}
+		}
+	}
+	return got, build
 }
 
 // causeOf names why a test did not pass, from its output, with the
