@@ -32,6 +32,7 @@ func CGI(t *testing.T, impl Impl) {
 		s.cgi(k, name)
 	}
 	s.write(k, "noexec.cgi", []byte("#!/bin/sh\necho 'Content-Type: text/plain'\necho\necho ran\n")) // mode 0644
+	withoutShellVars(k)
 	hs := startHandler(k, impl, Config{Root: s.root, CGITimeout: time.Minute})
 
 	check(k, "environment", func(k *testkit.T) {
@@ -75,8 +76,8 @@ func checkEnv(k *testkit.T, addr, uri, query string) {
 	}
 	checkLength(k, "GET "+uri, resp)
 	if !bytes.Contains(resp.body, []byte("\nSHELL_VARS=\n")) {
-		k.Fatalf("sent GET %s\n  the program's environment has variables a shell adds (PWD, SHLVL, _): "+
-			"start it directly (exec.Command(path)), never through sh -c, where a URI's characters become commands\n"+
+		k.Fatalf("sent GET %s\n  the program's environment has variables a shell adds (PWD, SHLVL, _), "+
+			"which the server's own environment does not have: start it directly (exec.Command(path)), never through sh -c, where a URI's characters become commands\n"+
 			"   got %s", uri, describe(resp, nil))
 	}
 	ppid := fmt.Sprintf("PPID=%d\n", testkit.ServerPIDInside())

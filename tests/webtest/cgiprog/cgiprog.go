@@ -158,13 +158,19 @@ func spin(w io.Writer, query string) error {
 	return err
 }
 
-// env describes how the program was run. SHELL_VARS lists the variables a
-// shell adds to the environment it was given (PWD, SHLVL, _): a server that
-// ran the program through "sh -c" shows itself there, even when the shell
-// replaced itself with the program (so that the parent is the server).
+// ShellVars are the variables a shell adds to the environment it was given
+// (dash sets PWD; bash PWD, SHLVL and _). The check takes them out of the
+// server's own environment first (webtest's withoutShellVars), so that one
+// the program sees was added on the way.
+var ShellVars = []string{"PWD", "SHLVL", "_"}
+
+// env describes how the program was run. SHELL_VARS lists the ShellVars it
+// has: a server that ran the program through "sh -c" shows itself there, even
+// when the shell replaced itself with the program (so that the parent is the
+// server).
 func env(w io.Writer, query string) error {
 	var added []string
-	for _, v := range []string{"PWD", "SHLVL", "_"} {
+	for _, v := range ShellVars {
 		if _, ok := os.LookupEnv(v); ok {
 			added = append(added, v)
 		}
