@@ -9,7 +9,13 @@ import (
 func (s *Server) createUser(c *conn, m proto.CreateUserRequest) error {
 	// TODO(ex 7.2): Done when: a name that exists (in the caches, or the
 	// store's ErrExists when two clients race for it) is answered 100 "User
-	// already exists." and nothing changes; otherwise the user is in the store
+	// already exists." and nothing changes; an address that has spent its
+	// registration budget (Config.AddressRegistrations, refilled over
+	// RegistrationWindow) is answered 100 "Too many registrations from your
+	// address, try again later." before any hash: ask the given
+	// s.registrations.allowed(c.addr) before hashing and call
+	// s.registrations.count(c.addr) once the hash is made (admission.go);
+	// otherwise the user is in the store
 	// (durable), then in the caches s.users and s.usersID (which s.mu
 	// protects), and in the login memo (so its first login needs no second
 	// hash), and the answer is 110 with its id and name. The slow steps, the

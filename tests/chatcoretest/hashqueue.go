@@ -135,7 +135,9 @@ func checkRegistrationBudget(k *testkit.T, impl Impl) {
 	}
 	refused := proto.ErrorResponse{RequestID: 7, Value: proto.MsgTooManyRegistrations}
 	other := e.dial("the same address, another connection")
-	other.callExpect(fmt.Sprintf("a registration past the address's budget (AddressRegistrations %d)", budget),
+	other.callExpect(fmt.Sprintf("a registration past the address's budget (AddressRegistrations %d): "+
+		"createUser must refuse it before any hash; the given limiter does it: s.registrations.allowed(c.addr) "+
+		"before the hash, s.registrations.count(c.addr) after it (admission.go)", budget),
 		proto.CreateUserRequest{RequestID: 7, Name: "budget-over", Password: "pw"}, refused)
 	other.callExpect("a registration of a name that exists, past the budget",
 		proto.CreateUserRequest{RequestID: 8, Name: "budget-0", Password: "pw"},
