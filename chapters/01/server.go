@@ -86,7 +86,8 @@ func New(cfg Config) (*Server, error) {
 // It always returns a non-nil error: lab.ErrServerClosed after Close (and at
 // once if Close was called before Serve).
 func (s *Server) Serve(ln net.Listener) error {
-	// TODO(ex 1.4): Done when: a Serve after Close closes ln and returns
+	// TODO(ex 1.4): Done when: a Serve after Close, or while another Serve
+	// serves (Close closes one listener), closes ln and returns
 	// lab.ErrServerClosed; otherwise ln is recorded for Close, under s.mu, and
 	// Serve counted in s.serve until it returns; connections are served one at
 	// a time, each to its end before the next accept (an iterative server);

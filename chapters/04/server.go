@@ -2,13 +2,13 @@ package stock
 
 import (
 	"bufio"
-	"errors"
 	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"errors"
 	"serverlab/tools/given/lab"
 	"serverlab/tools/given/stockfile"
 )

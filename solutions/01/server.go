@@ -110,12 +110,14 @@ func (s *Server) Serve(ln net.Listener) error {
 }
 
 // start records ln so that Close can close it. It reports false if the
-// server is already closed.
+// server is already closed, or serves already: it keeps one listener for
+// Close, and a second Serve that replaced it would leave the first Accept
+// blocked on a listener nobody closes.
 func (s *Server) start(ln net.Listener) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return false
+	if s.closed || s.ln != nil {
+		return false // closed, or already serving
 	}
 	s.ln = ln
 	s.serve.Add(1)

@@ -4,7 +4,6 @@ package evloop
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -145,7 +144,7 @@ func (l *Loop) Serve(ln net.Listener) error {
 	}
 	if l.ln != nil {
 		l.mu.Unlock()
-		return errors.New("evloop: Serve called twice")
+		return lab.ErrServerClosed // serving already: one listener, the one Close closes
 	}
 	if err := l.setup(ln); err != nil {
 		l.mu.Unlock()

@@ -115,12 +115,14 @@ func (s *Server) Serve(ln net.Listener) error {
 }
 
 // begin records ln so that Close can close it, and counts Serve in s.wg. It
-// reports false if the server is closed already.
+// reports false if the server is closed already, or serves already (the
+// Serve TODO's "a second one"): a second Serve that replaced ln would leave
+// the first Accept blocked on a listener nobody closes.
 func (s *Server) begin(ln net.Listener) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return false
+	if s.closed || s.ln != nil {
+		return false // closed, or already serving: Close closes one listener
 	}
 	s.ln = ln
 	s.wg.Add(1)

@@ -36,6 +36,7 @@ func Shutdown(t *testing.T, impl Impl) {
 			Probe: func(k *testkit.T, addr string) {
 				expectAnyID(k, k.DialAddr(addr), "HASH a", ok("", jobs.HashResult(jobs.Hash("a"))))
 			},
+			SeveralListeners: true, // Serve records each listener, and Close closes them all
 		})
 	})
 	k.Run("close-during-backoff", func(t *testing.T) {

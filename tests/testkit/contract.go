@@ -36,6 +36,10 @@ type Contract struct {
 	// serving (e.g. logged in), so that Close has a connection goroutine to stop
 	// and wait for. Without it, the check holds a plain idle connection.
 	Hold func(k *T, addr string)
+	// SeveralListeners says the server serves every listener it is given
+	// (chapter 03's job server): a second Serve serves too, and Close ends
+	// both. Otherwise a second Serve is refused (second-serve).
+	SeveralListeners bool
 }
 
 // CheckContract checks the face every server in the course has (docs/servers.md),
@@ -44,6 +48,9 @@ type Contract struct {
 //   - nothing-before-serve: building a server starts no goroutine, and Close
 //     before Serve returns nil;
 //   - serve-after-close: Serve after Close returns lab.ErrServerClosed at once;
+//   - second-serve: a Serve while one serves returns lab.ErrServerClosed at
+//     once and closes its listener; the first serves on, and Close ends it
+//     (contract_second.go);
 //   - close-after-close: a Close after one that has returned, on a server
 //     that served, returns nil at once (the first one's end leaves no lock
 //     held and closes nothing twice);
@@ -62,6 +69,7 @@ func (k *T) CheckContract(c Contract) {
 		sk := New(t, k.exercise)
 		sk.CheckServeAfterClose(c.New(Logger()))
 	})
+	k.Run("second-serve", func(t *testing.T) { checkSecondServe(New(t, k.exercise), c) })
 	k.Run("close-after-close", func(t *testing.T) { checkCloseAfterClose(New(t, k.exercise), c) })
 	k.Run("close-waits", func(t *testing.T) { checkCloseWaits(New(t, k.exercise), c, false) })
 	k.Run("close-waits-for-a-close-under-way", func(t *testing.T) { checkCloseWaits(New(t, k.exercise), c, true) })

@@ -22,6 +22,7 @@ type echo struct {
 	startInNew   bool // a goroutine starts before Serve
 	acceptIsExit bool // any Accept error ends Serve
 	neverAccepts bool // Serve returns at once, as an unsolved stub does
+	secondServes bool // a Serve while one serves serves too (refused only after Close)
 
 	mu     sync.Mutex
 	closed bool
@@ -46,7 +47,7 @@ func newEcho(log *slog.Logger, broken func(*echo)) *echo {
 
 func (e *echo) Serve(ln net.Listener) error {
 	e.mu.Lock()
-	if e.closed {
+	if e.closed || e.ln != nil && !e.secondServes {
 		e.mu.Unlock()
 		ln.Close() // Serve owns ln from the call on
 		return lab.ErrServerClosed
@@ -170,6 +171,11 @@ func TestChildContractNeverAccepts(t *testing.T) {
 	New(t, "0.1").CheckContract(echoContract(func(e *echo) { e.neverAccepts = true }))
 }
 
+func TestChildContractSecondServes(t *testing.T) {
+	onlyInChild(t)
+	New(t, "0.1").CheckContract(echoContract(func(e *echo) { e.secondServes = true }))
+}
+
 func TestContractBroken(t *testing.T) {
 	for _, c := range []struct{ child, want string }{
 		{"TestChildContractNoWait", "a Close call returned while goroutines of the server were still running"},
@@ -177,6 +183,7 @@ func TestContractBroken(t *testing.T) {
 		{"TestChildContractStartInNew", "building the server started goroutines before Serve"},
 		{"TestChildContractAcceptExit", "after Accept failed with"},
 		{"TestChildContractNeverAccepts", "without ever calling Accept on the listener it was given"},
+		{"TestChildContractSecondServes", "a second Serve (another listener) while the first serves"},
 	} {
 		t.Run(c.child, func(t *testing.T) {
 			out := runChild(t, c.child)
