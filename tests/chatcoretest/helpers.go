@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -31,6 +32,10 @@ type env struct {
 	raw    lab.Server
 	tls    *tls.Config // the client's, when the server speaks TLS
 	before string      // what the check needs working first, for messages
+	// answered is set once the server answered the env's first request
+	// (probe): the note in before is said only until then (needs.go).
+	// Shared by the copies e.on makes for subtests.
+	answered *atomic.Bool
 	// listen, if set, makes the listener the server serves on (default:
 	// testkit's, with the kernel's usual buffers).
 	listen func(k *testkit.T) net.Listener
@@ -51,7 +56,7 @@ func startOn(k *testkit.T, impl Impl, cfg Config, listen func(k *testkit.T) net.
 	if cfg.Logger == nil {
 		cfg.Logger = testkit.Logger()
 	}
-	e := &env{k: k, impl: impl, cfg: cfg, listen: listen}
+	e := &env{k: k, impl: impl, cfg: cfg, listen: listen, answered: new(atomic.Bool)}
 	if cfg.TLS != nil {
 		e.tls = &tls.Config{InsecureSkipVerify: true} // the check's own self-signed certificate
 	}
@@ -90,6 +95,7 @@ func (e *env) probe() {
 	c := e.dial("the suite's first connection")
 	defer c.nc.Close()
 	c.expectAnswer("the server answers a first request", c.sendGetChannels())
+	e.answered.Store(true)
 }
 
 // restart closes the server and serves a new one on the same database.
@@ -173,7 +179,7 @@ func (c *client) context() string {
 	if err, stopped := c.e.srv.Stopped(); stopped {
 		s += fmt.Sprintf("\n(the server is not running: Serve returned %v)", err)
 	}
-	return s + c.e.before
+	return s + c.needsNote()
 }
 
 // show formats a message for failure output.
@@ -432,7 +438,7 @@ func (c *client) register(name string) proto.User {
 	r, ok := m.(proto.CreateUserResponse)
 	if !ok || r.User.Name != name || r.User.ID == 0 {
 		c.k.Fatalf("creating user %q: want 110 {request_id, user:{id, name:%q}} with an id > 0, got %s%s",
-			name, name, show(m), c.context())
+			name, name, show(m), c.stepFailed("7.2", "users and sessions"))
 	}
 	return r.User
 }
@@ -453,7 +459,8 @@ func (c *client) authenticate(name string) {
 	c.nextID++
 	r, ok := m.(proto.AuthenticateResponse)
 	if !ok || r.User.Name != name {
-		c.k.Fatalf("logging in as %q: want 116 {request_id, user:{id, name:%q}}, got %s%s", name, name, show(m), c.context())
+		c.k.Fatalf("logging in as %q: want 116 {request_id, user:{id, name:%q}}, got %s%s", name, name, show(m),
+			c.stepFailed("7.2", "users and sessions"))
 	}
 	c.user = r.User
 	c.waitFor("after its own login", proto.UserLoginEvent{UserID: r.User.ID})
@@ -465,7 +472,8 @@ func (c *client) createChannel(name string) proto.Channel {
 	m := c.call(proto.CreateChannelRequest{RequestID: c.id(), Name: name})
 	r, ok := m.(proto.CreateChannelResponse)
 	if !ok || r.Channel.Name != name || r.Channel.ID == 0 {
-		c.k.Fatalf("creating channel %q: want 108 {channel:{id, name:%q}, request_id}, got %s%s", name, name, show(m), c.context())
+		c.k.Fatalf("creating channel %q: want 108 {channel:{id, name:%q}, request_id}, got %s%s", name, name, show(m),
+			c.stepFailed("7.3", "channels"))
 	}
 	return r.Channel
 }
@@ -475,7 +483,8 @@ func (c *client) join(ch uint32) {
 	c.k.Helper()
 	m := c.call(proto.JoinChannelRequest{RequestID: c.id(), ChannelID: ch})
 	if r, ok := m.(proto.JoinChannelResponse); !ok || r.ChannelID != ch {
-		c.k.Fatalf("joining channel %d: want 118 {channel_id:%d, request_id}, got %s%s", ch, ch, show(m), c.context())
+		c.k.Fatalf("joining channel %d: want 118 {channel_id:%d, request_id}, got %s%s", ch, ch, show(m),
+			c.stepFailed("7.3", "channels"))
 	}
 }
 
