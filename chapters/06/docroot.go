@@ -12,7 +12,7 @@ import (
 // symbolic link, at the moment of opening: there is no window between a check
 // and the open for a link to change in.
 //
-//mirror:keep (the solution adds a fast path, docroot_linux.go, that is its own)
+//mirror:keep (a mark for the course's maintainers: this declaration is the chapter's own)
 type Docroot struct {
 	dir  string
 	root *os.Root
@@ -29,7 +29,7 @@ func OpenDocroot(dir string) (*Docroot, error) {
 
 // Close releases the root.
 //
-//mirror:keep (the solution closes its fast path too)
+//mirror:keep (a mark for the course's maintainers: this declaration is the chapter's own)
 func (d *Docroot) Close() error { return d.root.Close() }
 
 // Target is what a request URI names: an open regular file under the root.

@@ -29,8 +29,9 @@ func (s *Server) keepAlive(nc net.Conn) {
 //     the dead ones, and MaxIdle the live ones that hold a descriptor for
 //     nothing.
 func (s *Server) readDeadline(c *conn) time.Time {
-	// TODO(ex 7.6): Done when: the three cases above hold, read under s.mu
-	// (c.user and c.heartbeat change under it): the zero time means no
+	// TODO(ex 7.6): Done when: the three cases above hold, c.user read under
+	// s.mu (it changes under it; c.heartbeat is the reader goroutine's own,
+	// as conn.go says, and this runs on the reader): the zero time means no
 	// deadline. Checked by TestEx7_6_Liveness.
 	return time.Time{}
 }
@@ -49,7 +50,8 @@ func (s *Server) frameDeadline() time.Time {
 // it logs in.
 func (s *Server) heartbeat(c *conn, m proto.HeartbeatRequest) error {
 	// TODO(ex 7.6): Done when: c is held to IdleTimeout between frames from now
-	// on (c.heartbeat, under s.mu) and gets 131 with the request's id, with or
-	// without a session. Checked by TestEx7_6_Liveness.
+	// on (c.heartbeat: the reader goroutine, which runs this, owns it; no lock)
+	// and gets 131 with the request's id, with or without a session. Checked
+	// by TestEx7_6_Liveness.
 	return notImplemented("7.6", "Server.heartbeat")
 }
