@@ -261,6 +261,9 @@ func (c *course) writeArchive(w io.Writer, files, starter []string, sum string) 
 		if path.Ext(rel) == ".md" {
 			b = shippedMarkdown(b)
 		}
+		if path.Ext(rel) == ".go" && strings.HasPrefix(rel, "chapters/") {
+			b = shippedGo(b)
+		}
 		hdr := &tar.Header{Name: "serverlab/" + name, Mode: mode, Size: int64(len(b)), ModTime: fi.ModTime(), Typeflag: tar.TypeReg}
 		if err := tw.WriteHeader(hdr); err != nil {
 			return err
