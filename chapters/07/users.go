@@ -12,10 +12,9 @@ func (s *Server) createUser(c *conn, m proto.CreateUserRequest) error {
 	// already exists." and nothing changes; an address that has spent its
 	// registration budget (Config.AddressRegistrations, refilled over
 	// RegistrationWindow) is answered 100 "Too many registrations from your
-	// address, try again later." before any hash: ask the given
-	// s.registrations.allowed(c.addr) before hashing and call
-	// s.registrations.count(c.addr) once the hash is made (admission.go);
-	// otherwise the user is in the store
+	// address, try again later." before any hash, and each hash made spends
+	// one of it (the given limiter s.registrations keeps the budget:
+	// admission.go); otherwise the user is in the store
 	// (durable), then in the caches s.users and s.usersID (which s.mu
 	// protects), and in the login memo (so its first login needs no second
 	// hash), and the answer is 110 with its id and name. The slow steps, the
