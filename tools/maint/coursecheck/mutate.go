@@ -416,7 +416,29 @@ func runMutate(ctx context.Context, c config, chapters []rubric.Chapter, stdout,
 	if writeMutateReport(stdout, results, c, time.Since(start)) > 0 {
 		return grade.ExitRequirement
 	}
+	if noneCompiled(results) {
+		// Not a score of 100 %: nothing was measured. The usual cause is
+		// an exercise not yet committed, graded with git HEAD's course files.
+		fmt.Fprintln(stderr, "coursecheck: no mutant compiled, so nothing was measured: if the exercise is not committed yet, commit it or add -course checkout")
+		return grade.ExitRequirement
+	}
 	return grade.ExitOK
+}
+
+// noneCompiled says whether mutants were graded and not one of them compiled.
+func noneCompiled(results []autoResult) bool {
+	graded := 0
+	for _, r := range results {
+		switch r.verdict {
+		case "", verdictNotRun, verdictEquivalent:
+			continue // not graded: not reached within -mutate-for, or judged before
+		case verdictNotCompiled:
+			graded++
+		default:
+			return false
+		}
+	}
+	return graded > 0
 }
 
 // sampleIndexes picks n of 0..total-1 by seed, in order.

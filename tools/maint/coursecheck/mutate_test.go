@@ -75,3 +75,24 @@ func TestMutateFile(t *testing.T) {
 		}
 	}
 }
+
+// TestNoneCompiledIsNoScore: a run whose graded mutants all failed to compile
+// measured nothing (an exercise not committed yet, graded with git HEAD's
+// course files), which must not read as 100 %.
+func TestNoneCompiledIsNoScore(t *testing.T) {
+	r := func(v string) autoResult { return autoResult{verdict: v} }
+	for _, tc := range []struct {
+		results []autoResult
+		want    bool
+	}{
+		{[]autoResult{r(verdictNotCompiled), r(verdictNotCompiled), r(verdictNotRun)}, true},
+		{[]autoResult{r(verdictNotCompiled), r("killed")}, false},
+		{[]autoResult{r(verdictNotCompiled), r(verdictSurvived)}, false},
+		{[]autoResult{r(verdictNotRun), r(verdictEquivalent)}, false},
+		{nil, false},
+	} {
+		if got := noneCompiled(tc.results); got != tc.want {
+			t.Errorf("%v: noneCompiled = %v, want %v", tc.results, got, tc.want)
+		}
+	}
+}

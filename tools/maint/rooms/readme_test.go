@@ -43,3 +43,61 @@ func TestToolsREADMENamesEveryPackage(t *testing.T) {
 		}
 	}
 }
+
+// roomFolder is where each room lives, as the map's table names it.
+var roomFolder = map[Room]string{
+	Chapters: "chapters/NN/", Solutions: "solutions/", Tests: "tests/", Given: "tools/given/",
+	Internal: "tools/internal/", Cmd: "tools/cmd/", Maint: "tools/maint/",
+}
+
+// TestMapTableNamesEveryRoom holds the map's table of rooms to the layout:
+// every room the rules know has a row whose first cell is its folder, and
+// every folder a row names exists.
+func TestMapTableNamesEveryRoom(t *testing.T) {
+	page, err := os.ReadFile(mapPage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]bool{}
+	for _, line := range strings.Split(string(page), "\n") {
+		cell, ok := strings.CutPrefix(line, "| `")
+		if !ok {
+			continue
+		}
+		folder, _, _ := strings.Cut(cell, "`")
+		rows[folder] = true
+		dir := strings.ReplaceAll(folder, "NN", "01")
+		if info, err := os.Stat(filepath.Join("../../..", dir)); err != nil || !info.IsDir() {
+			t.Errorf("%s has a row for %s, which is not a folder of the course", mapPage, folder)
+		}
+	}
+	for room, folder := range roomFolder {
+		if !rows[folder] {
+			t.Errorf("%s has no row whose first cell is `%s` (the %s room)", mapPage, folder, room)
+		}
+	}
+	for room := range mayImport {
+		if _, ok := roomFolder[room]; !ok {
+			t.Errorf("room %s has no folder in this test's roomFolder: add it, and its row to %s", room, mapPage)
+		}
+	}
+}
+
+// TestTestsREADMENamesEverySuite holds tests/README.md to the folders of
+// tests/: each is named in backquotes, so that a new suite says what it is.
+func TestTestsREADMENamesEverySuite(t *testing.T) {
+	const tests = "../../../tests"
+	readme, err := os.ReadFile(filepath.Join(tests, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(tests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() && !strings.Contains(string(readme), "`"+e.Name()+"/`") {
+			t.Errorf("tests/README.md does not name %s/: add a row that says what it is and who uses it", e.Name())
+		}
+	}
+}
