@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"errors"
 	"serverlab/tools/given/lab"
 	"serverlab/tools/given/stockfile"
 )
@@ -170,9 +169,10 @@ func (s *Server) Serve(ln net.Listener) error {
 		ln.Close()
 		return lab.ErrServerClosed
 	}
-	if s.started {
+	if s.started { // a server serves one listener: the one Close closes
 		s.mu.Unlock()
-		return errors.New("stock: Serve called twice")
+		ln.Close()
+		return lab.ErrServerClosed
 	}
 	s.started, s.ln = true, ln
 	s.wg.Add(1) // Serve itself; the goroutines it starts join with wg.Go

@@ -30,8 +30,7 @@ func rerunAlone(ctx context.Context, rn *runner, timedOut []job) []string {
 			continue // it hung, not for want of a processor: again would hang again
 		}
 		first := j.result.Message
-		j.timeout *= 2
-		j.scale = max(j.scale, 1) * 2
+		j.again = 2 // runJob scales the limit and the waits by the load, then doubles them
 		var done sync.WaitGroup
 		done.Add(1)
 		j.done = &done
@@ -85,4 +84,25 @@ func notRunBudget(ch *ChapterResult, budget time.Duration, when string) {
 
 func budgetMessage(budget time.Duration, when string) string {
 	return fmt.Sprintf("the grading budget (-budget %s) ran out %s; the exercises graded before it keep their points", budget, when)
+}
+
+// measureLoad is the scale for an exercise about to start (busyScale), and
+// it remembers the largest, with its load, for the report's note.
+func (rn *runner) measureLoad() float64 {
+	load := loadAverage()
+	scale := testkit.BusyScale(load, runtime.NumCPU())
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	if scale > rn.maxScale {
+		rn.maxScale, rn.maxLoad = scale, load
+	}
+	return scale
+}
+
+// busiest is the largest scale an exercise of this run started with, and
+// the load it was measured at.
+func (rn *runner) busiest() (scale, load float64) {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	return rn.maxScale, rn.maxLoad
 }

@@ -62,8 +62,8 @@ func TestRunJobBudget(t *testing.T) {
 	var done sync.WaitGroup
 	res := &ExerciseResult{ID: "1.4"}
 	done.Add(1)
-	runJob(t.Context(), nil, job{
-		exercise: exercise{test: "TestEx1_4_Hang", timeout: 40 * time.Second},
+	runJob(t.Context(), &runner{}, job{
+		exercise: exercise{test: "TestEx1_4_Hang"}, limit: 40 * time.Second,
 		result:   res, done: &done, deadline: time.Now().Add(3 * time.Second), budget: 9 * time.Minute,
 	})
 	done.Wait()

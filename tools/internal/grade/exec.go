@@ -26,6 +26,9 @@ type runner struct {
 	user      *Credential // run test binaries as this user; nil: as the grader
 	tmp       string      // the grader's scratch directory: binaries, the subjects' scratch folders
 	root      string      // the module root: what a sandboxed subject may read of the checkout
+
+	mu                sync.Mutex
+	maxScale, maxLoad float64 // the busiest an exercise started (measureLoad)
 }
 
 // newRunner finds test2json once: `go tool -n` prints the path of the built

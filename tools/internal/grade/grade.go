@@ -1,6 +1,7 @@
 package grade
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -34,7 +35,9 @@ type Options struct {
 // job is one exercise to run and the result it fills in.
 type job struct {
 	exercise
-	root     string // the module root, absolute
+	limit    time.Duration // the exercise's time limit on a quiet machine
+	again    float64       // 2 when run again alone after a timeout, else 1
+	root     string        // the module root, absolute
 	result   *ExerciseResult
 	done     *sync.WaitGroup // the chapter's outstanding exercises
 	deadline time.Time       // the budget's end; zero for none
@@ -124,10 +127,6 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 	}
 	b := builder{root: root, tmp: tmp, module: module, pristine: pr, allow: opt.Allow, deadline: deadline, budget: opt.Budget, extra: extra}
 	b.scale = busyScale()
-	if b.scale > 1 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("the machine is busy (load %.1f on %d cores): the checks' waits and time limits are %.1f times as long",
-			loadAverage(), runtime.NumCPU(), b.scale))
-	}
 	jobs := make(chan job)
 	var workers, chapters sync.WaitGroup
 	var retryMu sync.Mutex
@@ -146,7 +145,8 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 
 	warnColdBuild(ctx, opt.Progress, root, target, opt.Chapters)
 	var buildErr error
-	for i, spec := range opt.Chapters {
+	for _, i := range longestFirst(chapterLimits(opt.Chapters, opt.Timeout)) {
+		spec := opt.Chapters[i]
 		ch := &rep.Chapters[i]
 		chStart := time.Now()
 		pending, err := b.buildAndQueue(ctx, spec, ch, opt.Timeout, jobs)
@@ -167,6 +167,10 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 		return nil, buildErr
 	}
 	rep.Notes = append(rep.Notes, rerunAlone(ctx, rn, retries)...)
+	if most, load := rn.busiest(); most > 1 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the machine was busy (load up to %.1f on %d cores): the checks' waits and time limits were up to %.1f times as long",
+			load, runtime.NumCPU(), most))
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -196,6 +200,47 @@ func newReport(target, module string, chapters []rubric.Chapter) *Report {
 	}
 	rep.total()
 	return rep
+}
+
+// longestFirst is the order to start things in, given their time limits:
+// the longest first, ties in the rubric's order. The rubric gives a long
+// limit only to an exercise that takes long; started last, it would run alone
+// at the end of the run while the other workers idle (chapter 08's 8.5 ran on
+// for about 50 s).
+func longestFirst(limits []time.Duration) []int {
+	order := make([]int, len(limits))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(limits[b], limits[a]) })
+	return order
+}
+
+// exerciseLimits are a chapter's exercises' time limits.
+func exerciseLimits(ch rubric.Chapter, def time.Duration) []time.Duration {
+	limits := make([]time.Duration, len(ch.Exercises))
+	for i, ex := range ch.Exercises {
+		limits[i] = ex.TimeLimit(def)
+	}
+	return limits
+}
+
+// chapterLimits are the chapters' longest exercise time limits.
+func chapterLimits(chapters []rubric.Chapter, def time.Duration) []time.Duration {
+	limits := make([]time.Duration, len(chapters))
+	for i, ch := range chapters {
+		limits[i] = slices.Max(append(exerciseLimits(ch, def), 0))
+	}
+	return limits
+}
+
+// rescale sets the job's waits and time limit from the machine's load as it
+// starts, not once for the whole run: the spike of the grader's own builds
+// (or a neighbour's) must not stretch every later exercise's waits, and a
+// load that comes later must still be met.
+func (j *job) rescale(scale float64) {
+	j.scale = max(scale, 1) * max(j.again, 1)
+	j.timeout = scaled(j.limit, j.scale)
 }
 
 // builder builds chapters: screening, the course's files, the compiler.
@@ -279,7 +324,7 @@ func (b builder) buildAndQueue(ctx context.Context, spec rubric.Chapter, ch *Cha
 		return nil, fmt.Errorf("the course's judge for %s does not build (a fault of the course, not of the student's code):\n%s", ch.Dir, failure)
 	}
 	positions := findTests(b.root, ch.Dir, ov)
-	for i := range ch.Exercises {
+	for _, i := range longestFirst(exerciseLimits(spec, timeout)) {
 		ex := &ch.Exercises[i]
 		if pos, ok := positions[ex.Test]; ok {
 			ex.File, ex.Line = pos.file, pos.line
@@ -299,6 +344,8 @@ func (b builder) buildAndQueue(ctx context.Context, spec rubric.Chapter, ch *Cha
 				timeout: scaled(spec.Exercises[i].TimeLimit(timeout), b.scale),
 				student: ch.Dir,
 			},
+			limit:    spec.Exercises[i].TimeLimit(timeout),
+			again:    1,
 			root:     b.root,
 			result:   ex,
 			done:     pending,
@@ -335,6 +382,7 @@ func othersMayEnter(dir string) bool {
 func runJob(ctx context.Context, rn *runner, j job) (retry bool) {
 	defer j.done.Done()
 	res := j.result
+	j.rescale(rn.measureLoad())
 	shortened := false
 	if !j.deadline.IsZero() {
 		// What is left of the budget must cover the time limit and the
