@@ -64,7 +64,7 @@ func TestRunJobBudget(t *testing.T) {
 	done.Add(1)
 	runJob(t.Context(), &runner{}, job{
 		exercise: exercise{test: "TestEx1_4_Hang"}, limit: 40 * time.Second,
-		result:   res, done: &done, deadline: time.Now().Add(3 * time.Second), budget: 9 * time.Minute,
+		result: res, done: &done, deadline: time.Now().Add(3 * time.Second), budget: 9 * time.Minute,
 	})
 	done.Wait()
 	if res.Cause != CauseNotRun || !strings.Contains(res.Message, "ran out before this exercise could run") {
