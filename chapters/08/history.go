@@ -32,21 +32,16 @@ func (s *Server) getChats(c *conn, m proto.GetChatsRequest) error {
 // afford its answer, as chapter 07's does: a history is up to a 1 MiB
 // frame, read from the stream and then queued for a client that may never
 // read it. It is answered Server busy. at once, without reading the
-// stream, when Limits.HistoryReads GetChats are being read already (a
-// burst must not take NATS and the CPU from logins and chat messages), or
-// when the half of the output budget that large replies may use is spent.
+// stream, when guard.Reads says so: Limits.HistoryReads GetChats are
+// being read already, or the half of the output budget that large replies
+// may use is spent.
 func (s *Server) historyGate(c *conn, m proto.GetChatsRequest) error {
-	if s.output.Spent() {
+	done, ok := s.historyReads.Enter()
+	if !ok {
 		s.busy(c, m)
 		return nil
 	}
-	select {
-	case s.historyReads <- struct{}{}:
-	default:
-		s.busy(c, m)
-		return nil
-	}
-	defer func() { <-s.historyReads }()
+	defer done()
 	return s.getChats(c, m)
 }
 

@@ -207,7 +207,7 @@ type Server struct {
 	// output is the budget of bytes queued for clients, every outbox
 	// together; historyReads the GetChats reading the stream (historyGate).
 	output       *guard.Budget
-	historyReads chan struct{}
+	historyReads *guard.Reads
 
 	// hwm is the high-water mark: the highest stream sequence delivered to
 	// this server's connections (exercise 8.2). Only the consumer's
@@ -271,9 +271,9 @@ func New(cfg Config) (*Server, error) {
 		preAuthInput: guard.NewBudget(cfg.Limits.PreAuthBudget),
 		input:        guard.NewBudget(cfg.Limits.InputBudget),
 		output:       guard.NewBudget(cfg.Limits.OutputBudget),
-		historyReads: make(chan struct{}, cfg.Limits.HistoryReads),
 		failures:     guard.NewFailures(cfg.Limits.AddressFailures, cfg.Limits.FailureWindow),
 	}
+	s.historyReads = guard.NewReads(cfg.Limits.HistoryReads, s.output)
 	lock, err := lockStore(cfg.DBPath)
 	if err != nil {
 		cancel()

@@ -238,7 +238,7 @@ type Server struct {
 	// together; historyReads the GetChats reading the store (see
 	// historyGate).
 	output       *guard.Budget
-	historyReads chan struct{}
+	historyReads *guard.Reads
 	dummyState
 	// logins remembers verified passwords for a while (see loginMemo).
 	logins loginMemo
@@ -304,8 +304,8 @@ func New(cfg Config) (*Server, error) {
 		preAuthInput: guard.NewBudget(cfg.Limits.PreAuthBudget),
 		input:        guard.NewBudget(cfg.Limits.InputBudget),
 		output:       guard.NewBudget(cfg.Limits.OutputBudget),
-		historyReads: make(chan struct{}, cfg.Limits.HistoryReads),
 	}
+	s.historyReads = guard.NewReads(cfg.Limits.HistoryReads, s.output)
 	store := cfg.Store
 	if store == nil {
 		var err error

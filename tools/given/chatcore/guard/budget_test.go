@@ -50,3 +50,31 @@ func TestBudgetConcurrent(t *testing.T) {
 		t.Fatalf("after every take was given back: used %d, want 0", b.Used())
 	}
 }
+
+// TestReads: n requests at once and no more; a finished one frees its slot;
+// none while the output budget's optional half is spent.
+func TestReads(t *testing.T) {
+	out := NewBudget(100)
+	r := NewReads(2, out)
+	d1, ok1 := r.Enter()
+	d2, ok2 := r.Enter()
+	if !ok1 || !ok2 {
+		t.Fatal("the first two reads were refused")
+	}
+	if _, ok := r.Enter(); ok {
+		t.Fatal("a third read ran beside two, with a limit of 2")
+	}
+	d1()
+	d3, ok := r.Enter()
+	if !ok {
+		t.Fatal("a read was refused after one of two ended")
+	}
+	d2()
+	d3()
+	if !out.TakeOptional(50) {
+		t.Fatal("TakeOptional(50) of 100 refused")
+	}
+	if _, ok := r.Enter(); ok {
+		t.Fatal("a read ran while the output budget's optional half was spent")
+	}
+}

@@ -136,6 +136,37 @@ func (b *Budget) TakeOptional(n int64) bool {
 // any work is done for it.
 func (b *Budget) Spent() bool { return b.used.Load() >= b.limit/2 }
 
+// Reads bounds the requests whose answers are large and costly to make (a
+// history: up to a 1 MiB frame read from the store, then queued for a
+// client that may never read it). A burst of them must not take the store
+// and the CPU from logins and chat messages, nor do work for an answer the
+// output budget would refuse anyway.
+type Reads struct {
+	slots  chan struct{}
+	output *Budget
+}
+
+// NewReads lets at most n such requests run at once, and none while the
+// half of output that large replies may use is spent.
+func NewReads(n int, output *Budget) *Reads {
+	return &Reads{slots: make(chan struct{}, n), output: output}
+}
+
+// Enter reports whether a request may be served now, and if so returns the
+// func that ends it. It never waits: a server answers one it refuses Server
+// busy., and the client may ask again.
+func (r *Reads) Enter() (done func(), ok bool) {
+	if r.output.Spent() {
+		return nil, false
+	}
+	select {
+	case r.slots <- struct{}{}:
+		return func() { <-r.slots }, true
+	default:
+		return nil, false
+	}
+}
+
 // Give returns n bytes that Take or TakeOptional reserved.
 func (b *Budget) Give(n int64) { b.used.Add(-n) }
 
