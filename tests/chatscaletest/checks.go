@@ -814,13 +814,33 @@ func loginEventually(k *testkit.T, c *client, name, why string) {
 	}
 }
 
-// Sessions checks exercise 8.5: a session's key lives as long as its server
+// Sessions checks exercise 8.5, in six checks of its own, each under its
+// own watchdog: together they take about 50 s on a quiet machine, more than
+// one check's WatchdogTimeout.
+func Sessions(t *testing.T, impl Impl) {
+	for _, c := range []struct {
+		name  string
+		check func(*testkit.T, Impl)
+	}{
+		{"lifetime", sessionLifetime},
+		{"restarted-server", restartedServer},
+		{"refresh-without-lock", refreshWithoutLock},
+		{"never-twice", neverTwice},
+		{"failed-refresh", failedRefresh},
+		{"lost-refresh", lostRefresh}, // a refresh's reply lost (lostrefresh.go)
+	} {
+		if !t.Run(c.name, func(t *testing.T) { c.check(testkit.New(t, "8.5"), impl) }) {
+			return // the later checks stand on the earlier ones' sessions
+		}
+	}
+}
+
+// sessionLifetime checks that a session's key lives as long as its server
 // (which refreshes it within the bucket's TTL) and no longer (the key of a
 // server that died expires); while NATS is down a login is answered
 // Storage failed. in time, and once NATS is back the same server logs
 // users in again.
-func Sessions(t *testing.T, impl Impl) {
-	k := testkit.New(t, "8.5")
+func sessionLifetime(k *testkit.T, impl Impl) {
 	n := startNATS(k)
 	obs := observe(k, n.url())
 	cfg := baseConfig(k, n.url())
@@ -907,11 +927,6 @@ func Sessions(t *testing.T, impl Impl) {
 		k.Fatalf("%s: GetChannels on A after an outage of NATS longer than the TTL, once A had made her key again\nwant: 120 (she is logged in on A)\ngot:  %s\n(likely cause: the refresh ends the session whenever the key was not at its lease; only ErrKeyExists from the Create — another server's key — means the session is lost)%s", alice.who, show(got), alice.context())
 	}
 
-	restartedServer(k, impl)
-	refreshWithoutLock(k, impl)
-	neverTwice(k, impl)
-	failedRefresh(k, impl)
-	lostRefresh(k, impl) // a refresh's reply lost (lostrefresh.go)
 }
 
 // failedRefresh checks that a refresh whose write failed changes nothing:
