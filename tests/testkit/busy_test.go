@@ -24,3 +24,33 @@ func TestStarvedNeedsWork(t *testing.T) {
 		}
 	}
 }
+
+func TestLimitRoundTrip(t *testing.T) {
+	limit, ext, ok := ParseLimit(FormatLimit(160*time.Second, 2))
+	if !ok || limit != 160*time.Second || ext != 2 {
+		t.Fatalf("ParseLimit(FormatLimit(2m40s, 2)) = %v, %d, %v; want 2m40s, 2, true", limit, ext, ok)
+	}
+	for _, bad := range []string{"", "2m40s", "2m40s/", "x/2", "0s/2", "1s/-1", "-1s/1"} {
+		if _, _, ok := ParseLimit(bad); ok {
+			t.Errorf("ParseLimit(%q) accepted it; want it refused (no limit kept)", bad)
+		}
+	}
+}
+
+// TestLimitExtendsOnlyWhenStarved: a starved exercise gets its extensions,
+// one at a time, and then none; one that was not starved gets none.
+func TestLimitExtendsOnlyWhenStarved(t *testing.T) {
+	l := keepLimit(time.Hour, 2, time.Now())
+	defer l.timer.Stop()
+	if l.extend(false) {
+		t.Fatal("an exercise that was not starved got an extension")
+	}
+	for i := range 2 {
+		if !l.extend(true) {
+			t.Fatalf("a starved exercise was refused extension %d of 2", i+1)
+		}
+	}
+	if l.extend(true) {
+		t.Fatal("a starved exercise got a third extension; want at most the 2 the grader allowed")
+	}
+}

@@ -64,14 +64,15 @@ func (rn *runner) test2jsonCmd(pkg string) *exec.Cmd {
 }
 
 // raceEnv is the environment the processes of a run start from: the
-// grader's, without any GORACE or role the grader's caller set (the grader
+// grader's, without any GORACE, role or limit the grader's caller set (the grader
 // alone decides how the race detector reports, see subjectGORACE), and
 // without the race runtime's one-second sleep at exit, which would add a
 // second to every passing exercise.
 func raceEnv(env []string) []string {
 	out := make([]string, 0, len(env)+1)
 	for _, kv := range env {
-		if strings.HasPrefix(kv, "GORACE=") || strings.HasPrefix(kv, judge.RoleEnv+"=") || strings.HasPrefix(kv, judge.SocketIDEnv+"=") {
+		if strings.HasPrefix(kv, "GORACE=") || strings.HasPrefix(kv, judge.RoleEnv+"=") || strings.HasPrefix(kv, judge.SocketIDEnv+"=") ||
+			strings.HasPrefix(kv, testkit.LimitEnv+"=") {
 			continue
 		}
 		out = append(out, kv)
@@ -94,7 +95,17 @@ type exercise struct {
 	pkg     string  // import path, for test2json's events
 	test    string
 	timeout time.Duration
-	student string // the graded package's directory, slash-separated: whose frames messages show
+	// extensions is how many more timeouts the judge may give the exercise
+	// while its processes are starved of a processor (testkit.LimitEnv).
+	extensions int
+	student    string // the graded package's directory, slash-separated: whose frames messages show
+}
+
+// backstop is the -test.timeout of an exercise's judge: past its last
+// extension, so that the judge's own limit (testkit.LimitEnv) ends it first
+// and go test's ends it only if that one could not.
+func (ex exercise) backstop() time.Duration {
+	return ex.timeout*time.Duration(1+ex.extensions) + killGrace(ex.timeout)
 }
 
 // run runs the exercise's test alone and returns what the classifier needs,
@@ -111,7 +122,7 @@ func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, err
 		"-test.v=test2json",
 		"-test.run", "^"+ex.test+"$",
 		"-test.count=1",
-		"-test.timeout="+ex.timeout.String(),
+		"-test.timeout="+ex.backstop().String(),
 		"-test.paniconexit0",
 		"-test.fullpath")
 	cmd.Dir = ex.pkgDir
@@ -132,7 +143,8 @@ func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, err
 			subj.finish(0)
 		}
 	}()
-	cmd.Env = append(rn.env[:len(rn.env):len(rn.env)], judge.RoleEnv+"="+judge.Judge)
+	cmd.Env = append(rn.env[:len(rn.env):len(rn.env)], judge.RoleEnv+"="+judge.Judge,
+		testkit.LimitEnv+"="+testkit.FormatLimit(ex.timeout, ex.extensions))
 	if ex.scale > 1 {
 		cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%.2f", testkit.TimeScaleEnv, ex.scale))
 	}
@@ -211,7 +223,7 @@ func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, err
 	}
 	fmt.Fprintf(subj.tellPID, "%d\n", subj.cmd.Process.Pid)
 	subj.tellPID.Close()
-	exitCode, killed, waitErr := waitLimited(ctx, cmd, ex.timeout+killGrace(ex.timeout))
+	exitCode, killed, waitErr := waitLimited(ctx, cmd, ex.backstop()+killGrace(ex.backstop()))
 	wall := time.Since(start)
 	_ = killGroup(cmd) // sweep up anything the test left running
 	// The judge has gone, and with it its end of the socket: a subject that

@@ -243,6 +243,12 @@ func (j *job) rescale(scale float64) {
 	j.timeout = scaled(j.limit, j.scale)
 }
 
+// maxLimitExtensions is how many more time limits an exercise whose
+// processes were starved of a processor gets (testkit.LimitEnv): the
+// load-scaled limit stops growing at 4 times, and beside sixteen busy loops
+// on two cores an exercise gets about a twelfth of a core.
+const maxLimitExtensions = 2
+
 // builder builds chapters: screening, the course's files, the compiler.
 type builder struct {
 	root, tmp, module string
@@ -383,18 +389,21 @@ func runJob(ctx context.Context, rn *runner, j job) (retry bool) {
 	defer j.done.Done()
 	res := j.result
 	j.rescale(rn.measureLoad())
+	j.extensions = maxLimitExtensions
 	shortened := false
 	if !j.deadline.IsZero() {
-		// What is left of the budget must cover the time limit and the
-		// grace the grader gives a binary to report it.
+		// What is left of the budget must cover the time limit, its
+		// extensions and the grace the grader gives a binary to report it.
 		left := time.Until(j.deadline)
-		if fit := time.Duration(float64(left-5*time.Second) / 1.1); fit < j.timeout {
+		fit := time.Duration(float64(left-5*time.Second) / 1.1)
+		if fit < j.timeout {
 			if fit < time.Second {
 				res.Cause, res.Message = CauseNotRun, budgetMessage(j.budget, "before this exercise could run")
 				return
 			}
 			j.timeout, shortened = fit, true
 		}
+		j.extensions = min(j.extensions, int(fit/j.timeout)-1)
 	}
 	run, wall, err := rn.run(ctx, j.exercise)
 	if err != nil {
