@@ -402,6 +402,8 @@ func TestRequire(t *testing.T) {
 		{"no requirement", "", mixed, ""},
 		{"all, met", "all", allPassed, ""},
 		{"all, not met", "all", mixed, "3 exercise(s) did not pass: 1.2 (failed), 1.3 (panic), 2.1 (build error)"},
+		// Why, last on the output, where a CI log's tail shows it.
+		{"all, not met: why", "all", mixed, "\n  1.2: frame_test.go:40: WriteFrame: ex 1.2: not implemented\n  sent \"hi\""},
 		{"none, met", "none", allFailed, ""},
 		{"none, not met", "none", mixed, "but 3 did not: 1.1 (passed), 1.3 (panic), 2.1 (build error)"},
 		{"unknown mode", "some", mixed, "unknown -require mode"},

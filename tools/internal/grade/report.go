@@ -151,6 +151,14 @@ func (r *Report) Exercises(fn func(ch ChapterResult, ex ExerciseResult)) {
 	}
 }
 
+// The reasons -require all gives, last on the grader's output, where a CI
+// log that keeps only its tail still shows why the solutions lost a point:
+// the first lines of the first few failures.
+const (
+	requireShown = 3
+	requireLines = 4
+)
+
 // Require checks the report against a -require mode and says why it does not
 // meet it:
 //
@@ -165,13 +173,18 @@ func (r *Report) Require(mode string) error {
 	case "":
 		return nil
 	case "all":
+		var why strings.Builder
 		r.Exercises(func(ch ChapterResult, ex ExerciseResult) {
 			if !ex.Passed {
 				bad = append(bad, fmt.Sprintf("%s (%s)", ex.ID, ex.Cause))
+				if len(bad) <= requireShown {
+					writeIndented(&why, ex.ID+": "+inert(FirstLines([]byte(ex.Message), requireLines)), "  ", requireLines+1)
+				}
 			}
 		})
 		if len(bad) > 0 {
-			return fmt.Errorf("-require all: %d exercise(s) did not pass: %s", len(bad), strings.Join(bad, ", "))
+			return fmt.Errorf("-require all: %d exercise(s) did not pass: %s\n%s", len(bad), strings.Join(bad, ", "),
+				strings.TrimRight(why.String(), "\n"))
 		}
 	case "none":
 		r.Exercises(func(ch ChapterResult, ex ExerciseResult) {
