@@ -168,11 +168,13 @@ func TestChildContractAcceptExit(t *testing.T) {
 
 func TestChildContractNeverAccepts(t *testing.T) {
 	onlyInChild(t)
+	shortWaits()
 	New(t, "0.1").CheckContract(echoContract(func(e *echo) { e.neverAccepts = true }))
 }
 
 func TestChildContractSecondServes(t *testing.T) {
 	onlyInChild(t)
+	shortWaits()
 	New(t, "0.1").CheckContract(echoContract(func(e *echo) { e.secondServes = true }))
 }
 
