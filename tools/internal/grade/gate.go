@@ -327,7 +327,11 @@ type sharedImports struct {
 	// execs are the listed packages that can start a program: os/exec or
 	// plugin among their dependencies.
 	execs map[string]bool
-	imp   types.ImporterFrom
+	// hidden are the listed packages (and their dependencies) that use a
+	// package whose assembly writes memory unseen by the race detector:
+	// the first such dependency (hidesWrites).
+	hidden map[string]string
+	imp    types.ImporterFrom
 }
 
 // reset makes shared hold what the build in root with goFlags sees. Only
@@ -345,7 +349,7 @@ func (sh *sharedImports) reset(root string, goFlags []string) {
 	if sh.fset != nil && sh.key == key {
 		return
 	}
-	sh.key, sh.flags, sh.fset, sh.files, sh.execs = key, flags, token.NewFileSet(), map[string]string{}, map[string]bool{}
+	sh.key, sh.flags, sh.fset, sh.files, sh.execs, sh.hidden = key, flags, token.NewFileSet(), map[string]string{}, map[string]bool{}, map[string]string{}
 	sh.imp = importer.ForCompiler(sh.fset, "gc", func(ip string) (io.ReadCloser, error) {
 		if f := sh.files[ip]; f != "" {
 			return os.Open(f)
@@ -370,7 +374,10 @@ func exportData(ctx context.Context, root string, pkgs []string) (map[string]str
 	if len(missing) == 0 {
 		return found, nil
 	}
-	args := append([]string{"list", "-e", "-race", "-export", "-f", "{{.ImportPath}}\t{{.Export}}\t{{join .Deps \" \"}}"}, shared.flags...)
+	// -deps: every dependency's own dependencies too, so that the types an
+	// allowed package hands out are known restricted or not (hidesWrites);
+	// only the packages asked for are given export data (found).
+	args := append([]string{"list", "-e", "-race", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}\t{{join .Deps \" \"}}\t{{join .Imports \" \"}}"}, shared.flags...)
 	cmd := exec.CommandContext(ctx, "go", append(append(args, "--"), missing...)...)
 	cmd.Dir = root
 	cmd.Env = buildEnv()
@@ -386,13 +393,23 @@ func exportData(ctx context.Context, root string, pkgs []string) (map[string]str
 	if err != nil {
 		return nil, fmt.Errorf("the gate could not list the allowed packages' types (go list -export): %v\n%s", err, FirstLines(stderr.Bytes(), maxBuildLines))
 	}
+	asked := map[string]bool{}
+	for _, p := range missing {
+		asked[p] = true
+	}
 	sc := bufio.NewScanner(&stdout)
 	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
 	for sc.Scan() {
 		ip, rest, _ := strings.Cut(sc.Text(), "\t")
-		file, deps, _ := strings.Cut(rest, "\t")
-		found[ip] = file
-		shared.execs[ip] = slices.ContainsFunc(strings.Fields(deps), startsPrograms)
+		file, rest, _ := strings.Cut(rest, "\t")
+		deps, imports, _ := strings.Cut(rest, "\t")
+		if asked[ip] {
+			found[ip] = file
+			shared.execs[ip] = slices.ContainsFunc(strings.Fields(deps), startsPrograms)
+		}
+		if dep := hidesWrites(ip, strings.Fields(imports), strings.Fields(deps)); dep != "" {
+			shared.hidden[ip] = dep
+		}
 	}
 	for _, p := range missing {
 		shared.files[p] = found[p]
@@ -666,11 +683,12 @@ func (g *gate) handsOut(sf *srcFile, line int, obj types.Object) {
 			continue
 		}
 		ip, name := n.Obj().Pkg().Path(), n.Obj().Name()
-		if _, ok := restricted[ip]; !ok || ip == fn.Pkg().Path() || g.typeAllowed(ip, name) {
+		why, ok := restrictedWhy(ip)
+		if !ok || ip == fn.Pkg().Path() || g.typeAllowed(ip, name) {
 			continue
 		}
 		g.refuse(ruleImport, sf.rel, line, fmt.Sprintf("chapter %s's code needs no %s: it hands out a %s.%s, and %s",
-			g.chapter.ID, fn.FullName(), path.Base(ip), name, restricted[ip]))
+			g.chapter.ID, fn.FullName(), path.Base(ip), name, why))
 		return
 	}
 }
@@ -699,20 +717,26 @@ func (g *gate) valueOfRefusedType(sf *srcFile, line int, tv types.TypeAndValue, 
 			continue
 		}
 		ip, name := n.Obj().Pkg().Path(), n.Obj().Name()
-		if _, ok := restricted[ip]; !ok || g.typeAllowed(ip, name) || done[ip+"."+name] {
+		why, ok := restrictedWhy(ip)
+		if !ok || g.typeAllowed(ip, name) || done[ip+"."+name] {
 			continue
 		}
 		done[ip+"."+name] = true
 		g.refuse(ruleImport, sf.rel, line, fmt.Sprintf("chapter %s's code needs no %s.%s: a call here returns one, and %s",
-			g.chapter.ID, path.Base(ip), name, restricted[ip]))
+			g.chapter.ID, path.Base(ip), name, why))
 	}
 }
 
 // typeAllowed reports whether the chapter may hold a value of a restricted
-// package's type: the type or one of its members is on its list.
+// package's type: the type or one of its members is on its list. The entry
+// that allows it counts as used (the *tls.Conn tls.Server returns is
+// allowed by "crypto/tls.Conn" alone).
 func (g *gate) typeAllowed(ip, name string) bool {
-	if g.allow[ip] || g.allow[ip+"."+name] {
-		return true
+	for _, entry := range []string{ip, ip + "." + name} {
+		if g.allow[entry] {
+			g.used[entry] = true
+			return true
+		}
 	}
 	for entry := range g.allow {
 		if strings.HasPrefix(entry, ip+"."+name+".") {
@@ -845,7 +869,7 @@ func startsPrograms(dep string) bool { return dep == "os/exec" || dep == "plugin
 // the restricted standard packages and everything outside the standard
 // library (a package allowed whole returns before this is asked).
 func (g *gate) perMember(ip string) bool {
-	if _, ok := restricted[ip]; ok {
+	if _, ok := restrictedWhy(ip); ok {
 		return true
 	}
 	return !g.std(ip)
@@ -882,7 +906,7 @@ func (g *gate) packageRefusal(ip string) string {
 }
 
 func (g *gate) packageWhy(ip string) string {
-	if why, ok := restricted[ip]; ok {
+	if why, ok := restrictedWhy(ip); ok {
 		return why
 	}
 	if !g.std(ip) {
