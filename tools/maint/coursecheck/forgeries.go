@@ -26,7 +26,11 @@ import (
 // charge: against solutions/NN, every exercise must keep its points. Each
 // tools/maint/forgeries/clean/NN/<name>.patch is a starter that only looks
 // alarming (it prints a race report, say): every exercise must fail with the
-// cause failed, not the cause its output imitates.
+// cause failed, not the cause its output imitates. Each
+// tools/maint/forgeries/solved/NN/<name>.patch is a cheat inside working
+// code: against solutions/NN (a chapter that would otherwise pass), every
+// exercise must score nothing, each with the cause integrity or race (the
+// gate or the race detector caught it, not a test that happened to fail).
 // Patches are as in tools/maint/mutants: a "# why" line, then a unified diff.
 
 // forgery is one entry of the catalogue.
@@ -34,6 +38,7 @@ type forgery struct {
 	mutant      // the patch (exercise unused)
 	honest bool // against the solutions: must score full
 	clean  bool // against the starters: must score nothing, every exercise with cause failed
+	solved bool // against the solutions: must score nothing, every exercise with cause integrity or race
 }
 
 func findForgeries(root, dir string) ([]forgery, error) {
@@ -51,14 +56,14 @@ func findForgeries(root, dir string) ([]forgery, error) {
 		}
 		rel, _ := filepath.Rel(base, p)
 		parts := strings.Split(filepath.ToSlash(rel), "/")
-		f := forgery{honest: parts[0] == "honest", clean: parts[0] == "clean"}
-		if f.honest || f.clean {
+		f := forgery{honest: parts[0] == "honest", clean: parts[0] == "clean", solved: parts[0] == "solved"}
+		if f.honest || f.clean || f.solved {
 			parts = parts[1:]
 		}
 		f.file = path.Join(dir, filepath.ToSlash(rel))
 		f.name = strings.TrimSuffix(parts[len(parts)-1], ".patch")
 		if len(parts) != 2 {
-			f.err = fmt.Errorf("not at %s/[honest/|clean/]NN/<name>.patch", dir)
+			f.err = fmt.Errorf("not at %s/[honest/|clean/|solved/]NN/<name>.patch", dir)
 			found = append(found, f)
 			return nil
 		}
@@ -142,7 +147,7 @@ func gradeForgery(ctx context.Context, c config, root, tmp string, f forgery, ch
 		return "invalid", f.err.Error()
 	}
 	target := "chapters"
-	if f.honest {
+	if f.honest || f.solved {
 		target = c.maint.solutions
 	}
 	env := mutantEnv{root: root, solutions: target, timeout: c.Timeout, tmp: tmp}
@@ -166,6 +171,8 @@ func gradeForgery(ctx context.Context, c config, root, tmp string, f forgery, ch
 			wrong = append(wrong, fmt.Sprintf("%s scored %d: %s", ex.ID, ex.Points, "the judge was fooled"))
 		case f.honest && !ex.Passed:
 			wrong = append(wrong, fmt.Sprintf("%s lost its points (%s): %s", ex.ID, ex.Cause, grade.FirstLines([]byte(ex.Message), 3)))
+		case f.solved && ex.Cause != grade.CauseIntegrity && ex.Cause != grade.CauseRace:
+			wrong = append(wrong, fmt.Sprintf("%s: cause %s, want integrity or race: %s", ex.ID, ex.Cause, grade.FirstLines([]byte(ex.Message), 3)))
 		case f.clean && ex.Cause != grade.CauseFailed:
 			wrong = append(wrong, fmt.Sprintf("%s: cause %s, want failed: %s", ex.ID, ex.Cause, grade.FirstLines([]byte(ex.Message), 3)))
 		}

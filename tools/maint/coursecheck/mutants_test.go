@@ -138,7 +138,7 @@ func mustAbs(t *testing.T, p string) string {
 
 // TestForgeryCatalogueApplies is TestMutantCatalogueApplies for the
 // forgeries: every one applies to the tree it is written against (the
-// starters; honest work: the solutions). A stub comment changed by the
+// starters; honest work and solved/: the solutions). A stub comment changed by the
 // mirror made one stale, and only the sample that drew it said so.
 func TestForgeryCatalogueApplies(t *testing.T) {
 	all, err := findForgeries(fixtureRoot, "tools/maint/forgeries")
@@ -152,7 +152,7 @@ func TestForgeryCatalogueApplies(t *testing.T) {
 			continue
 		}
 		tree := "chapters"
-		if f.honest {
+		if f.honest || f.solved {
 			tree = "solutions"
 		}
 		env := mutantEnv{root: root, solutions: tree, tmp: t.TempDir()}
