@@ -189,6 +189,7 @@ func (t *errTable) encode(err error) *errValue {
 // decode returns the error v describes: the very error, if it was this
 // process's to begin with.
 func (t *errTable) decode(v *errValue) error {
+	boundErr(t.side, v)
 	if n, ok := strings.CutPrefix(v.ID, "errno:"); ok {
 		if errno, err := strconv.ParseUint(n, 10, 64); err == nil {
 			return syscall.Errno(errno)

@@ -56,6 +56,11 @@ func FuzzReceive(f *testing.F) {
 			if err != nil {
 				continue
 			}
+			// What the subject's calls bring in is counted and bounded
+			// (inbound.go) before any of it is served.
+			if !p.admit(m) && p.inBytes <= maxCallsIn && valueBytesOf(m) <= maxCallIn {
+				t.Fatalf("a call of %d bytes refused under the bounds", valueBytesOf(m))
+			}
 			d := decoder{p: p}
 			for _, x := range m.Args {
 				for _, typ := range receiveTypes {
@@ -94,4 +99,12 @@ func TestReceiveBounds(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(back, ok) {
 		t.Errorf("flatten/unflatten round trip = %+v, %v; want %+v", back, err, ok)
 	}
+}
+
+func valueBytesOf(m *message) int {
+	n := len(m.Method)
+	for i := range m.Args {
+		n += valueBytes(&m.Args[i])
+	}
+	return n
 }

@@ -286,7 +286,11 @@ func (l *link) receive() (*message, []*os.File, error) {
 	return m, files, err
 }
 
-func (l *link) close() { l.uc.Close() }
+func (l *link) close() {
+	if l.uc != nil { // the fuzz target's link has no socket
+		l.uc.Close()
+	}
+}
 
 // rightsReader reads the socket's bytes and queues the descriptors that
 // arrive with them.

@@ -33,6 +33,7 @@ func Proxy[I any](func(*Object) I)   {}
 func Sentinel(string, error)         {}
 func Finish() string                 { return "" }
 func Lost() bool                     { return false }
+func Refused() string                { return "" }
 func SameFile(a, b fs.FileInfo) bool { return os.SameFile(a, b) }
 func LeakOptions() []goleak.Option   { return nil }
 func Settle(time.Duration)           {}

@@ -35,6 +35,7 @@ type peer struct {
 	cancels        map[uint64]func() // contexts the other end may cancel
 	cancelledEarly map[uint64]bool   // cancels that arrived before their context (see serveCancel)
 	lostReason     error
+	inBytes        int64 // the data of the calls the other end made (admit)
 }
 
 type reply struct {
@@ -88,6 +89,12 @@ func (p *peer) loop() {
 				ch <- reply{m, files}
 			}
 			continue
+		}
+		if !p.admit(m) {
+			for _, f := range files {
+				f.Close()
+			}
+			return
 		}
 		go p.serve(m, files)
 	}
@@ -167,7 +174,7 @@ func (p *peer) call(handle uint64, method string, args []reflect.Value, in, out 
 		p.mu.Lock()
 		delete(p.pending, m.Call)
 		p.mu.Unlock()
-		return nil, errLost
+		return nil, p.lostErr()
 	}
 	d := decoder{p: p, files: r.files}
 	defer d.closeUnclaimed()

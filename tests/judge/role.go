@@ -278,14 +278,14 @@ func Leaks(id uint64) string {
 	if err := callService("leaks", reflect.TypeFor[func(uint64) string](), []any{id}, &report); err != nil {
 		return "the student's process did not answer the leak check: " + err.Error()
 	}
-	return report
+	return boundReport(report)
 }
 
 // Stacks is the subject's goroutine dump, for a message.
 func Stacks() string {
 	var dump string
 	callService("stacks", reflect.TypeFor[func() string](), nil, &dump)
-	return dump
+	return boundReport(dump)
 }
 
 // MemStats is the subject's runtime.MemStats.
@@ -305,7 +305,7 @@ func Finish() string {
 	if err := callService("finish", reflect.TypeFor[func() string](), nil, &report); err != nil {
 		return "the student's process did not answer the final leak check: " + err.Error()
 	}
-	return report
+	return boundReport(report)
 }
 
 // Lost reports whether the subject has gone (never, under go test: there

@@ -241,6 +241,10 @@ func (k *T) stopWatchdog() {
 func (k *T) leakCheck() func() {
 	snap := judge.Snapshot()
 	return func() {
+		if why := judge.Refused(); why != "" {
+			k.T.Errorf("%s", why) // the subject sent more than the judge takes: a failure, not a subject gone
+			return
+		}
 		if judge.Lost() {
 			k.T.Errorf("%s the process that runs the student's code ended during the check of exercise %s "+
 				"(the grader's report says how)", lab.SubjectGoneMarker, k.exercise)
