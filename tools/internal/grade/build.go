@@ -169,7 +169,7 @@ func findTests(root, dir string, ov overlay) map[string]position {
 			}
 			read = r
 		}
-		src, err := os.ReadFile(read)
+		src, err := readTreeFile(read)
 		if err != nil {
 			continue
 		}
@@ -191,7 +191,7 @@ func modulePath(root, modfile string) (string, error) {
 	if modfile == "" {
 		modfile = filepath.Join(root, "go.mod")
 	}
-	src, err := os.ReadFile(modfile)
+	src, err := readTreeFile(modfile)
 	if err != nil {
 		return "", fmt.Errorf("-root %s is not a module root: %w", root, err)
 	}

@@ -4,6 +4,7 @@
 package grade
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -28,9 +29,16 @@ func blobID(content []byte) string { return coursesum.BlobID(content) }
 // (the maintainers' tree, where no course.sum is ever committed). A clean
 // copy of the course that has neither (-course DIR, an exported tree) is the
 // course as its files stand. nil: no list (the checkout is not verified).
+//
+// A course.sum the grader refuses to read (readTreeFile: a link, a device,
+// a huge file) is no list either; courseListRefused says why, and nothing is graded.
 func CourseList(src string, clean bool) (map[string]string, string) {
-	if b, err := os.ReadFile(filepath.Join(src, filepath.FromSlash(coursesum.Path))); err == nil {
+	b, err := readTreeFile(filepath.Join(src, filepath.FromSlash(coursesum.Path)))
+	if err == nil {
 		return coursesum.Parse(string(b)), coursesum.Path
+	}
+	if isRefused(err) {
+		return nil, ""
 	}
 	if files, commit, err := headList(src); err == nil {
 		return files, "git HEAD " + commit[:min(12, len(commit))]
@@ -54,12 +62,22 @@ func CourseList(src string, clean bool) (map[string]string, string) {
 		if !d.Type().IsRegular() || !isCourseFile(rel) {
 			return nil
 		}
-		if b, err := os.ReadFile(abs); err == nil {
+		if b, err := readTreeFile(abs); err == nil {
 			files[rel] = blobID(b)
 		}
 		return nil
 	})
 	return files, "the files of " + src
+}
+
+// courseListRefused says why the tree src's course.sum is there but was not
+// read ("" if it was, or is not there): a tree that holds one the grader
+// refuses cannot be verified, and is not graded.
+func courseListRefused(src string) string {
+	if _, err := readTreeFile(filepath.Join(src, filepath.FromSlash(coursesum.Path))); err != nil && isRefused(err) {
+		return err.Error()
+	}
+	return ""
 }
 
 // headList lists the course files of the commit checked out at src (which
@@ -128,7 +146,38 @@ func gitRun(dir string, args ...string) ([]byte, error) {
 	cmd := exec.Command("git", slices.Concat([]string{"-C", dir}, gitSafety, args)...)
 	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "GIT_NO_LAZY_FETCH=1", "GIT_CONFIG_NOSYSTEM=1",
 		"GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=false", "SSH_ASKPASS=false", "GIT_PROTOCOL_FROM_USER=0")
-	return cmd.Output()
+	// The repository is the student's: a blob or a tree of gigabytes (git
+	// compresses zeros well) is refused, as readTreeFile refuses a file.
+	out := &cappedBuffer{max: maxGitOutput}
+	cmd.Stdout = out
+	if err := cmd.Run(); err != nil {
+		if out.over {
+			return nil, fmt.Errorf("git %s in %s printed more than %d bytes: refused", strings.Join(args, " "), dir, maxGitOutput)
+		}
+		return nil, err
+	}
+	return out.b, nil
+}
+
+// maxGitOutput bounds what the grader reads of one git command: the
+// course's list of files, or one of its files.
+const maxGitOutput = 16 * maxTreeFile
+
+// cappedBuffer collects a command's output up to max bytes; past it, the
+// write fails, which ends the command (a broken pipe).
+type cappedBuffer struct {
+	b    []byte
+	max  int
+	over bool
+}
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if len(c.b)+len(p) > c.max {
+		c.over = true
+		return 0, errors.New("output past its bound")
+	}
+	c.b = append(c.b, p...)
+	return len(p), nil
 }
 
 // partialClone reports whether dir's repository fetches missing objects

@@ -197,7 +197,16 @@ func (g *gate) file(p, rel string, replace map[string]string) {
 	case test && dir == g.chapterDir:
 		return // the chapter's wiring: the course's copy is built, and no other test file
 	}
-	f, err := parser.ParseFile(g.fset, src, nil, parser.ParseComments|parser.SkipObjectResolution)
+	text, err := readTreeFile(src)
+	if isRefused(err) {
+		g.refuse(ruleImport, rel, 1, fmt.Sprintf("%s: the gate reads only regular files of a bounded size, and checks what it reads: %s",
+			name, err.(*errTreeFile).why))
+		return
+	}
+	if err != nil {
+		text = nil // go/parser reports the error reading the file again
+	}
+	f, err := parser.ParseFile(g.fset, src, text, parser.ParseComments|parser.SkipObjectResolution)
 	if err != nil {
 		// A file the gate cannot read is not let through unread: the
 		// compiler accepts some that go/parser refuses (nesting deeper than
@@ -222,7 +231,7 @@ var buildContext = func() build.Context {
 // build constraints and its name's _GOOS/_GOARCH suffix allow it.
 func builds(name, src string) bool {
 	c := buildContext
-	c.OpenFile = func(string) (io.ReadCloser, error) { return os.Open(src) }
+	c.OpenFile = func(string) (io.ReadCloser, error) { return openTreeReader(src) }
 	ok, err := c.MatchFile(filepath.Dir(name), filepath.Base(name))
 	return err != nil || ok
 }
@@ -290,7 +299,11 @@ func (g *gate) parseCourse(ip string, replace map[string]string) []*ast.File {
 		if !builds(p, src) {
 			continue
 		}
-		if f, err := parser.ParseFile(g.fset, src, nil, parser.SkipObjectResolution); err == nil {
+		text, err := readTreeFile(src)
+		if err != nil {
+			continue
+		}
+		if f, err := parser.ParseFile(g.fset, src, text, parser.SkipObjectResolution); err == nil {
 			files = append(files, f)
 		}
 	}

@@ -49,6 +49,9 @@ type pristine struct {
 	tmp   string
 	files map[string]string // course path → blob id
 	from  string            // where the list came from, for the report
+	// refused: the tree's list of the course's files is there but is not a
+	// file the grader reads (readTreeFile): nothing is graded.
+	refused string
 
 	once   sync.Once
 	shared overlay  // go.mod, go.sum, tests/**, tools/**: the same for every chapter
@@ -72,8 +75,10 @@ func newPristine(mode, root, tmp string) *pristine {
 	case courseCheckout:
 	case courseDefault:
 		p.files, p.from = CourseList(root, false)
+		p.refused = courseListRefused(root)
 	default:
 		p.files, p.from = CourseList(mode, true)
+		p.refused = courseListRefused(mode)
 	}
 	return p
 }
@@ -83,12 +88,21 @@ func (p *pristine) describe() []string {
 	switch {
 	case p.mode == courseCheckout:
 		return []string{"course files: taken from the checkout as they are (-course checkout), not verified"}
+	case p.refused != "":
+		return []string{"course files: " + p.refused + ": the course's files cannot be verified, nothing is graded"}
 	case len(p.files) == 0:
 		return []string{"course files: no list of the course's files here (no " + coursesum.Path + ", no git HEAD); taken from the checkout, not verified"}
 	}
 	p.prepareShared()
 	if len(p.notes) == 0 && len(p.fatal) == 0 && len(p.unrestorable) == 0 {
-		return []string{fmt.Sprintf("course files: all %d match the course's copies (listed by %s)", len(p.files), p.from)}
+		from := "listed by " + p.from
+		if p.mode == courseDefault {
+			// The list is the graded tree's own (its course.sum or its git
+			// HEAD): it says the files match what the tree itself claims,
+			// which a student's repository can forge along with the files.
+			from += " of the graded tree itself: unverified, since the tree supplies its own list; -course DIR checks against a clean copy of the course"
+		}
+		return []string{fmt.Sprintf("course files: all %d match the course's copies (%s)", len(p.files), from)}
 	}
 	return slices.Concat(p.notes, p.fatal)
 }
@@ -106,6 +120,9 @@ func (p *pristine) modfile() string {
 // forChapter returns the overlay for chapter dir (target/NN), and a reason
 // the chapter cannot be graded at all ("" if it can).
 func (p *pristine) forChapter(dir string) (overlay, string) {
+	if p.mode != courseCheckout && p.refused != "" {
+		return overlay{Replace: map[string]string{}}, p.refused + ": the course's files cannot be verified, so nothing is graded (restore it)"
+	}
 	if p.mode == courseCheckout || len(p.files) == 0 {
 		return overlay{Replace: map[string]string{}}, ""
 	}
@@ -118,6 +135,7 @@ func (p *pristine) forChapter(dir string) (overlay, string) {
 		return ov, strings.TrimPrefix(p.fatal[0], "course files: ")
 	}
 	if msg := p.unusable(dir, ov); msg != "" {
+		p.note("course files: %s", msg)
 		return ov, msg
 	}
 	// The wiring: the course's *_test.go files of this chapter and no others.
@@ -132,6 +150,9 @@ func (p *pristine) forChapter(dir string) (overlay, string) {
 	}
 	for _, f := range wiring {
 		if msg := p.restore(f, &ov); msg != "" {
+			// The report's course-files lines must say so too: they end
+			// with "all N match" only when none was refused.
+			p.note("course files: %s", msg)
 			return ov, msg
 		}
 	}
@@ -254,12 +275,15 @@ func (p *pristine) leaveOutForeign(dir string) {
 func (p *pristine) restore(f string, ov *overlay) string {
 	want := p.files[f]
 	abs := filepath.Join(p.root, filepath.FromSlash(f))
-	got, err := os.ReadFile(abs)
+	got, err := readTreeFile(abs)
 	if err == nil && blobID(got) == want {
 		return ""
 	}
 	what := "differs from the course's copy"
-	if err != nil {
+	switch {
+	case isRefused(err):
+		what = err.(*errTreeFile).why // a link, a device, a huge file: never read
+	case err != nil:
 		what = "is missing"
 	}
 	content, from := p.courseCopy(f, want)
@@ -279,7 +303,7 @@ func (p *pristine) restore(f string, ov *overlay) string {
 		ov.modfile = dst
 		// -modfile reads go.sum beside it: start from the checkout's, which
 		// restoring go.sum below overwrites if it differs.
-		if sum, err := os.ReadFile(filepath.Join(p.root, "go.sum")); err == nil {
+		if sum, err := readTreeFile(filepath.Join(p.root, "go.sum")); err == nil {
 			if _, err := os.Stat(strings.TrimSuffix(dst, ".mod") + ".sum"); err != nil {
 				_ = os.WriteFile(strings.TrimSuffix(dst, ".mod")+".sum", sum, 0o644)
 			}
@@ -290,7 +314,7 @@ func (p *pristine) restore(f string, ov *overlay) string {
 			// -modfile needs a go.mod beside the go.sum: the course's.
 			mod, _ := p.courseCopy("go.mod", p.files["go.mod"])
 			if mod == nil {
-				mod, _ = os.ReadFile(filepath.Join(p.root, "go.mod"))
+				mod, _ = readTreeFile(filepath.Join(p.root, "go.mod"))
 			}
 			modDst := filepath.Join(p.tmp, "pristine", "go.mod")
 			_ = os.WriteFile(modDst, mod, 0o644)
@@ -312,7 +336,7 @@ func (p *pristine) note(format string, args ...any) {
 func (p *pristine) courseCopy(f, id string) ([]byte, string) {
 	dirs := []string{p.root}
 	if p.mode != courseDefault && p.mode != courseCheckout {
-		if b, err := os.ReadFile(filepath.Join(p.mode, filepath.FromSlash(f))); err == nil && blobID(b) == id {
+		if b, err := readTreeFile(filepath.Join(p.mode, filepath.FromSlash(f))); err == nil && blobID(b) == id {
 			return b, p.mode
 		}
 		dirs = append(dirs, p.mode)

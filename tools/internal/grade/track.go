@@ -1,7 +1,7 @@
 package grade
 
 import (
-	"os"
+	"fmt"
 	"path/filepath"
 	"strings"
 )
@@ -23,22 +23,34 @@ const (
 )
 
 // trackOf reads the track of the chapter folder dir (absolute): open if its
-// marker says so, guided otherwise (no marker, or one it cannot read).
-func trackOf(dir string) string {
-	b, err := os.ReadFile(filepath.Join(dir, TrackFile))
+// marker says so, guided otherwise (no marker, or one it cannot read). A
+// marker the grader refuses to read (a link, a device, a huge file:
+// readTreeFile) is the error it returns, for the report.
+func trackOf(dir string) (string, error) {
+	b, err := readTreeFile(filepath.Join(dir, TrackFile))
 	if err != nil {
-		return TrackGuided
+		if isRefused(err) {
+			return TrackGuided, err
+		}
+		return TrackGuided, nil
 	}
 	if f := strings.Fields(string(b)); len(f) > 0 && f[0] == TrackOpen {
-		return TrackOpen
+		return TrackOpen, nil
 	}
-	return TrackGuided
+	return TrackGuided, nil
 }
 
-// setTracks records every chapter's track in the report.
+// setTracks records every chapter's track in the report, and a note for a
+// marker that was not read.
 func (rep *Report) setTracks(root string) {
 	for i := range rep.Chapters {
-		rep.Chapters[i].Track = trackOf(filepath.Join(root, filepath.FromSlash(rep.Chapters[i].Dir)))
+		dir := rep.Chapters[i].Dir
+		track, err := trackOf(filepath.Join(root, filepath.FromSlash(dir)))
+		rep.Chapters[i].Track = track
+		if err != nil {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("track marker: %s/%s %s; the chapter is graded as on the guided track",
+				dir, TrackFile, err.(*errTreeFile).why))
+		}
 	}
 }
 
