@@ -893,15 +893,20 @@ func loginEventually(k *testkit.T, c *client, name, why string) {
 	}
 }
 
-// Sessions checks exercise 8.5, in six checks of its own, each under its
+// Sessions checks exercise 8.5, in eight checks of its own, each under its
 // own watchdog: together they take about 50 s on a quiet machine, more than
-// one check's WatchdogTimeout.
+// one check's WatchdogTimeout. A session's key lives as long as its server
+// and no longer; while NATS is down a login is answered Storage failed. in
+// time, and once NATS is back the same server logs users in again (the
+// first three, once one check: 26 s at load 5).
 func Sessions(t *testing.T, impl Impl) {
 	for _, c := range []struct {
 		name  string
 		check func(*testkit.T, Impl)
 	}{
-		{"lifetime", sessionLifetime},
+		{"held-while-server-lives", sessionHeld},
+		{"dead-server-key-expires", deadServerKey},
+		{"outage-longer-than-ttl", sessionOutage},
 		{"restarted-server", restartedServer},
 		{"refresh-without-lock", refreshWithoutLock},
 		{"never-twice", neverTwice},
@@ -914,55 +919,97 @@ func Sessions(t *testing.T, impl Impl) {
 	}
 }
 
-// sessionLifetime checks that a session's key lives as long as its server
-// (which refreshes it within the bucket's TTL) and no longer (the key of a
-// server that died expires); while NATS is down a login is answered
-// Storage failed. in time, and once NATS is back the same server logs
-// users in again.
-func sessionLifetime(k *testkit.T, impl Impl) {
-	n := startNATS(k)
-	obs := observe(k, n.url())
-	cfg := baseConfig(k, n.url())
+// sessionRig is what sessionLifetime's three parts stand on: a NATS, the
+// suite's observer of it, and two servers, A and B, whose sessions last
+// SessionTTL past their last refresh.
+type sessionRig struct {
+	n    *natsNode
+	obs  *observer
+	cfg  Config
+	a, b *chatServer
+	tick *time.Ticker // every TTL/5: paces the waits for a TTL to pass
+}
+
+func newSessionRig(k *testkit.T, impl Impl) *sessionRig {
+	k.Helper()
+	r := &sessionRig{n: startNATS(k)}
+	r.obs = observe(k, r.n.url())
+	r.cfg = baseConfig(k, r.n.url())
 	// A refresh every TTL/3 must land in time: on a busy machine its
 	// goroutine waits for a processor, so the TTL grows with the load.
-	cfg.SessionTTL = scaled(2 * time.Second)
-	cfg.RequestTimeout = time.Second
-	a, b := serve(k, impl, "A", cfg), serve(k, impl, "B", cfg)
-	alice, dave := a.dial("alice"), a.dial("dave")
-	alice.newUser("alice")
-	dave.newUser("dave")
-	other := b.dial("alice elsewhere")
+	r.cfg.SessionTTL = scaled(2 * time.Second)
+	r.cfg.RequestTimeout = time.Second
+	r.a, r.b = serve(k, impl, "A", r.cfg), serve(k, impl, "B", r.cfg)
+	r.tick = time.NewTicker(r.cfg.SessionTTL / 5)
+	k.Cleanup(r.tick.Stop)
+	return r
+}
 
-	// Held while their server lives, past the TTL: every session of it.
+// heldUsers are the users sessionHeld keeps logged in on one server: four,
+// so that a refresh of only some sessions each time (one, say) leaves one
+// unrefreshed for a TTL within the two the check lasts, whatever the order
+// the refresh takes them in.
+var heldUsers = []string{"alice", "dave", "erin", "fay"}
+
+// sessionHeld checks that a session's key lives as long as its server,
+// which refreshes it within the bucket's TTL: every session of it, past
+// the TTL.
+func sessionHeld(k *testkit.T, impl Impl) {
+	r := newSessionRig(k, impl)
+	cfg := r.cfg
+	for _, name := range heldUsers {
+		r.a.dial(name).newUser(name)
+	}
+	other := r.b.dial("alice elsewhere")
 	until := time.Now().Add(2 * cfg.SessionTTL)
-	tick := time.NewTicker(cfg.SessionTTL / 5)
-	defer tick.Stop()
 	for time.Now().Before(until) {
-		for _, name := range []string{"alice", "dave"} {
+		for _, name := range heldUsers {
 			id := other.id()
 			other.callExpect(fmt.Sprintf("%s is logged in on A, whose session keys must outlive the bucket's TTL (%v) while A lives", name, cfg.SessionTTL),
 				proto.AuthenticateRequest{Name: name, Password: password(name), RequestID: id},
 				proto.ErrorResponse{RequestID: id, Value: proto.MsgUserLoggedIn(name)})
 		}
-		<-tick.C
+		<-r.tick.C
 	}
+}
 
-	// The key of a server that died expires.
-	bob := b.dial("bob")
+// deadServerKey checks that a session's key lives no longer than its
+// server: the key of a server that died (the suite writes it) expires
+// after the TTL, and then its user logs in.
+func deadServerKey(k *testkit.T, impl Impl) {
+	r := newSessionRig(k, impl)
+	alice := r.a.dial("alice")
+	alice.newUser("alice")
+	bob := r.b.dial("bob")
 	bob.register("bob")
 	ghost := alice.call(proto.GetUserRequest{Name: "bob", RequestID: alice.id()})
 	gu, ok := ghost.(proto.GetUserResponse)
 	if !ok {
 		k.Fatalf("alice: GetUser bob\nwant: 114\ngot: %s", show(ghost))
 	}
-	obs.putSession(gu.User.ID)
+	r.obs.putSession(gu.User.ID)
 	id := bob.id()
 	bob.callExpect("bob's key was written by a server that then died", proto.AuthenticateRequest{Name: "bob", Password: password("bob"), RequestID: id},
 		proto.ErrorResponse{RequestID: id, Value: proto.MsgUserLoggedIn("bob")})
 	loginEventually(k, bob, "bob", "the key of a dead server expires after the TTL") // within IOTimeout > TTL
+}
 
-	// NATS down: a clear answer in time; back: the same server works.
-	carol := a.dial("carol")
+// sessionOutage checks that while NATS is down a login is answered
+// Storage failed. in time, and that once NATS is back, after an outage
+// longer than the TTL, the same server logs users in again and its
+// sessions are still its own.
+func sessionOutage(k *testkit.T, impl Impl) {
+	r := newSessionRig(k, impl)
+	n, cfg, tick := r.n, r.cfg, r.tick
+	alice, dave := r.a.dial("alice"), r.a.dial("dave")
+	alice.newUser("alice")
+	dave.newUser("dave") // two sessions on A, whose keys both expire in the outage
+	other := r.b.dial("alice elsewhere")
+	id := other.id()
+	other.callExpect("alice is logged in on A", proto.AuthenticateRequest{Name: "alice", Password: password("alice"), RequestID: id},
+		proto.ErrorResponse{RequestID: id, Value: proto.MsgUserLoggedIn("alice")})
+
+	carol := r.a.dial("carol")
 	carol.register("carol")
 	n.stop()
 	start := time.Now()
@@ -1005,7 +1052,6 @@ func sessionLifetime(k *testkit.T, impl Impl) {
 	if _, ok := got.(proto.GetChannelsResponse); !ok {
 		k.Fatalf("%s: GetChannels on A after an outage of NATS longer than the TTL, once A had made her key again\nwant: 120 (she is logged in on A)\ngot:  %s\n(likely cause: the refresh ends the session whenever the key was not at its lease; only ErrKeyExists from the Create — another server's key — means the session is lost)%s", alice.who, show(got), alice.context())
 	}
-
 }
 
 // failedRefresh checks that a refresh whose write failed changes nothing:
