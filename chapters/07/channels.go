@@ -17,8 +17,10 @@ func (s *Server) createChannel(c *conn, m proto.CreateChannelRequest) error {
 	// store call really created it announces it, even when two clients create
 	// one name at once. A new name past the server's limits (s.cfg.Limits.MaxChannels
 	// in all, s.cfg.Limits.MaxChannelsPerUser created by this user, counted in
-	// s.created) is answered 100 "Too many channels." and nothing is stored.
-	// Checked by TestEx7_3_Channels.
+	// s.created) is answered 100 "Too many channels." and nothing is stored,
+	// also when many users create channels at once: a new name is counted
+	// (s.creating, s.created) in the same hold of s.mu as the check, before
+	// the store call, and given back after it. Checked by TestEx7_3_Channels.
 	return notImplemented("7.3", "Server.createChannel")
 }
 

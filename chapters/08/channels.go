@@ -26,13 +26,29 @@ func (s *Server) createChannel(c *conn, m proto.CreateChannelRequest) error {
 		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgInvalidName})
 		return nil
 	}
-	if !s.reserveChannel(u.ID, m.Name) {
+	ctx, cancel := s.requestContext()
+	defer cancel()
+	// One creation at a time on this server, each counting the bucket's
+	// channels first: the channels the other servers made are counted
+	// before this server has heard of them, and all that one count can miss
+	// is the creation each other server has in flight (reserveChannel).
+	select {
+	case s.creating <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	stored, err := s.storedChannels(ctx)
+	if err != nil {
+		<-s.creating
+		return err
+	}
+	if !s.reserveChannel(u.ID, m.Name, stored) {
+		<-s.creating
 		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgTooManyChannels})
 		return nil
 	}
-	ctx, cancel := s.requestContext()
-	defer cancel()
 	id, created, err := s.createChannelKey(ctx, m.Name)
+	<-s.creating
 	s.mu.Lock()
 	s.reserved--
 	if err != nil || !created {
@@ -58,22 +74,36 @@ func (s *Server) createChannel(c *conn, m proto.CreateChannelRequest) error {
 // and if so counts it, for the server and for the user, before it is made
 // (createChannel gives the count back if no channel came of it): requests
 // made at the same moment cannot all pass the cap. A new name may be made
-// while the channels this server knows, with those being made, are fewer
-// than MaxChannels, and the user has made fewer than MaxChannelsPerUser here
-// since the start. Without the cap, 15,007 channels made in 11 s made the
-// list larger than a frame, and GetChannels went unanswered for everyone.
-// (Two servers may each let one more through at the same moment: the cap
-// bounds a size, it is not a count that must be exact.)
-func (s *Server) reserveChannel(user uint32, name string) bool {
+// while the channels there are — the more of stored (the bucket's count, read
+// just before) and those this server knows — with those being made, are
+// fewer than MaxChannels, and the user has made fewer than
+// MaxChannelsPerUser here since the start. Without the cap, 15,007 channels
+// made in 11 s made the list larger than a frame, and GetChannels went
+// unanswered for everyone. Its one slack: each other server may have one
+// creation in flight that stored does not count yet, so n servers together
+// make at most MaxChannels+n-1. (Counting only the channels this server
+// knew of, two servers with a cap of 100 made 137: each learns of the
+// other's channels late.)
+func (s *Server) reserveChannel(user uint32, name string, stored int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, exists := s.byName[name]
-	if !exists && (len(s.channels)+s.reserved >= s.cfg.Limits.MaxChannels || s.created[user] >= s.cfg.Limits.MaxChannelsPerUser) {
+	if !exists && (max(len(s.channels), stored)+s.reserved >= s.cfg.Limits.MaxChannels || s.created[user] >= s.cfg.Limits.MaxChannelsPerUser) {
 		return false
 	}
 	s.reserved++
 	s.created[user]++
 	return true
+}
+
+// storedChannels counts the channels of the bucket, on every server: its
+// keys, each written once (a channel is never renamed or deleted).
+func (s *Server) storedChannels(ctx context.Context) (int, error) {
+	st, err := s.nats.channels.Status(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return int(st.Values()), nil
 }
 
 // channelCost is the most bytes ch takes in a list: its JSON (as

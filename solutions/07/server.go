@@ -258,7 +258,8 @@ type Server struct {
 	channels map[uint32]proto.Channel
 	byName   map[string]uint32 // channel ids by name
 	chanList []proto.Channel   // every channel, by ascending id
-	created  map[uint32]int    // channels created by each user since the start
+	created  map[uint32]int    // channels created by each user since the start, and being created
+	creating int               // channels being created: counted against MaxChannels (createChannel)
 	members  map[uint32]map[*conn]struct{}
 
 	done      chan struct{} // closed when Close starts: stops accepting

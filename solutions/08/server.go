@@ -230,6 +230,7 @@ type Server struct {
 	byName   map[string]uint32
 	created  map[uint32]int // channels created on this server by each user, and being created
 	reserved int            // channels being created (see reserveChannel)
+	creating chan struct{}  // holds a token while this server creates a channel (see createChannel)
 
 	channelWatch jetstream.KeyWatcher // made by loadChannels, read by watchChannels
 
@@ -264,6 +265,7 @@ func New(cfg Config) (*Server, error) {
 		channels: make(map[uint32]proto.Channel),
 		byName:   make(map[string]uint32),
 		created:  make(map[uint32]int),
+		creating: make(chan struct{}, 1),
 		ctx:      ctx,
 		cancel:   cancel,
 

@@ -872,6 +872,7 @@ func Unique(t *testing.T, impl Impl) {
 	loginRaces(k, impl)
 	hostile.Accounts(k, hostileStart(impl))
 	hostile.Channels(k, hostileStart(impl))
+	hostile.ChannelCapRace(k, hostileStartShared(impl))
 }
 
 // loginEventually retries a login until it works or testkit.IOTimeout

@@ -47,14 +47,19 @@ func hostileStart(impl Impl) hostile.Start {
 	return func(k *testkit.T, l hostile.Limits) string {
 		k.Helper()
 		cfg := baseConfig(k, startNATS(k).url())
-		cfg.LoginTimeout, cfg.IdleTimeout, cfg.WriteTimeout = l.LoginTimeout, l.IdleTimeout, l.WriteTimeout
-		cfg.MaxConnections, cfg.MaxConnsPerAddress = l.MaxConnections, l.MaxConnsPerAddress
-		cfg.PreAuthBudget, cfg.InputBudget, cfg.MaxPending = l.PreAuthBudget, l.InputBudget, l.MaxPending
-		cfg.OutputBudget, cfg.HistoryReads = l.OutputBudget, l.HistoryReads
-		cfg.MaxChannels, cfg.MaxChannelsPerUser = l.MaxChannels, l.MaxChannelsPerUser
-		cfg.AddressFailures, cfg.FailureWindow = l.AddressFailures, l.FailureWindow
+		hostileLimits(&cfg, l)
 		return serve(k, impl, "H", cfg).srv.Addr
 	}
+}
+
+// hostileLimits sets the limits of cfg that l sets.
+func hostileLimits(cfg *Config, l hostile.Limits) {
+	cfg.LoginTimeout, cfg.IdleTimeout, cfg.WriteTimeout = l.LoginTimeout, l.IdleTimeout, l.WriteTimeout
+	cfg.MaxConnections, cfg.MaxConnsPerAddress = l.MaxConnections, l.MaxConnsPerAddress
+	cfg.PreAuthBudget, cfg.InputBudget, cfg.MaxPending = l.PreAuthBudget, l.InputBudget, l.MaxPending
+	cfg.OutputBudget, cfg.HistoryReads = l.OutputBudget, l.HistoryReads
+	cfg.MaxChannels, cfg.MaxChannelsPerUser = l.MaxChannels, l.MaxChannelsPerUser
+	cfg.AddressFailures, cfg.FailureWindow = l.AddressFailures, l.FailureWindow
 }
 
 // serve builds and serves one server named name.

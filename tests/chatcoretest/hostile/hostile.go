@@ -9,6 +9,7 @@
 //	hostile.Connections(k, start) // pre-auth deadlines, frame budgets, connection caps
 //	hostile.Accounts(k, start)    // names, id lists, the login throttle
 //	hostile.Channels(k, start)    // channel names and caps
+//	hostile.ChannelCapRace(k, shared) // the channel cap, many users at once, on servers sharing a store
 //	hostile.Output(k, start)      // the outbox bounded in bytes, and all of them; history in one frame
 //
 // Every figure an attack is sized by comes from issue 35's probe of the
