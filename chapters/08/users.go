@@ -72,6 +72,9 @@ func (s *Server) authenticate(c *conn, m proto.AuthenticateRequest) error {
 		return nil
 	}
 	lease, err := s.claimSession(ctx, u.ID)
+	if err == nil && lease == 0 && s.sessionKeyGone(ctx, u.ID) {
+		lease, err = s.claimSession(ctx, u.ID)
+	}
 	if err != nil {
 		return err
 	}
@@ -93,6 +96,18 @@ func (s *Server) authenticate(c *conn, m proto.AuthenticateRequest) error {
 	return nil
 }
 
+// sessionKeyGone reports whether the leader has no session key for user
+// id (none, or a delete marker), for a login whose claim was refused as
+// existing. NATS may refuse a Create so while it expires the key's older
+// messages ("wrong last sequence: 0", which reads as "the key exists"): with
+// a short SessionTTL, users who logged out and in again in a loop were told
+// they were "already logged in" by a server that had no session for them.
+// Such a refusal is claimed once more.
+func (s *Server) sessionKeyGone(ctx context.Context, id uint32) bool {
+	_, err := s.nats.leaderEntry(ctx, sessionsBucket, sessionKey(id), 0)
+	return errors.Is(err, errNotFound)
+}
+
 // logout ends the session (123): 125 to everyone, then 124 once the
 // session's key is released.
 func (s *Server) logout(c *conn, m proto.LogoutRequest) error {
@@ -107,7 +122,7 @@ func (s *Server) logout(c *conn, m proto.LogoutRequest) error {
 	s.publishEvent(ended.event)
 	// The key goes before the answer: a client told "logged out" may log
 	// in on any server at once.
-	s.releaseSession(ended.user, ended.lease)
+	s.releaseEndedSession(ended.user, ended.lease)
 	s.reply(c, proto.LogoutResponse{RequestID: m.RequestID})
 	return nil
 }

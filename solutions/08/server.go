@@ -216,7 +216,11 @@ type Server struct {
 
 	// mu guards the fields below and the session and channel fields of
 	// every conn. It is never held across I/O or a NATS call.
-	mu       sync.Mutex
+	mu sync.Mutex
+	// keys is held by the session keeper while it refreshes the session
+	// keys (Lock), and by whoever releases the key of a session that has
+	// ended (RLock): see releaseEndedSession.
+	keys     sync.RWMutex
 	closed   bool
 	serving  bool
 	ln       net.Listener
@@ -544,7 +548,7 @@ func (s *Server) disconnect(c *conn) {
 	ended := s.endSessionLocked(c)
 	s.mu.Unlock()
 	s.publishEvent(ended.event)
-	s.releaseSession(ended.user, ended.lease)
+	s.releaseEndedSession(ended.user, ended.lease)
 	if !closing {
 		c.out.finish()
 	}

