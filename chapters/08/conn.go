@@ -22,8 +22,9 @@ type conn struct {
 	log *slog.Logger
 
 	// Guarded by Server.mu.
-	user    proto.User // ID 0 until authenticated
-	channel uint32     // the joined channel; 0 = none
+	user     proto.User     // ID 0 until authenticated
+	channel  uint32         // the joined channel; 0 = none
+	presence guard.Presence // the presence events it may still be sent
 
 	// Owned by the reader goroutine.
 	addr          string    // the client's IP: its connections and failed logins count under it

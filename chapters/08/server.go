@@ -85,6 +85,13 @@ type Limits struct {
 	MaxPending int
 	// MaxMessage bounds a chat message's content, in bytes (default 16 KiB).
 	MaxMessage int
+	// PresenceBurst and PresenceRate are each connection's budget of
+	// presence events (126, 125, 128, 127), as in chapter 07: at most
+	// PresenceBurst at once, refilled at PresenceRate a second (defaults
+	// 100 and 20). An event past it is not sent to that connection; events
+	// about its own session always are (see deliverLocked).
+	PresenceBurst int
+	PresenceRate  int
 	// HashWait is the longest a password hash may wait for a core (default
 	// 8 s, under the original load tester's 10 s request timeout): one that
 	// cannot expect to start in time is answered Server busy. at once.
@@ -164,6 +171,8 @@ const (
 const (
 	DefaultMaxPending           = 4 << 20
 	DefaultMaxMessage           = 16 << 10
+	DefaultPresenceBurst        = 100
+	DefaultPresenceRate         = 20
 	DefaultHashWait             = 8 * time.Second
 	DefaultHashQueue            = 4096
 	DefaultAddressRegistrations = 512
@@ -324,6 +333,8 @@ func (l Limits) withDefaults() Limits {
 	// A bound below one largest frame would drop a client for one reply.
 	l.MaxPending = max(l.MaxPending, proto.HeaderSize+proto.MaxFrame)
 	orDefault(&l.MaxMessage, DefaultMaxMessage)
+	orDefault(&l.PresenceBurst, DefaultPresenceBurst)
+	orDefault(&l.PresenceRate, DefaultPresenceRate)
 	orDefault(&l.MaxIdle, DefaultMaxIdle)
 	orDefault(&l.MaxConnections, DefaultMaxConnections)
 	orDefault(&l.MaxConnsPerAddress, DefaultMaxConnsPerAddr)

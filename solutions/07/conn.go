@@ -10,6 +10,7 @@ import (
 	"net"
 	"time"
 
+	"serverlab/tools/given/chatcore/guard"
 	"serverlab/tools/given/chatcore/proto"
 	"serverlab/tools/given/lab"
 )
@@ -24,7 +25,7 @@ type conn struct {
 	// Guarded by Server.mu.
 	user     *user          // nil until authenticated
 	channel  uint32         // the joined channel; 0 = none (ids start at 1)
-	presence presenceBudget // the presence events it may still be sent
+	presence guard.Presence // the presence events it may still be sent
 
 	// Owned by the reader goroutine.
 	loginBy       time.Time // an unauthenticated connection is closed at this time

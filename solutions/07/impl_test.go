@@ -57,6 +57,8 @@ var impl = chatcoretest.Impl{
 				InputBudget:          c.InputBudget,
 				OutputBudget:         c.OutputBudget,
 				HistoryReads:         c.HistoryReads,
+				PresenceBurst:        c.PresenceBurst,
+				PresenceRate:         c.PresenceRate,
 			},
 			Hooks: chatcore.Hooks{OnCommit: c.OnCommit},
 		})

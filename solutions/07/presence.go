@@ -12,8 +12,9 @@ import (
 // make N frames per request and N² in all. Unbounded, such a storm moved
 // 260–569 MB of events in 15 s and slowed every honest client's chat.
 //
-// So every connection has a presence budget, a token bucket: PresenceBurst
-// events at once, refilled at PresenceRate a second (defaults 100 and 20).
+// So every connection has a presence budget (guard.Presence, which chapter
+// 08 uses too), a token bucket: PresenceBurst events at once, refilled at
+// PresenceRate a second (defaults 100 and 20).
 // A presence event that finds its receiver's bucket empty is not sent to
 // that receiver; nothing else changes (the connection stays, its other
 // frames are sent). Two kinds are never dropped: events about the receiver's
@@ -23,30 +24,6 @@ import (
 // asks for it. This is what large chat services do with presence: IRC
 // networks hide joins and parts in large channels, Twitch stops sending them
 // past 1000 members, Centrifugo makes them opt-in per namespace.
-
-// presenceBudget is a connection's bucket of presence events. Guarded by
-// Server.mu; its zero value is a full bucket.
-type presenceBudget struct {
-	tokens  float64
-	at      time.Time // when tokens was last brought up to date; zero: never
-	dropped int       // events not sent for want of tokens
-}
-
-// take spends one event of the budget, if there is one at now.
-func (p *presenceBudget) take(now time.Time, rate, burst int) bool {
-	if p.at.IsZero() {
-		p.tokens = float64(burst)
-	} else {
-		p.tokens = min(float64(burst), p.tokens+now.Sub(p.at).Seconds()*float64(rate))
-	}
-	p.at = now
-	if p.tokens < 1 {
-		p.dropped++
-		return false
-	}
-	p.tokens--
-	return true
-}
 
 // broadcastPresenceLocked sends the presence event m to every connection in
 // to whose budget allows it, and always to self, the connection whose
@@ -60,9 +37,9 @@ func (s *Server) broadcastPresenceLocked(to map[*conn]struct{}, m proto.Message,
 	}
 	now := time.Now()
 	for c := range to {
-		if c == self || c.presence.take(now, s.cfg.Limits.PresenceRate, s.cfg.Limits.PresenceBurst) {
+		if c == self || c.presence.Take(now, s.cfg.Limits.PresenceRate, s.cfg.Limits.PresenceBurst) {
 			s.send(c, b)
-		} else if c.presence.dropped == 1 {
+		} else if c.presence.Dropped() == 1 {
 			c.log.Info("presence events over the connection's budget are not sent to it",
 				"burst", s.cfg.Limits.PresenceBurst, "per_second", s.cfg.Limits.PresenceRate)
 		}

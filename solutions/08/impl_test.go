@@ -40,6 +40,9 @@ var impl = chatscaletest.Impl{
 				MaxChannelsPerUser: c.MaxChannelsPerUser,
 				AddressFailures:    c.AddressFailures,
 				FailureWindow:      c.FailureWindow,
+				MaxMessage:         c.MaxMessage,
+				PresenceBurst:      c.PresenceBurst,
+				PresenceRate:       c.PresenceRate,
 			},
 		})
 	},

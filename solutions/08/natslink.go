@@ -525,7 +525,7 @@ type storedMsg struct {
 // seq and after: the stream keeps a count per subject, so this costs one
 // request however long the channel is.
 func (l *natsLink) countFrom(ctx context.Context, subject string, seq uint64) (uint64, error) {
-	msgs, pending, err := l.directBatch(ctx, subject, seq, 1)
+	msgs, pending, err := l.directBatch(ctx, subject, seq, 1, 0)
 	if err != nil || len(msgs) == 0 {
 		return 0, err
 	}
@@ -533,18 +533,139 @@ func (l *natsLink) countFrom(ctx context.Context, subject string, seq uint64) (u
 }
 
 // readFrom reads at most n messages on subject from sequence seq on, in
-// the stream's order, with one request and no consumer.
+// the stream's order, with no consumer — but not much more than one reply
+// frame of them: when the n hold more than replyRoom bytes, it returns only
+// the newest of them, those whose bytes just pass replyRoom (the caller's
+// fitFrame trims the rest), and reads little more than that from the
+// stream. Read whole, 1000 messages of 16 KiB were 16 MB pulled from NATS
+// for each GetChats that could send 1 MiB: 20 clients asking again and
+// again took two servers to 300 MB and an honest echo to 4–10 s. Chapter
+// 07's store stops the same way.
+//
+// The newest message on subject says how many make a frame, if they are
+// all its size. When n are fewer, one request reads them, with the stream
+// told to stop at replyRoom bytes (max_bytes). Otherwise, or if that
+// request stopped early, the newest are read backwards from the n-th, in
+// chunks of that many (readNewest).
 func (l *natsLink) readFrom(ctx context.Context, subject string, seq uint64, n int) ([]storedMsg, error) {
-	msgs, _, err := l.directBatch(ctx, subject, seq, n)
-	return msgs, err
+	newest, err := l.leaderGet(ctx, streamName, map[string]any{"last_by_subj": subject})
+	if errors.Is(err, errNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	chunk := replyRoom/(len(newest.Data)+1) + 1  // enough to pass replyRoom, if all are its size
+	total, err := l.countFrom(ctx, subject, seq) // on subject from seq on
+	if err != nil || total == 0 {
+		return nil, err
+	}
+	if chunk >= n || total <= uint64(chunk) {
+		msgs, pending, err := l.directBatch(ctx, subject, seq, n, replyRoom)
+		if err != nil || len(msgs) == 0 || uint64(len(msgs)) >= min(uint64(n), pending+1) {
+			return msgs, err // all of them (the last may pass replyRoom: fitFrame trims)
+		}
+		chunk = max(1, len(msgs)) // as many as filled a frame at the start
+	}
+	// The n hold more than a frame. Their end: the newest on subject if
+	// they reach it, else the n-th from seq.
+	end := newest.Seq
+	if total > uint64(n) {
+		if end, err = l.startOf(ctx, subject, seq, end, total-uint64(n)+1); err != nil {
+			return nil, err
+		}
+	}
+	return l.readNewest(ctx, subject, seq, end, chunk)
+}
+
+// readNewest reads the messages on subject in [first, last] backwards,
+// newest chunk first, until their bytes pass replyRoom, and returns them
+// oldest first. A chunk is read with max_bytes set to the room left: one
+// that stops early read only the oldest part of its chunk, which is
+// dropped, and the chunk is halved. chunk is how many to try first (as
+// many as filled a frame at the start).
+func (l *natsLink) readNewest(ctx context.Context, subject string, first, last uint64, chunk int) ([]storedMsg, error) {
+	var newest [][]storedMsg
+	size := 0
+	for last >= first && size <= replyRoom {
+		after, err := l.countFrom(ctx, subject, last+1) // those past the range: newer
+		if err != nil {
+			return nil, err
+		}
+		from, err := l.startOf(ctx, subject, first, last, after+uint64(chunk))
+		if err != nil {
+			return nil, err
+		}
+		got, pending, err := l.directBatch(ctx, subject, from, chunk, replyRoom-size+1)
+		if err != nil {
+			return nil, err
+		}
+		reached := len(got) == chunk || uint64(len(got)) >= pending+1
+		if n := len(got); n > 0 && got[n-1].seq >= last {
+			reached = true
+		}
+		if !reached && chunk > 1 { // stopped at max_bytes short of last
+			chunk /= 2
+			continue
+		}
+		var part []storedMsg
+		for _, m := range got {
+			if m.seq <= last {
+				part = append(part, m)
+			}
+		}
+		for i := len(part) - 1; i >= 0 && size <= replyRoom; i-- {
+			size += len(part[i].data) + 1
+			if size > replyRoom {
+				part = part[i:] // the oldest kept passes the frame: fitFrame drops it
+			}
+		}
+		newest = append(newest, part)
+		if from <= first {
+			break
+		}
+		last = from - 1
+	}
+	var msgs []storedMsg
+	for i := len(newest) - 1; i >= 0; i-- {
+		msgs = append(msgs, newest[i]...)
+	}
+	return msgs, nil
+}
+
+// startOf is the largest sequence in [first, last] from which subject
+// holds at least want messages (to its end), found by halving; first if
+// there is none. A count made a moment later may include messages appended
+// meanwhile, past last: the sequence found is then later, never earlier,
+// and the range from it to last holds at most what was asked for.
+func (l *natsLink) startOf(ctx context.Context, subject string, first, last, want uint64) (uint64, error) {
+	lo, hi := first, last+1 // countFrom(lo) ≥ want or lo is first; countFrom(hi) < want
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		n, err := l.countFrom(ctx, subject, mid)
+		if err != nil {
+			return 0, err
+		}
+		if n >= want {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, nil
 }
 
 // directBatch asks any replica of the stream for at most n messages on
-// subject from sequence seq on (a batched direct get); pending is how many
-// more there were after the first. The replies come to an inbox of their
-// own, the last one an end-of-batch mark.
-func (l *natsLink) directBatch(ctx context.Context, subject string, seq uint64, n int) (msgs []storedMsg, pending uint64, err error) {
-	body, err := json.Marshal(map[string]any{"seq": seq, "next_by_subj": subject, "batch": n})
+// subject from sequence seq on (a batched direct get), and for no more once
+// they pass maxBytes (0: the NATS server's own bound, 64 MiB by default);
+// pending is how many more there were after the first. The replies come to
+// an inbox of their own, the last one an end-of-batch mark.
+func (l *natsLink) directBatch(ctx context.Context, subject string, seq uint64, n, maxBytes int) (msgs []storedMsg, pending uint64, err error) {
+	req := map[string]any{"seq": seq, "next_by_subj": subject, "batch": n}
+	if maxBytes > 0 {
+		req["max_bytes"] = maxBytes
+	}
+	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, 0, err
 	}

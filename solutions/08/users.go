@@ -150,8 +150,11 @@ func (s *Server) endSessionLocked(c *conn) endedSession {
 	lease := s.leases[id]
 	delete(s.sessions, id)
 	delete(s.leases, id)
+	// The 125 goes out while c still has its user: it is about c's own
+	// session, which no presence budget holds back.
+	ev := s.eventLocked(0, proto.UserLogoutEvent{UserID: id})
 	c.user = proto.User{}
-	return endedSession{user: id, lease: lease, event: s.eventLocked(0, proto.UserLogoutEvent{UserID: id})}
+	return endedSession{user: id, lease: lease, event: ev}
 }
 
 // getUser looks a user up by name (113 → 114), in the bucket.

@@ -37,6 +37,9 @@ func hostileStart(impl Impl) hostile.Start {
 			MaxChannelsPerUser: l.MaxChannelsPerUser,
 			AddressFailures:    l.AddressFailures,
 			FailureWindow:      l.FailureWindow,
+			MaxMessage:         l.MaxMessage,
+			PresenceBurst:      l.PresenceBurst,
+			PresenceRate:       l.PresenceRate,
 		}).srv.Addr
 	}
 }

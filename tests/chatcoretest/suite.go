@@ -107,6 +107,11 @@ type Config struct {
 	// read at once (8); one past it is answered "Server busy.".
 	OutputBudget int
 	HistoryReads int
+	// PresenceBurst and PresenceRate are each connection's budget of
+	// presence events (126, 125, 128, 127): PresenceBurst at once (100),
+	// refilled at PresenceRate a second (20).
+	PresenceBurst int
+	PresenceRate  int
 	// Admins may stop the server with Shutdown (102).
 	Admins []string
 	// TLS, if set, makes the server speak TLS.

@@ -60,6 +60,7 @@ func hostileLimits(cfg *Config, l hostile.Limits) {
 	cfg.OutputBudget, cfg.HistoryReads = l.OutputBudget, l.HistoryReads
 	cfg.MaxChannels, cfg.MaxChannelsPerUser = l.MaxChannels, l.MaxChannelsPerUser
 	cfg.AddressFailures, cfg.FailureWindow = l.AddressFailures, l.FailureWindow
+	cfg.MaxMessage, cfg.PresenceBurst, cfg.PresenceRate = l.MaxMessage, l.PresenceBurst, l.PresenceRate
 }
 
 // serve builds and serves one server named name.

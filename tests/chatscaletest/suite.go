@@ -71,6 +71,9 @@ type Config struct {
 	MaxChannelsPerUser int
 	AddressFailures    int
 	FailureWindow      time.Duration
+	MaxMessage         int // a chat message's content, in bytes
+	PresenceBurst      int // presence events sent to one connection at once
+	PresenceRate       int // a second, that refill its budget
 	// Logger is the server's log.
 	Logger *slog.Logger
 }

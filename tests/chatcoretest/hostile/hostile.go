@@ -51,6 +51,9 @@ type Limits struct {
 	MaxChannelsPerUser int           // channels one user may create
 	AddressFailures    int           // failed logins of one address per FailureWindow
 	FailureWindow      time.Duration
+	MaxMessage         int // a chat message's content, in bytes
+	PresenceBurst      int // presence events sent to one connection at once
+	PresenceRate       int // a second, that refill its budget
 }
 
 // Start serves a fresh server of the chapter, with its data in a fresh

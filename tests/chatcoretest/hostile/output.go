@@ -17,6 +17,7 @@ func Output(k *testkit.T, start Start) {
 	k.Helper()
 	run(k, "outbox-bounded-in-bytes", func(k *testkit.T) { checkOutboxBytes(k, start) })
 	run(k, "output-budget", func(k *testkit.T) { checkOutputBudget(k, start) })
+	run(k, "history-reads-one-frame", func(k *testkit.T) { checkHistoryRead(k, start) })
 }
 
 // checkOutboxBytes: a channel holds ~1 MiB of history (64 messages of 16,000

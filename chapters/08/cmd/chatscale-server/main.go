@@ -67,6 +67,8 @@ func run(args []string) error {
 	fs.IntVar(&lim.Limits.HistoryReads, "history-reads", chatscale.DefaultHistoryReads, "GetChats read from the stream at once; past it Server busy.")
 	fs.IntVar(&lim.Limits.MaxPending, "max-pending", chatscale.DefaultMaxPending, "bytes queued for one connection; past it the connection is dropped")
 	fs.IntVar(&lim.Limits.MaxChannels, "max-channels", chatscale.DefaultMaxChannels, "channels")
+	fs.IntVar(&lim.Limits.PresenceBurst, "presence-burst", chatscale.DefaultPresenceBurst, "presence events (login, logout, join, leave) sent to one connection at once; past its budget it misses them")
+	fs.IntVar(&lim.Limits.PresenceRate, "presence-rate", chatscale.DefaultPresenceRate, "presence events per second that refill a connection's budget")
 	fs.IntVar(&lim.Limits.MaxChannelsPerUser, "max-channels-per-user", chatscale.DefaultMaxChannelsPerUser, "channels one user may create on this server")
 	if err := fs.Parse(args); err != nil {
 		return err

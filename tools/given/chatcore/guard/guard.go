@@ -2,7 +2,8 @@
 // and 08) puts on its connections before they have done anything worth
 // trusting: how many may be open, from one address and in all; how many
 // bytes of large frames they may be reading at once, and how many bytes may
-// be queued for them; how many wrong passwords an address may try. They are
+// be queued for them; how many wrong passwords an address may try; how many
+// presence events each is sent (Presence). They are
 // given code, one home for each limit: the chapters import them rather than
 // each keeping a copy, so that a limit learned in one chapter cannot be
 // forgotten in the next.
