@@ -60,7 +60,7 @@ func TestGradeLinkedFiles(t *testing.T) {
 	checkResults(t, rep, map[string]wantResult{
 		"8.1": {grade.CauseIntegrity, "tests/testkit/testkit.go is a symbolic link"},
 	})
-	if notes := strings.Join(rep.Notes, "\n"); strings.Contains(notes, "match the course's copies") {
+	if notes := strings.Join(rep.Notes, "\n"); strings.Contains(notes, "course files: all ") {
 		t.Errorf("after an integrity refusal the notes still say every course file matches:\n%s", notes)
 	}
 }
@@ -74,7 +74,7 @@ func TestGradeOwnListUnverified(t *testing.T) {
 	root := cleanCopy(t)
 	rep := gradeJSON(t, "-root", root, "-target", fixtureTarget, "-rubric", "testdata/rubric-cheats.json", "-ch", "08")
 	notes := strings.Join(rep.Notes, "\n")
-	if !strings.Contains(notes, "match the course's copies") || !strings.Contains(notes, "unverified") {
+	if !strings.Contains(notes, "match the graded tree's own list") || !strings.Contains(notes, "-course DIR") {
 		t.Errorf("graded on the tree's own course.sum, the notes should say the match is unverified:\n%s", notes)
 	}
 
@@ -88,7 +88,7 @@ func TestGradeOwnListUnverified(t *testing.T) {
 		"8.1": {grade.CauseIntegrity, "stub_test.go is missing"},
 	})
 	notes = strings.Join(rep.Notes, "\n")
-	if strings.Contains(notes, "match the course's copies") || !strings.Contains(notes, "stub_test.go is missing") {
+	if strings.Contains(notes, "course files: all ") || !strings.Contains(notes, "stub_test.go is missing") {
 		t.Errorf("after a refused chapter the notes should name the missing file, not say every course file matches:\n%s", notes)
 	}
 }

@@ -95,14 +95,14 @@ func (p *pristine) describe() []string {
 	}
 	p.prepareShared()
 	if len(p.notes) == 0 && len(p.fatal) == 0 && len(p.unrestorable) == 0 {
-		from := "listed by " + p.from
 		if p.mode == courseDefault {
 			// The list is the graded tree's own (its course.sum or its git
 			// HEAD): it says the files match what the tree itself claims,
 			// which a student's repository can forge along with the files.
-			from += " of the graded tree itself: unverified, since the tree supplies its own list; -course DIR checks against a clean copy of the course"
+			return []string{fmt.Sprintf("course files: all %d match the graded tree's own list (%s); grading another's tree, add -course DIR to check them against the course",
+				len(p.files), p.from)}
 		}
-		return []string{fmt.Sprintf("course files: all %d match the course's copies (%s)", len(p.files), from)}
+		return []string{fmt.Sprintf("course files: all %d match the course's copies (listed by %s)", len(p.files), p.from)}
 	}
 	return slices.Concat(p.notes, p.fatal)
 }
