@@ -51,6 +51,8 @@ func DurableEcho(t *testing.T, impl Impl) {
 		{"store-wiped", storeWiped}, // NATS restarted on an empty store (wiped.go)
 		{"refused-at-once", refusedAtOnce},
 		{"retries-paced", retriesPaced},
+		{"ids-per-run", idsPerRun},                             // runids.go
+		{"others-not-held-by-publish", othersNotHeldByPublish}, // publishwait.go
 	} {
 		if !t.Run(c.name, func(t *testing.T) { c.check(testkit.New(t, "8.1"), impl) }) {
 			return // the exercise is lost; the later parts would only wait out their deadlines
@@ -566,6 +568,10 @@ func History(t *testing.T, impl Impl) {
 		{"across-channels", historyAcrossChannels},
 		{"cluster", historyOnCluster},
 		{"output", func(k *testkit.T, impl Impl) { hostile.Output(k, hostileStart(impl)) }},
+		{"skips-undecodable", historySkipsUndecodable}, // historyreads.go
+		{"makes-no-consumer", historyMakesNoConsumer},  // historyreads.go
+		{"without-stream", historyWithoutStream},       // historyreads.go
+		{"stale-replica", historyFromStaleReplica},     // replicastale.go
 	} {
 		if !t.Run(c.name, func(t *testing.T) { c.check(testkit.New(t, "8.3"), impl) }) {
 			return // the exercise is lost; the later parts would only wait out their deadlines
@@ -873,6 +879,7 @@ func Unique(t *testing.T, impl Impl) {
 	hostile.Accounts(k, hostileStart(impl))
 	hostile.Channels(k, hostileStart(impl))
 	hostile.ChannelCapRace(k, hostileStartShared(impl))
+	channelExistsFromLeader(k, impl) // not from a replica behind it (replicastale.go)
 }
 
 // loginEventually retries a login until it works or testkit.IOTimeout
@@ -912,8 +919,10 @@ func Sessions(t *testing.T, impl Impl) {
 		{"refresh-without-lock", refreshWithoutLock},
 		{"never-twice", neverTwice},
 		{"failed-refresh", failedRefresh},
-		{"lost-refresh", lostRefresh},                // a refresh's reply lost (lostrefresh.go)
-		{"relogin-after-logout", reloginAfterLogout}, // relogin.go
+		{"lost-refresh", lostRefresh},                  // a refresh's reply lost (lostrefresh.go)
+		{"relogin-after-logout", reloginAfterLogout},   // relogin.go
+		{"refresh-goes-on", refreshGoesOn},             // refreshall.go
+		{"recreate-without-lock", recreateWithoutLock}, // refreshall.go
 	} {
 		if !t.Run(c.name, func(t *testing.T) { c.check(testkit.New(t, "8.5"), impl) }) {
 			return // the later checks stand on the earlier ones' sessions

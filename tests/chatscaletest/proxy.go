@@ -58,6 +58,8 @@ type ackDropper struct {
 	// chats counts the stream's chat messages the node sent to the client
 	// (a consumer's deliveries and direct gets alike).
 	chats int
+	// hook, if a check sets one (refreshall.go), sees every frame first.
+	hook *frameHook
 }
 
 // pubTry is one publish to the stream the proxy saw.
@@ -235,6 +237,9 @@ func (p *ackDropper) pump(src, dst net.Conn, look func(frame) []byte) {
 // the proxy is armed (before the frame goes on: its answer cannot come
 // first).
 func (p *ackDropper) fromClient(f frame) []byte {
+	if p.hookClient(f) {
+		return nil
+	}
 	p.takeOther(f) // a bucket's publish (lostrefresh.go)
 	if (f.op != "PUB" && f.op != "HPUB") || len(f.args) < 2 || !strings.HasPrefix(f.args[0], msgSubject) {
 		return f.raw
@@ -259,6 +264,9 @@ func (p *ackDropper) fromClient(f frame) []byte {
 // fromNode drops the target's answer, once, and takes connect_urls out of
 // INFO.
 func (p *ackDropper) fromNode(f frame) []byte {
+	if out, taken := p.hookNode(f); taken {
+		return out
+	}
 	switch f.op {
 	case "MSG", "HMSG":
 		p.mu.Lock()
