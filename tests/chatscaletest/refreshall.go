@@ -97,12 +97,9 @@ func (p *ackDropper) hookNode(f frame) ([]byte, bool) {
 	}
 	key, ok := h.replies[f.args[0]]
 	if key == staleReply {
-		hide := h.staleBatch != "" && f.op == "HMSG" && headerOf(f, "Nats-Sequence") == h.hideSeq
-		if hide {
-			h.staleBatch = "" // the replica has caught up: the next read gets it all
-		}
+		out, taken := staleAnswer(f, h)
 		p.mu.Unlock()
-		return nil, hide
+		return out, taken
 	}
 	delete(h.replies, f.args[0])
 	fail := ok && key == h.failKey

@@ -58,6 +58,40 @@ func isBatch(f frame) bool {
 	return json.Unmarshal(f.body[f.hdrs:], &req) == nil && req.Batch > 1
 }
 
+// staleAnswer is what a replica without the message hideSeq answers for
+// one frame of a batched direct get: that message dropped, and the count
+// of messages after each earlier one (Nats-Num-Pending) one less. The
+// first batch to hide it disarms h: the replica has caught up.
+func staleAnswer(f frame, h *frameHook) ([]byte, bool) {
+	if h.staleBatch == "" || f.op != "HMSG" {
+		return nil, false
+	}
+	seq, err := strconv.ParseUint(headerOf(f, "Nats-Sequence"), 10, 64)
+	hide, _ := strconv.ParseUint(h.hideSeq, 10, 64)
+	switch {
+	case err != nil || seq > hide:
+		return nil, false
+	case seq == hide:
+		h.staleBatch = ""
+		return nil, true
+	}
+	pending, err := strconv.ParseUint(headerOf(f, "Nats-Num-Pending"), 10, 64)
+	if err != nil || pending == 0 {
+		return nil, false
+	}
+	lines := strings.Split(string(f.body[:f.hdrs]), "\r\n")
+	for i, l := range lines[1:] {
+		if k, _, ok := strings.Cut(l, ":"); ok && strings.EqualFold(strings.TrimSpace(k), "Nats-Num-Pending") {
+			lines[i+1] = "Nats-Num-Pending: " + strconv.FormatUint(pending-1, 10)
+		}
+	}
+	hdr := strings.Join(lines, "\r\n")
+	payload := f.body[f.hdrs:]
+	args := append([]string(nil), f.args[:len(f.args)-2]...) // subject sid [reply]
+	out := fmt.Appendf(nil, "HMSG %s %d %d\r\n%s", strings.Join(args, " "), len(hdr), len(hdr)+len(payload), hdr)
+	return append(append(out, payload...), "\r\n"...), true
+}
+
 // headerOf is the header name of an HPUB or HMSG ("" if none).
 func headerOf(f frame, name string) string {
 	for _, l := range strings.Split(string(f.body[:f.hdrs]), "\r\n")[1:] { // [0] is NATS/1.0
@@ -72,7 +106,9 @@ func headerOf(f frame, name string) string {
 // channel's last message: a batched direct get may be answered by a replica
 // behind the leader, which has not the newest message yet. The proxy plays
 // that replica once — the first batched read of the stream loses the
-// channel's newest message — and GetChats must still answer the newest N
+// channel's newest message, and each earlier one's count of the messages
+// after it is one less, as that replica would count — and GetChats must
+// still answer the newest N
 // (the last sequence, asked of the leader, says the batch is short: read
 // again).
 func historyFromStaleReplica(k *testkit.T, impl Impl) {
