@@ -255,6 +255,7 @@ func Deadlines(t *testing.T, impl Impl) {
 	checkSlowSync(k, impl)
 	checkTimeoutBounded(k, impl)
 	checkZeroConfig(k, impl)
+	checkOneRequestDeadline(k, impl)
 }
 
 // slowSyncFile is a users file whose Sync takes delay (fault injection: a
