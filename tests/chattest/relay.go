@@ -86,6 +86,7 @@ func Broadcast(t *testing.T, impl Impl) {
 	conns[2].SendFrame(broadcastFrame("cat", everyone, []byte("welcome eve")))
 	expect(k, late, "eve", broadcastFrame("cat", everyone, []byte("welcome eve")),
 		"eve logged in after all the broadcasts above, then cat broadcast")
+	checkQuietPastLoginTimeout(k, impl)
 }
 
 // loginAsNew registers name and logs in.
