@@ -33,6 +33,7 @@ func Isolation(t *testing.T, impl Impl) {
 	checkKnobs(k, impl)
 	checkBroadcastLockFree(k, impl)
 	checkPrivateLockFree(k, impl)
+	checkRepliesLockFree(k, impl)
 }
 
 // checkBurst: one client sends a burst of 64 broadcasts of 64 KiB (4 MiB) as
