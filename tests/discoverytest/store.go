@@ -76,6 +76,7 @@ func UserStore(t *testing.T, impl Impl) {
 
 	checkUnreadableFile(k, impl)
 	checkTornLine(k, impl)
+	checkOpenFailureCloses(k, impl)
 	checkUnterminatedLine(k, impl)
 	checkOriginalsFile(k, impl)
 	checkMalformedFile(k, impl)
