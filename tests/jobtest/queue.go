@@ -97,6 +97,7 @@ func BoundedQueue(t *testing.T, impl Impl) {
 	}{
 		{"fifo", checkFIFO}, {"put-blocks", checkPutBlocks}, {"get-blocks", checkGetBlocks},
 		{"close-wakes", checkCloseWakes}, {"close-drains", checkCloseDrains},
+		{"close-fails-waiting-puts", checkCloseFailsWaitingPuts},
 	} {
 		k.Run(c.name, func(t *testing.T) { inBubble(testkit.New(t, k.Exercise()), func(b bubble) { c.check(b, impl) }) })
 	}

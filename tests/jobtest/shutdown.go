@@ -39,6 +39,7 @@ func Shutdown(t *testing.T, impl Impl) {
 			SeveralListeners: true, // Serve records each listener, and Close closes them all
 		})
 	})
+	k.Run("close-with-non-reader", func(t *testing.T) { checkCloseWithNonReader(testkit.New(t, k.Exercise()), impl) })
 	k.Run("close-during-backoff", func(t *testing.T) {
 		ck := testkit.New(t, k.Exercise())
 		requireQueueAndPool(ck, impl)
