@@ -150,6 +150,7 @@ func Server(t *testing.T, impl Impl) {
 	run("non-reader-stalls-no-one", func(k *testkit.T) { checkNonReaderStallsNoOne(k, impl) })
 	run("non-reader-dropped", func(k *testkit.T) { checkNonReaderDropped(k, impl) })
 	run("old-connection-kept", func(k *testkit.T) { checkOldConnectionKept(k, impl) })
+	run("last-answers-sent", func(k *testkit.T) { checkLastAnswersSent(k, impl) })
 	run("released", func(k *testkit.T) { checkReleased(k, impl) })
 	run("zero-config", func(k *testkit.T) { checkZeroConfig(k, impl) })
 	run("pool-shared-by-listeners", func(k *testkit.T) { checkPoolSharedByListeners(k, impl) })
