@@ -17,10 +17,12 @@ import (
 // process.
 func peerPair(t *testing.T) (judge, subject *peer) {
 	t.Helper()
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0) // SOCK_CLOEXEC is not on macOS
 	if err != nil {
 		t.Fatal(err)
 	}
+	syscall.CloseOnExec(fds[0])
+	syscall.CloseOnExec(fds[1])
 	ends := make([]*peer, 2)
 	for i, side := range []string{"j", "s"} {
 		f := os.NewFile(uintptr(fds[i]), side)
