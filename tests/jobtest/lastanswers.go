@@ -29,21 +29,24 @@ func checkLastAnswersSent(k *testkit.T, impl Impl) {
 	_, srv := newServerOn(k, impl, Config{Workers: 2, QueueCap: 8, MaxPending: 1 << 20, WriteTimeout: time.Minute,
 		OnJobStart: h.onJobStart}, k.ListenSmall())
 	nc := k.DialSmall(srv.Addr)
-	nc.SetWriteDeadline(time.Now().Add(testkit.IOTimeout))
+	// The server reads and runs all n before the check goes on: on a machine
+	// beside 16 busy loops that took longer than IOTimeout (20 s), so the
+	// bulk steps are bounded by the watchdog's time instead.
+	nc.SetWriteDeadline(time.Now().Add(testkit.WatchdogTimeout))
 	if _, err := nc.Write(bytes.Repeat([]byte("PRIME 7\n"), n)); err != nil {
 		k.Fatalf("sending %d \"PRIME 7\" lines to a server with MaxPending 1 MiB: %s (it must read them all)", n, testkit.Describe(err))
 	}
 	if tc, ok := nc.(interface{ CloseWrite() error }); ok {
 		tc.CloseWrite()
 	}
-	deadline := time.After(testkit.IOTimeout)
+	deadline := time.After(testkit.WatchdogTimeout)
 	for started := false; !started; {
 		select {
 		case id := <-h.started:
 			started = id == n
 		case <-deadline:
 			k.Fatalf("a client sent %d \"PRIME 7\" lines and half-closed, reading nothing: job %d had not started "+
-				"%v later (MaxPending 1 MiB: the server must read and run them all)", n, n, testkit.IOTimeout)
+				"%v later (MaxPending 1 MiB: the server must read and run them all)", n, n, testkit.WatchdogTimeout)
 		}
 	}
 	// Every goroutine blocked: the reader has seen the end of the stream,
