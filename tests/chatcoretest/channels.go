@@ -132,5 +132,4 @@ func Channels(t *testing.T, impl Impl) {
 	hostile.Channels(k, hostileStart(impl))
 	hostile.ChannelCapRace(k, hostile.OneServer(hostileStart(impl)))
 	check(k, e, "storage-failure", func(k *testkit.T, _ *env) { checkStorageFailure(k, impl, "CreateChannel") })
-	check(k, e, "presence-storm", func(k *testkit.T, _ *env) { checkPresenceStorm(k, impl, true) })
 }

@@ -44,13 +44,6 @@ func hostileStart(impl Impl) hostile.Start {
 	}
 }
 
-// The server's defaults that the checks below rely on (docs/chatcore.md,
-// "Limits").
-const (
-	defaultPresenceBurst = 100 // presence events a connection is sent at once
-	defaultPresenceRate  = 20  // a second, once the burst is spent
-)
-
 // checkHashQueueFull: with one password hash allowed to wait (HashQueue 1)
 // and slow hashes (SlowHash), 24 clients register at once, each on a
 // connection of its own. The cores take a few; one waits; every other one
@@ -189,107 +182,6 @@ func (e *env) dialFrom(who, ip string) (*client, bool) {
 	e.k.OnAbort(func() { nc.Close() })
 	e.k.Cleanup(func() { nc.Close() })
 	return &client{k: e.k, e: e, who: who, nc: nc, r: bufio.NewReader(nc)}, true
-}
-
-// checkPresenceStorm: presence events are bounded per receiver. A stormer
-// makes 300 presence events about itself as fast as it can — 150 rounds of
-// login and logout (joins false), or of joining the observer's channel and
-// another one (joins true) — while an observer, in that channel, reads
-// nothing. Then the observer makes a round trip, and counts the stormer's
-// presence events that came before its answer. With the default budget
-// (100 at once, 20 a second after that), it must have at least half the
-// burst (the budget is not "drop all") and at most 100 + 20 a second of the
-// storm's time (a server that sends every event fans out N² frames when N
-// clients storm). The stormer itself gets every event about itself; a
-// channel created after the storm is announced to the observer (only
-// presence is dropped).
-func checkPresenceStorm(k *testkit.T, impl Impl, joins bool) {
-	k.Helper()
-	const rounds = 150
-	e := start(k, impl, Config{})
-	observer := e.login("presence-observer")
-	var room, hall proto.Channel
-	if joins { // the login storm needs nothing of later exercises
-		room = observer.createChannel("presence-room")
-		hall = observer.createChannel("presence-hall")
-		observer.join(room.ID)
-	}
-	storm := e.dial("presence-stormer")
-	stormer := storm.register("presence-stormer")
-	what := "login and logout"
-	if joins {
-		what = "joins of the observer's channel and another"
-		storm.authenticate("presence-stormer")
-	}
-	observer.settle()
-	start := time.Now()
-	for range rounds {
-		storm.backlog = nil
-		if joins {
-			storm.join(room.ID)
-			storm.join(hall.ID)
-			for _, want := range []proto.Message{
-				proto.ChannelJoinEvent{ChannelID: room.ID, UserID: stormer.ID},
-				proto.ChannelLeaveEvent{ChannelID: room.ID, UserID: stormer.ID},
-				proto.ChannelJoinEvent{ChannelID: hall.ID, UserID: stormer.ID},
-			} {
-				if !storm.holds(want) {
-					k.Fatalf("during a storm of %s, the stormer missed %s, an event about itself: events about a "+
-						"client's own session are never dropped%s", what, show(want), storm.context())
-				}
-			}
-			continue
-		}
-		storm.authenticate("presence-stormer") // waits for its own 126
-		id := storm.id()
-		storm.callExpect("logging out", proto.LogoutRequest{RequestID: id}, proto.LogoutResponse{RequestID: id})
-		if !storm.holds(proto.UserLogoutEvent{UserID: stormer.ID}) {
-			k.Fatalf("during a storm of %s, the stormer missed its own 125: events about a client's own session "+
-				"are never dropped%s", what, storm.context())
-		}
-	}
-	// Every event of the storm was queued for the observer before the
-	// answer to this request; call keeps what came first in the backlog.
-	observer.call(proto.GetChannelsRequest{RequestID: observer.id()})
-	took := time.Since(start)
-	got := 0
-	for _, m := range observer.backlog {
-		switch m := m.(type) {
-		case proto.UserLoginEvent:
-			got += count(m.UserID == stormer.ID)
-		case proto.UserLogoutEvent:
-			got += count(m.UserID == stormer.ID)
-		case proto.ChannelJoinEvent:
-			got += count(m.UserID == stormer.ID)
-		case proto.ChannelLeaveEvent:
-			got += count(m.UserID == stormer.ID)
-		}
-	}
-	most := defaultPresenceBurst + int(took.Seconds()*defaultPresenceRate) + 1
-	if got > most {
-		k.Fatalf("a stormer made %d presence events (%s) in %v; an observer that read nothing meanwhile was "+
-			"sent %d of them, more than the budget allows (%d at once, %d a second: at most %d). Send presence "+
-			"events through each receiver's budget (broadcastPresenceLocked), or a storm of N clients fans out "+
-			"N² frames", 2*rounds, what, took.Round(time.Millisecond), got, defaultPresenceBurst,
-			defaultPresenceRate, most)
-	}
-	if got < defaultPresenceBurst/2 {
-		k.Fatalf("a stormer made %d presence events (%s); an observer was sent only %d: the budget lets the "+
-			"first %d through (only the events past it are dropped)", 2*rounds, what, got, defaultPresenceBurst)
-	}
-	observer.backlog = nil
-	if joins {
-		made := storm.createChannel("after-the-storm")
-		observer.waitFor("after a presence storm, a new channel's 129 still reaches everyone (only presence "+
-			"events are dropped)", proto.ChannelCreateEvent{Channel: made, UserID: stormer.ID})
-	}
-}
-
-func count(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // checkAddUserAdmin: the operator's way to make an administrator. AddUser

@@ -149,7 +149,6 @@ func Users(t *testing.T, impl Impl) {
 	check(k, e, "hash-outside-lock", func(k *testkit.T, _ *env) { checkHashOutsideLock(k, impl) })
 	check(k, e, "hash-queue-full", func(k *testkit.T, _ *env) { checkHashQueueFull(k, impl) })
 	check(k, e, "storage-failure", func(k *testkit.T, _ *env) { checkStorageFailure(k, impl, "CreateUser") })
-	check(k, e, "presence-storm", func(k *testkit.T, _ *env) { checkPresenceStorm(k, impl, false) })
 	check(k, e, "hash-queue", func(k *testkit.T, _ *env) { checkHashQueue(k, impl) })
 	check(k, e, "registration-burst", func(k *testkit.T, _ *env) { checkRegistrationBurst(k, impl) })
 	check(k, e, "registration-budget", func(k *testkit.T, _ *env) { checkRegistrationBudget(k, impl) })
