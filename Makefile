@@ -134,7 +134,7 @@ test: #M prove the course: vet, every suite on the solutions (-race), one beside
 test-graded test-tools test-samples unit release-check: SHELL := /bin/bash
 test-graded test-tools test-samples unit release-check: export TIMEFORMAT := ↳ %Rs wall, %Us user + %Ss sys CPU
 test-graded: #M make test's first chain: the solutions graded, one exercise as a student runs it
-	time $(GO) run ./tools/cmd/grade -q -budget 0 -target solutions -require all
+	time $(GO) run ./tools/cmd/grade -q -budget 0 -j 3 -target solutions -require all
 	@ch=$$(printf '%02d' $$(( $(SEED) % $(words $(wildcard solutions/0*)) + 1 ))); \
 	tests=$$(grep -ho '^func TestEx[0-9A-Za-z_]*' solutions/$$ch/*_test.go | sed 's/^func //' | sort -u); \
 	ex=$$(echo "$$tests" | sed -n "$$(( $(SEED) / 8 % $$(echo "$$tests" | wc -l) + 1 ))p"); \
@@ -151,7 +151,7 @@ test-tools: #M make test's second chain: vet, the tools' and suites' own tests, 
 # seed is news for make mutation, not a regression of this commit, and a
 # report nobody acts on is not a test. Their machinery's tests run in unit.
 test-samples: #M make test's third chain: the ladder's, the catalogue mutants' and the forgeries' samples, the student release
-	time $(GO) run ./tools/maint/coursecheck -q -budget 0 -ladder -rotate -rungs 2 -seed $(SEED)
+	time $(GO) run ./tools/maint/coursecheck -q -budget 0 -j 3 -ladder -rotate -rungs 2 -seed $(SEED)
 	time $(GO) run ./tools/maint/coursecheck -q -budget 0 -mutants -sample 6 -seed $(SEED)
 	time $(GO) run ./tools/maint/coursecheck -q -budget 0 -forgeries -sample 3 -seed $(SEED)
 	@$(MAKE) --no-print-directory release-check

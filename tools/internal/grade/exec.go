@@ -26,6 +26,7 @@ type runner struct {
 	user      *Credential // run test binaries as this user; nil: as the grader
 	tmp       string      // the grader's scratch directory: binaries, the subjects' scratch folders
 	root      string      // the module root: what a sandboxed subject may read of the checkout
+	failFast  bool        // Options.FailFast
 
 	mu                sync.Mutex
 	maxScale, maxLoad float64 // the busiest an exercise started (measureLoad)
@@ -125,6 +126,9 @@ func (rn *runner) run(ctx context.Context, ex exercise) (Run, time.Duration, err
 		"-test.timeout="+ex.backstop().String(),
 		"-test.paniconexit0",
 		"-test.fullpath")
+	if rn.failFast {
+		cmd.Args = append(cmd.Args, "-test.failfast")
+	}
 	cmd.Dir = ex.pkgDir
 	// Both run as the -user, if one was given, so that the files a check
 	// makes are the server's to use. The judge makes itself undumpable

@@ -30,6 +30,11 @@ type Options struct {
 	Allow    []string         // screening rules switched off for every chapter (-allow)
 	User     *Credential      // run test binaries as this user; nil: as the grader
 	Overlay  string           // a go build -overlay JSON file merged into every build; "" for none
+	// FailFast ends each exercise at its first failing check (go test's
+	// -failfast). A mutant needs one failing check to be killed, and the
+	// rest of its exercise would only cost time; a student's report needs
+	// every check, so grade and make grade never set it.
+	FailFast bool
 }
 
 // job is one exercise to run and the result it fills in.
@@ -103,6 +108,7 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 		rep.Notes = append(rep.Notes, userNote)
 	}
 	rn := newRunner(ctx, root, tmp, user)
+	rn.failFast = opt.FailFast
 	if rn.user != nil {
 		// The binaries, written here, must be the user's to run.
 		_ = os.Chmod(tmp, 0o755)

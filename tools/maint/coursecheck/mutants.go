@@ -285,7 +285,7 @@ func (env mutantEnv) grade(ctx context.Context, m mutant, chapters map[string]ru
 		return invalid("overlay", err)
 	}
 	rep, err := grade.Grade(ctx, grade.Options{Root: env.root, Target: env.solutions, Chapters: []rubric.Chapter{ch}, Timeout: env.timeout, Jobs: 1, Overlay: ov,
-		Course: env.course})
+		Course: env.course, FailFast: true})
 	if err != nil {
 		return invalid("not graded", err)
 	}

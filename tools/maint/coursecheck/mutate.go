@@ -507,7 +507,7 @@ func (env mutantEnv) gradeAuto(ctx context.Context, m autoMutant, ch rubric.Chap
 func (env mutantEnv) gradeWith(ctx context.Context, ch rubric.Chapter, exercises []rubric.Exercise, ov string) (verdict, cause string) {
 	ch.Exercises = exercises
 	rep, err := grade.Grade(ctx, grade.Options{Root: env.root, Target: env.solutions, Chapters: []rubric.Chapter{ch}, Timeout: env.timeout,
-		Jobs: min(len(exercises), 2), Overlay: ov, Course: env.course})
+		Jobs: min(len(exercises), 2), Overlay: ov, Course: env.course, FailFast: true})
 	if err != nil {
 		return verdictNotRun, err.Error()
 	}
