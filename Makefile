@@ -42,8 +42,8 @@ endif
 status: ## where you stand: points per chapter, and the next exercise (re-runs only what changed)
 	@$(GO) run ./tools/cmd/student status
 
-next: ## the next unsolved exercise: its lesson paragraph, its TODOs, its last failure
-	@$(GO) run ./tools/cmd/student next
+next: ## the next unsolved exercise of the chapter you edited last: its lesson paragraph, its TODOs, its last failure (EX=7.4 or CH=07 to choose)
+	@$(GO) run ./tools/cmd/student next $(or $(EX),$(CH))
 
 hint: ## one more hint: the idea, the pitfall, the API, the recipe (EX=3.4; default: the exercise next names)
 	@$(GO) run ./tools/cmd/student hint $(EX)

@@ -89,7 +89,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "status":
 		exec = func(c *course) error { return c.status(ctx, stdout) }
 	case "next":
-		exec = func(c *course) error { return c.next(ctx, stdout) }
+		exec = func(c *course) error { return c.next(ctx, stdout, fs.Arg(0)) }
 	case "hint":
 		exec = func(c *course) error { return c.hint(ctx, stdout, fs.Arg(0)) }
 	case "reset":
@@ -132,6 +132,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if fs.NArg() != 0 {
 			return usagef("usage: go run ./tools/cmd/student reset -ch NN -mode open|guided   (make reset CH=NN MODE=open): a whole chapter, no EX")
 		}
+	case cmd == "next" && fs.NArg() > 1:
+		return usagef("usage: go run ./tools/cmd/student next [EX|NN]   (e.g. next 7.4, next 07; make next EX=7.4)")
 	case cmd == "hint" && fs.NArg() > 1, cmd == "reset" && fs.NArg() != 1:
 		return usagef("usage: go run ./tools/cmd/student %s EX   (e.g. %s 3.4; make %s EX=3.4)", cmd, cmd, cmd)
 	}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -94,20 +97,68 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// nextExercise is the first exercise, in course order, that does not pass.
+// nextExercise is the exercise to work on: the first that does not pass in
+// the chapter the student edited last (the newest .go file under
+// chapters/NN), so that a student who skipped ahead to chapter 07 is not
+// sent back to 1.1; when no chapter was edited since it was unpacked (or
+// the edits are as old as each other), the first that does not pass in
+// course order.
 func (c *course) nextExercise(all map[string]chapterResults) (rubric.Chapter, rubric.Exercise, bool) {
+	edited := map[string]time.Time{}
 	for _, ch := range c.rb.Chapters {
+		edited[ch.ID] = newestGo(filepath.Join(c.root, chapterDir(ch.ID)))
+	}
+	return pickNext(c.rb.Chapters, all, edited)
+}
+
+// pickNext is nextExercise's choice, given each chapter's last edit.
+func pickNext(chapters []rubric.Chapter, all map[string]chapterResults, edited map[string]time.Time) (rubric.Chapter, rubric.Exercise, bool) {
+	var (
+		best     rubric.Chapter
+		bestEx   rubric.Exercise
+		bestTime time.Time
+		found    bool
+	)
+	for _, ch := range chapters { // course order: a later chapter wins only if edited later
 		cr, ran := all[ch.ID]
 		if !ran {
 			continue
 		}
-		for _, ex := range ch.Exercises {
-			if !cr.Results[ex.ID].Pass {
-				return ch, ex, true
-			}
+		i := slices.IndexFunc(ch.Exercises, func(ex rubric.Exercise) bool { return !cr.Results[ex.ID].Pass })
+		if i < 0 {
+			continue
+		}
+		if t := edited[ch.ID]; !found || t.Sub(bestTime) > editSlack {
+			best, bestEx, bestTime, found = ch, ch.Exercises[i], t, true
 		}
 	}
-	return rubric.Chapter{}, rubric.Exercise{}, false
+	return best, bestEx, found
+}
+
+// isChapterArg says whether a command's argument names a chapter (07, 7)
+// rather than an exercise (7.4).
+func isChapterArg(arg string) bool {
+	return len(arg) > 0 && len(arg) <= 2 && strings.Trim(arg, "0123456789") == ""
+}
+
+// editSlack is how much newer a chapter's files must be to count as edited
+// later: an unpacked release's files differ by the time unpacking took.
+const editSlack = 2 * time.Second
+
+// newestGo is the modification time of the newest .go file in dir and its
+// subfolders (zero if none).
+func newestGo(dir string) time.Time {
+	var newest time.Time
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil && fi.ModTime().After(newest) {
+			newest = fi.ModTime()
+		}
+		return nil
+	})
+	return newest
 }
 
 // nextLine is status's last line: the next exercise, where to start, and the
@@ -137,13 +188,42 @@ func testCommand(ch rubric.Chapter, ex rubric.Exercise) string {
 
 // next prints the next unsolved exercise: the lesson's paragraph about it,
 // its TODOs, what its last run said, and where to get a hint.
-func (c *course) next(ctx context.Context, w io.Writer) error {
+//
+// With an argument, an exercise (7.4) or a chapter (07), it shows that
+// exercise, or the chapter's first that does not pass.
+func (c *course) next(ctx context.Context, w io.Writer, arg string) error {
 	all, err := c.results(ctx)
 	if err != nil {
 		return err
 	}
-	ch, ex, ok := c.nextExercise(all)
-	if !ok {
+	var (
+		ch rubric.Chapter
+		ex rubric.Exercise
+		ok bool
+	)
+	switch {
+	case arg == "":
+		ch, ex, ok = c.nextExercise(all)
+	case isChapterArg(arg):
+		id := fmt.Sprintf("%02s", strings.TrimLeft(arg, "0"))
+		for _, chap := range c.rb.Chapters {
+			if chap.ID == id {
+				ch, ex, ok = pickNext([]rubric.Chapter{chap}, all, nil)
+				if !ok {
+					fmt.Fprintf(w, "Every exercise of chapter %s passes here. make grade is the official count.\n", id)
+					return nil
+				}
+			}
+		}
+		if !ok {
+			return usagef("unknown chapter %q", arg)
+		}
+	default:
+		if ch, ex, err = c.findExercise(arg); err != nil {
+			return err
+		}
+	}
+	if arg == "" && !ok {
 		fmt.Fprintln(w, "Every exercise passes here. make grade is the official count; the lessons' Experiments sections are next.")
 		return nil
 	}
