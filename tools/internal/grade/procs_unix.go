@@ -76,7 +76,7 @@ func studentUser(given *Credential) (*Credential, string) {
 	}
 	if os.Geteuid() != 0 {
 		if sandboxAvailable() {
-			return nil, "the students' code runs in a sandbox of its own (Linux namespaces): it can write only its scratch folder; " +
+			return nil, "the students' code runs in a sandbox of its own (Linux namespaces): " + sandboxSees() + "; it can write only its scratch folder and its own /tmp; " +
 				"it shares this machine's network (it could reach other gradings' servers on 127.0.0.1): " +
 				"grade as root for a network of its own"
 		}
@@ -94,7 +94,7 @@ func sandboxNote(*Credential) string {
 	if !sandboxAvailable() {
 		return ""
 	}
-	note := ", in a sandbox of its own (Linux namespaces): it sees no other checkout and writes only its scratch folder"
+	note := ", in a sandbox of its own (Linux namespaces): " + sandboxSees() + "; it writes only its scratch folder and its own /tmp"
 	if netnsAvailable() {
 		return note + ", and has a network of its own, loopback only, shared with its judge alone"
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,14 +19,20 @@ import (
 // The sandbox a subject runs in: new mount and PID namespaces (and, for a
 // grader that is not root, a new user namespace), in which
 //
-//   - the places where other people's files live (/home, /root, /tmp,
-//     /var/tmp, and the top folder of each path the subject needs) are
-//     covered by empty file systems, and only the paths the subject needs
-//     (the course's checkout, the grader's binaries) are put back: another
-//     student's checkout, or the instructor's files, are not there to read;
-//   - every file system is read-only but the exercise's scratch folder: the
-//     student's code can write none of the user's files (the Go build cache
-//     that later builds come from, the grader's binaries, the course);
+//   - its root is a file system of its own holding only what it needs, each
+//     piece at its own path (sandbox_root_linux.go): the system's programs
+//     and libraries, a few files of /etc, /dev's null, zero, full, random and
+//     urandom, its own /proc and /tmp, the graded checkout, its binary and
+//     its scratch folder. Anything else of the machine — another student's
+//     checkout, the instructor's -course copy, /opt, /srv, /var/lib — is not
+//     there to read. Where the kernel refuses that root, the sandbox falls
+//     back to covering the places where other people's files live (/home,
+//     /root, /tmp, /var/tmp, the checkout's top folder: lockDown), and the
+//     report says so;
+//   - every file system is read-only but the exercise's scratch folder, /tmp
+//     and the devices: the student's code can write none of the user's files
+//     (the Go build cache that later builds come from, the grader's
+//     binaries, the course);
 //   - it is the first process of its own PID namespace, with a /proc of that
 //     namespace mounted afresh: it sees and signals no process outside (no
 //     other student's command line, working folder or files through
@@ -41,29 +48,76 @@ const sandboxFlag = "-sandbox-exec"
 
 // sandboxSpec is what the namespaces' first process is told.
 type sandboxSpec struct {
-	Visible  []string // read-only paths the subject needs
+	Visible  []string // read-only paths the subject needs (the checkout)
+	Binary   string   // the program, read-only at its own path
 	Writable string   // its scratch folder
 	Dir      string   // its working directory
 	UID, GID int      // the user to become (-1: stay, in a user namespace)
+	Cover    bool     // the fallback: the machine's root with places covered (lockDown)
 }
 
-// sandboxAvailable reports, once, whether this system lets the grader make
-// the namespaces (some distributions forbid unprivileged user namespaces).
-var sandboxAvailable = sync.OnceValue(func() bool {
+// sandboxState is what this system lets the grader make, found once.
+type sandboxState struct {
+	ok    bool   // a sandbox at all
+	cover bool   // only the fallback: the machine's root, places covered
+	why   string // why the root of its own was refused (cover)
+}
+
+// sandboxProbe starts /bin/true in a root of its own, then, if the kernel
+// refuses that, in the fallback (some distributions forbid unprivileged user
+// namespaces altogether: then no sandbox).
+var sandboxProbe = sync.OnceValue(func() sandboxState {
 	dir, err := os.MkdirTemp("", "serverlab-sandbox-")
 	if err != nil {
-		return false
+		return sandboxState{}
 	}
 	defer os.RemoveAll(dir)
-	cmd := exec.Command("/bin/true")
-	if err := sandboxed(cmd, sandboxSpec{Writable: dir, Dir: dir, UID: -1, GID: -1}); err != nil {
-		return false
+	try := func(cover bool) (bool, string) {
+		cmd := exec.Command("/bin/true")
+		if err := sandboxedAs(cmd, sandboxSpec{Writable: dir, Dir: dir, UID: -1, GID: -1, Cover: cover}); err != nil {
+			return false, err.Error()
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return false, strings.TrimSpace(strings.TrimPrefix(FirstLines(out, 1), "grade: sandbox: ")) + " (" + err.Error() + ")"
+		}
+		return true, ""
 	}
-	return cmd.Run() == nil
+	ok, why := try(false)
+	if ok {
+		return sandboxState{ok: true}
+	}
+	if ok, _ := try(true); ok {
+		return sandboxState{ok: true, cover: true, why: why}
+	}
+	return sandboxState{}
 })
 
-// sandboxed rewrites cmd to run its program in the sandbox.
+// sandboxAvailable reports whether this system lets the grader make the
+// namespaces.
+func sandboxAvailable() bool { return sandboxProbe().ok }
+
+// sandboxSees says, for the report's note, what a subject's sandbox shows
+// it of the machine.
+func sandboxSees() string {
+	st := sandboxProbe()
+	if st.cover {
+		return "this kernel refused it a root of its own (" + st.why + "), so it sees the machine's files but " +
+			"/home, /root, /tmp, /var/tmp and the checkout's top folder (an instructor's files elsewhere, /opt or /srv, " +
+			"it could read)"
+	}
+	return "its root holds only the system's programs and libraries, the checkout, its binary and its scratch folder"
+}
+
+// sandboxed rewrites cmd to run its program in the sandbox this system
+// allows.
 func sandboxed(cmd *exec.Cmd, spec sandboxSpec) error {
+	spec.Cover = sandboxProbe().cover
+	return sandboxedAs(cmd, spec)
+}
+
+// sandboxedAs rewrites cmd to run its program in the sandbox spec says.
+func sandboxedAs(cmd *exec.Cmd, spec sandboxSpec) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -105,7 +159,18 @@ func runSandboxExec(args []string) {
 		fail(err)
 	}
 	runtime.LockOSThread() // credentials are a thread's: set them and exec on one
-	if err := lockDown(spec); err != nil {
+	// The Go runtime sizes GOMAXPROCS by the cgroup's CPU limit, which it
+	// reads from /sys: a root of its own has none, so the subject would take
+	// every core of the machine where the judge takes its limit. This
+	// process still sees the machine's /sys; it hands its figure on.
+	if os.Getenv("GOMAXPROCS") == "" {
+		os.Setenv("GOMAXPROCS", strconv.Itoa(runtime.GOMAXPROCS(0)))
+	}
+	enter := buildRoot
+	if spec.Cover {
+		enter = lockDown
+	}
+	if err := enter(spec); err != nil {
 		fail(err)
 	}
 	if err := os.Chdir(spec.Dir); err != nil {
@@ -124,14 +189,19 @@ var covered = []string{"/home", "/root", "/tmp", "/var/tmp"}
 var system = []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/proc",
 	"/run", "/sbin", "/sys", "/usr", "/var"}
 
-// lockDown makes the mounts: copies of the paths the subject needs, then
+// lockDown is the fallback where the kernel refuses buildRoot: the
+// machine's root, with copies of the paths the subject needs made, then
 // empty file systems over the places they and others' files are, the copies
-// put back, and everything read-only but the scratch folder.
+// put back, and everything read-only but the scratch folder. What the list
+// of places forgets (/opt, /srv) stays readable.
 func lockDown(spec sandboxSpec) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make the mounts private: %w", err)
 	}
 	keep := slices.Concat(spec.Visible, []string{spec.Writable})
+	if spec.Binary != "" {
+		keep = append(keep, spec.Binary)
+	}
 	trees := make([]int, len(keep))
 	hide := slices.Clone(covered)
 	for i, p := range keep {
@@ -153,7 +223,7 @@ func lockDown(spec sandboxSpec) error {
 		}
 	}
 	for i, p := range keep {
-		if err := os.MkdirAll(p, 0o755); err != nil {
+		if err := mountPoint(p, p != spec.Binary); err != nil {
 			return fmt.Errorf("put back %s: %w", p, err)
 		}
 		if err := unix.MoveMount(trees[i], "", unix.AT_FDCWD, p, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {

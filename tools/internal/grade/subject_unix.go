@@ -75,7 +75,7 @@ func (rn *runner) newSubject(ex exercise) (*subjectProc, error) {
 		subjectEnd.Close()
 		return nil, err
 	}
-	spec := sandboxSpec{Visible: []string{rn.root, rn.tmp}, Writable: s.scratch, Dir: ex.pkgDir, UID: -1, GID: -1}
+	spec := sandboxSpec{Visible: []string{rn.root}, Binary: ex.binary, Writable: s.scratch, Dir: ex.pkgDir, UID: -1, GID: -1}
 	if rn.user != nil {
 		spec.UID, spec.GID = int(rn.user.uid), int(rn.user.gid)
 		_ = rn.user.own(s.scratch)

@@ -177,6 +177,7 @@ func gradeForgery(ctx context.Context, c config, root, tmp string, f forgery, ch
 			wrong = append(wrong, fmt.Sprintf("%s: cause %s, want failed: %s", ex.ID, ex.Cause, grade.FirstLines([]byte(ex.Message), 3)))
 		}
 	}
+	wrong = append(wrong, leaked(rep)...)
 	if len(wrong) == 0 {
 		return "held", ""
 	}
