@@ -796,6 +796,7 @@ func Unique(t *testing.T, impl Impl) {
 	}
 	ca.callExpect("the name is taken on every server", proto.CreateUserRequest{Name: "dup-0", Password: "x", RequestID: 100}, exists(100))
 	cb.callExpect("the name is taken on every server", proto.CreateUserRequest{Name: "dup-0", Password: "x", RequestID: 101}, exists(101))
+	takenNameCostsNoHash(k, impl) // takenname.go
 	u1, u2 := ca.register("uniq-1"), cb.register("uniq-2")
 	if u1.ID == u2.ID {
 		k.Fatalf("two users registered on two servers have the same id %d; ids are unique across the servers", u1.ID)
