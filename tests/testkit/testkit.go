@@ -125,14 +125,49 @@ func (k *T) Where() string {
 // must be called from the check's own goroutine.
 func (k *T) Fatalf(format string, args ...any) {
 	k.Helper()
-	k.T.Fatalf("%s\n%s", fmt.Sprintf(format, args...), k.Where())
+	msg := fmt.Sprintf("%s\n%s", fmt.Sprintf(format, args...), k.Where())
+	found.remember(k.Name(), msg)
+	k.T.Fatalf("%s", msg)
 }
 
 // Errorf records a failure, naming the exercise, and lets the check go on. It
 // may be called from any goroutine.
 func (k *T) Errorf(format string, args ...any) {
 	k.Helper()
-	k.T.Errorf("%s\n%s", fmt.Sprintf(format, args...), k.Where())
+	msg := fmt.Sprintf("%s\n%s", fmt.Sprintf(format, args...), k.Where())
+	found.remember(k.Name(), msg)
+	k.T.Errorf("%s", msg)
+}
+
+// found keeps the first failures of this process's checks, so that a
+// watchdog that ends the process (endIfStuck) can print them first. Without
+// -v the testing package prints a check's failure only when its top-level
+// test ends, which it then never does: the cause an earlier check had found
+// ("should receive 126 after its own login") was lost, and the student read
+// only the watchdog's report about a later check that waited for the same
+// missing message, and went to fix Close.
+var found foundFailures
+
+type foundFailures struct {
+	mu      sync.Mutex
+	reports []string
+}
+
+// maxFound is how many failures found keeps: the first ones name the cause.
+const maxFound = 5
+
+func (f *foundFailures) remember(check, msg string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.reports) < maxFound {
+		f.reports = append(f.reports, fmt.Sprintf("--- FAIL: %s\n%s\n", check, msg))
+	}
+}
+
+func (f *foundFailures) all() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return strings.Join(f.reports, "")
 }
 
 // OnAbort registers f to run if the watchdog fires: it should close whatever a
@@ -212,8 +247,10 @@ func (k *T) endIfStuck() {
 	}
 	var b strings.Builder
 	if !testing.Verbose() {
-		// Without -v the testing package prints a check's failure when it
-		// ends, and this one never will: say it here.
+		// Without -v the testing package prints a check's failure when its
+		// test ends, and this process's never will: say here what the
+		// checks before it found, then this one.
+		b.WriteString(found.all())
 		fmt.Fprintf(&b, "--- FAIL: %s\n%s\n", k.Name(), k.report)
 	}
 	fmt.Fprintf(&b, "%s exercise %s is still blocked %v after its servers and connections were closed: "+
