@@ -12,7 +12,8 @@ import (
 // keepSessions is the session keeper's goroutine: every SessionTTL/3 it
 // refreshes the keys of this server's sessions, so that they outlive the
 // bucket's TTL while this server lives, and expire within SessionTTL when
-// it dies.
+// it dies. Each time it first checks that the users bucket is still the
+// one this server knew (checkUsers).
 func (s *Server) keepSessions() {
 	t := time.NewTicker(s.cfg.SessionTTL / 3)
 	defer t.Stop()
@@ -25,6 +26,12 @@ func (s *Server) keepSessions() {
 			// NATS was away: a key may have aged past the TTL meanwhile.
 		}
 		ctx, cancel := s.requestContext()
+		// A users bucket made again (NATS wiped) ends every session here
+		// before any key is written again; a failed read is the remake's
+		// to deal with, and the refresh goes on.
+		if err := s.nats.checkUsers(ctx, s.dropSessions); err != nil {
+			s.nats.missing(err)
+		}
 		s.keys.Lock()
 		err := s.refreshSessions(ctx)
 		s.keys.Unlock()

@@ -59,6 +59,11 @@ type natsLink struct {
 
 	mu   sync.Mutex
 	subs []*nats.Subscription
+
+	// usersMade is when the users bucket this server knows was made: its
+	// identity (see checkUsers). Guarded by usersMu.
+	usersMu   sync.Mutex
+	usersMade time.Time
 }
 
 // signal sends on ch without waiting: one pending signal is enough.
@@ -173,6 +178,37 @@ func (l *natsLink) setUp(ctx context.Context, cfg Config) error {
 			return fmt.Errorf("bucket %s: %w", kc.Bucket, err)
 		}
 	}
+	return retrySetUp(ctx, func(ctx context.Context) error {
+		return l.checkUsers(ctx, func() {}) // the bucket this server starts with
+	})
+}
+
+// checkUsers reads when the users bucket was made and, if that is not the
+// bucket this server knew, takes the new one as known and calls usersGone:
+// every account of the old one is gone (NATS restarted on an empty store,
+// or an operator made the bucket again), and with them every session of
+// this server, whose user ids the new bucket hands to new users. It is
+// called after every remake and before every refresh of the sessions, so
+// that every server notices, not only the one that made the bucket again:
+// with that test alone, two servers on one NATS wiped under them ended
+// the sessions of one, and the other's old sessions went on speaking under
+// the names of the users registered next (2 runs in 2).
+func (l *natsLink) checkUsers(ctx context.Context, usersGone func()) error {
+	st, err := l.js.Stream(ctx, "KV_"+usersBucket)
+	if err != nil {
+		return err
+	}
+	made := st.CachedInfo().Created
+	l.usersMu.Lock()
+	known := l.usersMade
+	changed := !made.Equal(known)
+	if changed {
+		l.usersMade = made
+	}
+	l.usersMu.Unlock()
+	if changed && !known.IsZero() {
+		usersGone()
+	}
 	return nil
 }
 
@@ -213,8 +249,9 @@ func (l *natsLink) bucketConfigs() []jetstream.KeyValueConfig {
 // alone (an update of a stream with consumers makes NATS start them
 // again). It is how a server comes back from a NATS that restarted on an
 // empty store: without it every write failed until the server was
-// restarted. Once it has made the users bucket again it calls usersGone:
-// every account is gone, and with them the sessions of this server.
+// restarted. Then it compares the users bucket with the one this server
+// knew (checkUsers), whichever server made it again, and calls usersGone
+// if it is a new one.
 func (l *natsLink) remake(ctx context.Context, usersGone func()) error {
 	ctx, cancel := context.WithTimeout(ctx, setUpTimeout)
 	defer cancel()
@@ -248,15 +285,11 @@ func (l *natsLink) remake(ctx context.Context, usersGone func()) error {
 		if !gone {
 			continue
 		}
-		_, err = l.js.CreateKeyValue(ctx, kc)
-		if made(err) != nil {
+		if _, err = l.js.CreateKeyValue(ctx, kc); made(err) != nil {
 			return fmt.Errorf("bucket %s: %w", kc.Bucket, err)
 		}
-		if err == nil && kc.Bucket == usersBucket {
-			usersGone() // made by this server: not a node still recovering its store
-		}
 	}
-	return nil
+	return l.checkUsers(ctx, usersGone)
 }
 
 // errStoreMissing is a stream or bucket that NATS says does not exist: a

@@ -674,11 +674,14 @@ func (s *Server) keepBound() {
 }
 
 // dropSessions ends every session on this server: the users bucket is
-// gone (NATS lost its store), and with it every account. Kept, the
-// sessions' keys would be made again by the next refresh under ids the new
-// bucket hands to new users: the first user to register after the wipe was
-// told that they were "already logged in". Their clients are disconnected
-// and register again.
+// not the one this server knew (NATS lost its store, see checkUsers), and
+// every account went with the old one. Kept, a session would speak under
+// its user id, which the new bucket hands to the next user who registers:
+// the first user to register after the wipe was told that they were
+// "already logged in", and an old session's messages carried a new user's
+// name. Each session ends at once, under s.mu, with no logout event (its
+// id may be a new user's now); its client is told Storage failed. and
+// disconnected, and registers again. The log says so on every server.
 func (s *Server) dropSessions() {
 	s.mu.Lock()
 	conns := make([]*conn, 0, len(s.sessions))
@@ -687,15 +690,21 @@ func (s *Server) dropSessions() {
 		conns = append(conns, c)
 		leases[id] = s.leases[id]
 		delete(s.leases, id) // a refresh under way releases what it writes
+		delete(s.sessions, id)
+		if ch := c.channel; ch != 0 {
+			delete(s.members[ch], c)
+			c.channel = 0
+		}
+		c.user = proto.User{}
 	}
 	s.mu.Unlock()
-	if len(conns) > 0 {
-		s.log.Error("the users bucket was lost (NATS's store wiped): ending every session on this server", "sessions", len(conns))
-	}
+	s.log.Error("the users bucket is not the one this server knew (NATS's store wiped): ending every session on this server", "sessions", len(conns))
 	for id, lease := range leases {
 		s.releaseSession(id, lease) // a key a refresh made again in the new bucket
 	}
 	for _, c := range conns {
-		c.nc.Close()
+		s.reply(c, proto.Error{Value: proto.MsgStorageFailed})
+		c.out.finish()
+		c.nc.SetReadDeadline(time.Now()) // the reader ends; the writer sends the notice and closes
 	}
 }

@@ -924,6 +924,7 @@ func Sessions(t *testing.T, impl Impl) {
 		{"relogin-after-logout", reloginAfterLogout},   // relogin.go
 		{"refresh-goes-on", refreshGoesOn},             // refreshall.go
 		{"recreate-without-lock", recreateWithoutLock}, // refreshall.go
+		{"wiped-every-server", sessionsWiped},          // wipedsessions.go
 	} {
 		if !t.Run(c.name, func(t *testing.T) { c.check(testkit.New(t, "8.5"), impl) }) {
 			return // the later checks stand on the earlier ones' sessions
