@@ -59,6 +59,8 @@ var impl = chatcoretest.Impl{
 				HistoryReads:         c.HistoryReads,
 				PresenceBurst:        c.PresenceBurst,
 				PresenceRate:         c.PresenceRate,
+				ChatBurst:            c.ChatBurst,
+				ChatRate:             c.ChatRate,
 			},
 			Hooks: chatcore.Hooks{OnCommit: c.OnCommit},
 		})

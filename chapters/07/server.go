@@ -115,6 +115,12 @@ type Limits struct {
 	// session always are (see broadcastPresenceLocked).
 	PresenceBurst int
 	PresenceRate  int
+	// ChatBurst and ChatRate are each user's budget of chat bytes (the
+	// contents of its WriteChats): ChatBurst at once, refilled at ChatRate
+	// a second (defaults 1 MiB and 64 KiB); a message past it is refused
+	// 101 Too many messages, try again later. (guard.ChatBudget).
+	ChatBurst int
+	ChatRate  int
 	// MaxIdle is how long any connection may stay silent, heartbeat or not
 	// (default 30 min): a client that says nothing for that long holds a
 	// file descriptor and a session for nobody.
@@ -186,6 +192,8 @@ const (
 	DefaultInputBudget        = 256 << 20
 	DefaultPresenceBurst      = 100
 	DefaultPresenceRate       = 20
+	DefaultChatBurst          = 1 << 20
+	DefaultChatRate           = 64 << 10
 	DefaultMaxIdle            = 30 * time.Minute
 	DefaultMaxUserName        = 32
 	DefaultMaxChannelName     = 64
@@ -228,6 +236,8 @@ type Server struct {
 	// registrations.
 	failures      *guard.Failures
 	registrations registrationLimiter
+	// chat is every user's budget of chat bytes (Limits.ChatBurst).
+	chat *guard.ChatBudget
 	// gate counts the open connections, in all and by client address.
 	gate *guard.Gate
 	// preAuthInput and input are the budgets of large frames being read
@@ -288,6 +298,7 @@ func New(cfg Config) (*Server, error) {
 		appends:  make(chan *appendRequest, cfg.MaxBatch),
 		hashes:   newHashQueue(runtime.GOMAXPROCS(0), cfg.Limits.HashQueue, cfg.Limits.HashWait, done),
 		failures: guard.NewFailures(cfg.Limits.AddressFailures, cfg.Limits.FailureWindow),
+		chat:     guard.NewChatBudget(cfg.Limits.ChatBurst, cfg.Limits.ChatRate),
 		registrations: registrationLimiter{
 			buckets: guard.NewFailures(cfg.Limits.AddressRegistrations, cfg.Limits.RegistrationWindow)},
 		gate:     guard.NewGate(cfg.Limits.MaxConnections, cfg.Limits.MaxConnsPerAddress),
@@ -351,6 +362,8 @@ func (l Limits) withDefaults() Limits {
 	orDefault(&l.HistoryReads, DefaultHistoryReads)
 	orDefault(&l.PresenceBurst, DefaultPresenceBurst)
 	orDefault(&l.PresenceRate, DefaultPresenceRate)
+	orDefault(&l.ChatBurst, DefaultChatBurst)
+	orDefault(&l.ChatRate, DefaultChatRate)
 	orDefault(&l.MaxIdle, DefaultMaxIdle)
 	orDefault(&l.MaxUserName, DefaultMaxUserName)
 	orDefault(&l.MaxChannelName, DefaultMaxChannelName)

@@ -43,6 +43,8 @@ var impl = chatscaletest.Impl{
 				MaxMessage:         c.MaxMessage,
 				PresenceBurst:      c.PresenceBurst,
 				PresenceRate:       c.PresenceRate,
+				ChatBurst:          c.ChatBurst,
+				ChatRate:           c.ChatRate,
 			},
 		})
 	},

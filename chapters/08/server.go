@@ -92,6 +92,12 @@ type Limits struct {
 	// about its own session always are (see deliverLocked).
 	PresenceBurst int
 	PresenceRate  int
+	// ChatBurst and ChatRate are each user's budget of chat bytes (the
+	// contents of its WriteChats): ChatBurst at once, refilled at ChatRate
+	// a second (defaults 1 MiB and 64 KiB); a message past it is refused
+	// 101 Too many messages, try again later. (guard.ChatBudget).
+	ChatBurst int
+	ChatRate  int
 	// HashWait is the longest a password hash may wait for a core (default
 	// 8 s, under the original load tester's 10 s request timeout): one that
 	// cannot expect to start in time is answered Server busy. at once.
@@ -173,6 +179,8 @@ const (
 	DefaultMaxMessage           = 16 << 10
 	DefaultPresenceBurst        = 100
 	DefaultPresenceRate         = 20
+	DefaultChatBurst            = 1 << 20
+	DefaultChatRate             = 64 << 10
 	DefaultHashWait             = 8 * time.Second
 	DefaultHashQueue            = 4096
 	DefaultAddressRegistrations = 512
@@ -213,6 +221,7 @@ type Server struct {
 	gate                *guard.Gate
 	preAuthInput, input *guard.Budget
 	failures            *guard.Failures
+	chat                *guard.ChatBudget // every user's budget of chat bytes (Limits.ChatBurst)
 	// output is the budget of bytes queued for clients, every outbox
 	// together; historyReads the GetChats reading the stream (historyGate).
 	output       *guard.Budget
@@ -287,6 +296,7 @@ func New(cfg Config) (*Server, error) {
 		input:        guard.NewBudget(cfg.Limits.InputBudget),
 		output:       guard.NewBudget(cfg.Limits.OutputBudget),
 		failures:     guard.NewFailures(cfg.Limits.AddressFailures, cfg.Limits.FailureWindow),
+		chat:         guard.NewChatBudget(cfg.Limits.ChatBurst, cfg.Limits.ChatRate),
 	}
 	s.historyReads = guard.NewReads(cfg.Limits.HistoryReads, s.output)
 	lock, err := lockStore(cfg.DBPath)
@@ -335,6 +345,8 @@ func (l Limits) withDefaults() Limits {
 	orDefault(&l.MaxMessage, DefaultMaxMessage)
 	orDefault(&l.PresenceBurst, DefaultPresenceBurst)
 	orDefault(&l.PresenceRate, DefaultPresenceRate)
+	orDefault(&l.ChatBurst, DefaultChatBurst)
+	orDefault(&l.ChatRate, DefaultChatRate)
 	orDefault(&l.MaxIdle, DefaultMaxIdle)
 	orDefault(&l.MaxConnections, DefaultMaxConnections)
 	orDefault(&l.MaxConnsPerAddress, DefaultMaxConnsPerAddr)

@@ -1,6 +1,7 @@
 package chatcore
 
 import (
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -36,6 +37,9 @@ func validName(name string, max int) bool {
 //   - a user or channel name that validName rejects: Invalid name.;
 //   - a chat message longer than MaxMessage bytes, or whose JSON would not
 //     fit alone in a GetChats reply: 101 Message too long.;
+//   - a chat message past its user's budget of chat bytes (ChatBurst at
+//     once, ChatRate a second; guard.ChatBudget): 101 Too many messages,
+//     try again later.;
 //   - a GetUsers with more than MaxUserIDs ids: Too many user ids.
 //
 // Each limit bounds what a request can make the server hold, store or send
@@ -55,6 +59,12 @@ func (s *Server) admit(c *conn, m proto.Message) bool {
 	case proto.WriteChat:
 		if len(m.Content) > s.cfg.Limits.MaxMessage || chatItemOverhead+jsonLen(m.Content) > replyRoom {
 			s.reply(c, proto.Error{Value: proto.MsgMessageTooLong})
+			return false
+		}
+		if u := s.session(c); u != nil && !s.chat.Take(u.id, len(m.Content), time.Now()) {
+			c.log.Warn("chat message over the user's budget", "user", u.id, "bytes", len(m.Content),
+				"burst", s.cfg.Limits.ChatBurst, "per_second", s.cfg.Limits.ChatRate)
+			s.reply(c, proto.Error{Value: proto.MsgTooManyMessages})
 			return false
 		}
 	case proto.GetUsersRequest:

@@ -181,4 +181,5 @@ func History(t *testing.T, impl Impl) {
 	check(k, e, "history-limits", func(k *testkit.T, _ *env) { checkHistoryLimits(k, impl) })
 	check(k, e, "failed-commit", func(k *testkit.T, _ *env) { checkFailedCommit(k, impl) })
 	check(k, e, "storage-failure", func(k *testkit.T, _ *env) { checkStorageFailure(k, impl, "History") })
+	chatFlood(k, impl) // each user's budget of chat bytes (chatflood.go)
 }

@@ -40,6 +40,8 @@ func hostileStart(impl Impl) hostile.Start {
 			MaxMessage:         l.MaxMessage,
 			PresenceBurst:      l.PresenceBurst,
 			PresenceRate:       l.PresenceRate,
+			ChatBurst:          l.ChatBurst,
+			ChatRate:           l.ChatRate,
 		}).srv.Addr
 	}
 }

@@ -112,6 +112,10 @@ type Config struct {
 	// refilled at PresenceRate a second (20).
 	PresenceBurst int
 	PresenceRate  int
+	// ChatBurst and ChatRate are each user's budget of chat bytes:
+	// ChatBurst at once (1 MiB), refilled at ChatRate a second (64 KiB).
+	ChatBurst int
+	ChatRate  int
 	// Admins may stop the server with Shutdown (102).
 	Admins []string
 	// TLS, if set, makes the server speak TLS.

@@ -53,6 +53,7 @@ func DurableEcho(t *testing.T, impl Impl) {
 		{"retries-paced", retriesPaced},
 		{"ids-per-run", idsPerRun},                             // runids.go
 		{"others-not-held-by-publish", othersNotHeldByPublish}, // publishwait.go
+		{"chat-flood", func(k *testkit.T, impl Impl) { hostile.ChatFlood(k, hostileStartShared(impl)) }},
 	} {
 		if !t.Run(c.name, func(t *testing.T) { c.check(testkit.New(t, "8.1"), impl) }) {
 			return // the exercise is lost; the later parts would only wait out their deadlines

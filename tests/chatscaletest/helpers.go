@@ -61,6 +61,7 @@ func hostileLimits(cfg *Config, l hostile.Limits) {
 	cfg.MaxChannels, cfg.MaxChannelsPerUser = l.MaxChannels, l.MaxChannelsPerUser
 	cfg.AddressFailures, cfg.FailureWindow = l.AddressFailures, l.FailureWindow
 	cfg.MaxMessage, cfg.PresenceBurst, cfg.PresenceRate = l.MaxMessage, l.PresenceBurst, l.PresenceRate
+	cfg.ChatBurst, cfg.ChatRate = l.ChatBurst, l.ChatRate
 }
 
 // serve builds and serves one server named name.

@@ -74,6 +74,8 @@ type Config struct {
 	MaxMessage         int // a chat message's content, in bytes
 	PresenceBurst      int // presence events sent to one connection at once
 	PresenceRate       int // a second, that refill its budget
+	ChatBurst          int // chat bytes one user may write at once
+	ChatRate           int // a second, that refill its budget
 	// Logger is the server's log.
 	Logger *slog.Logger
 }

@@ -33,7 +33,7 @@ func checkHistoryRead(k *testkit.T, start Start) {
 		mostTimes  = 2.5 // measured (go test): 07 0.9, 08 1.4; reading every message, 07 3.5 and 08 7.1
 		maxMessage = 64 << 10
 	)
-	addr := start(k, Limits{MaxMessage: maxMessage})
+	addr := start(k, Limits{MaxMessage: maxMessage, ChatBurst: 32 << 20}) // 21 MB from one writer
 	writer := dial(k, addr, "a writer of large messages")
 	writer.login("history-writer")
 	fill := func(name string, messages int) uint32 {

@@ -54,6 +54,8 @@ type Limits struct {
 	MaxMessage         int // a chat message's content, in bytes
 	PresenceBurst      int // presence events sent to one connection at once
 	PresenceRate       int // a second, that refill its budget
+	ChatBurst          int // chat bytes one user may write at once
+	ChatRate           int // a second, that refill its budget
 }
 
 // Start serves a fresh server of the chapter, with its data in a fresh

@@ -54,6 +54,8 @@ func run(args []string) error {
 	fs.IntVar(&lim.MaxConnsPerAddress, "max-conns-per-address", chatcore.DefaultMaxConnsPerAddr, "open connections from one client address; the one past it is told 'Too many connections from your address.' and closed")
 	fs.IntVar(&lim.PresenceBurst, "presence-burst", chatcore.DefaultPresenceBurst, "presence events (login, logout, join, leave) sent to one connection at once; past its budget it misses them")
 	fs.IntVar(&lim.PresenceRate, "presence-rate", chatcore.DefaultPresenceRate, "presence events per second that refill a connection's budget")
+	fs.IntVar(&lim.ChatBurst, "chat-burst", chatcore.DefaultChatBurst, "chat bytes one user may write at once; past its budget a message is refused")
+	fs.IntVar(&lim.ChatRate, "chat-rate", chatcore.DefaultChatRate, "chat bytes per second that refill a user's budget")
 	fs.IntVar(&lim.PreAuthBudget, "pre-auth-budget", chatcore.DefaultPreAuthBudget, "bytes of large frames (over 64 KiB) that connections not logged in may be reading at once, together")
 	fs.IntVar(&lim.InputBudget, "input-budget", chatcore.DefaultInputBudget, "bytes of large frames (over 64 KiB) that all connections may be reading at once, together")
 	fs.IntVar(&lim.OutputBudget, "output-budget", chatcore.DefaultOutputBudget, "bytes of frames queued for all clients together; large replies (history) may use half, past it Server busy.")

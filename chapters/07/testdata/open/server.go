@@ -105,6 +105,12 @@ type Limits struct {
 	// session always are (see broadcastPresenceLocked).
 	PresenceBurst int
 	PresenceRate  int
+	// ChatBurst and ChatRate are each user's budget of chat bytes (the
+	// contents of its WriteChats): ChatBurst at once, refilled at ChatRate
+	// a second (defaults 1 MiB and 64 KiB); a message past it is refused
+	// 101 Too many messages, try again later. (guard.ChatBudget).
+	ChatBurst int
+	ChatRate  int
 	// MaxIdle is how long any connection may stay silent, heartbeat or not
 	// (default 30 min): a client that says nothing for that long holds a
 	// file descriptor and a session for nobody.
@@ -176,6 +182,8 @@ const (
 	DefaultInputBudget        = 256 << 20
 	DefaultPresenceBurst      = 100
 	DefaultPresenceRate       = 20
+	DefaultChatBurst          = 1 << 20
+	DefaultChatRate           = 64 << 10
 	DefaultMaxIdle            = 30 * time.Minute
 	DefaultMaxUserName        = 32
 	DefaultMaxChannelName     = 64

@@ -69,6 +69,8 @@ func run(args []string) error {
 	fs.IntVar(&lim.Limits.MaxChannels, "max-channels", chatscale.DefaultMaxChannels, "channels")
 	fs.IntVar(&lim.Limits.PresenceBurst, "presence-burst", chatscale.DefaultPresenceBurst, "presence events (login, logout, join, leave) sent to one connection at once; past its budget it misses them")
 	fs.IntVar(&lim.Limits.PresenceRate, "presence-rate", chatscale.DefaultPresenceRate, "presence events per second that refill a connection's budget")
+	fs.IntVar(&lim.Limits.ChatBurst, "chat-burst", chatscale.DefaultChatBurst, "chat bytes one user may write at once; past its budget a message is refused")
+	fs.IntVar(&lim.Limits.ChatRate, "chat-rate", chatscale.DefaultChatRate, "chat bytes per second that refill a user's budget")
 	fs.IntVar(&lim.Limits.MaxChannelsPerUser, "max-channels-per-user", chatscale.DefaultMaxChannelsPerUser, "channels one user may create on this server")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -320,6 +320,9 @@ const (
 	// lately as the server allows one address.
 	MsgTooManyRegistrations = "Too many registrations from your address, try again later."
 	MsgStorageFailed        = "Storage failed."
+	// MsgTooManyMessages: the user wrote more chat bytes lately than the
+	// server lets one user write (guard.ChatBudget).
+	MsgTooManyMessages = "Too many messages, try again later."
 )
 
 // MsgUserLoggedIn is the answer to a login of a user who has a session on
