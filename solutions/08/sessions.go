@@ -25,13 +25,15 @@ func (s *Server) keepSessions() {
 		case <-s.nats.reconnected:
 			// NATS was away: a key may have aged past the TTL meanwhile.
 		}
-		ctx, cancel := s.requestContext()
 		// A users bucket made again (NATS wiped) ends every session here
 		// before any key is written again; a failed read is the remake's
-		// to deal with, and the refresh goes on.
+		// to deal with, and the refresh goes on, with a timeout of its own.
+		ctx, cancel := s.requestContext()
 		if err := s.nats.checkUsers(ctx, s.dropSessions); err != nil {
 			s.nats.missing(err)
 		}
+		cancel()
+		ctx, cancel = s.requestContext()
 		s.keys.Lock()
 		err := s.refreshSessions(ctx)
 		s.keys.Unlock()
