@@ -118,7 +118,8 @@ type Limits struct {
 	PresenceRate  int
 	// ChatBurst and ChatRate are each user's budget of chat bytes (the
 	// contents of its WriteChats): ChatBurst at once, refilled at ChatRate
-	// a second (defaults 1 MiB and 64 KiB); a message past it is refused
+	// a second (defaults 1 MiB and 64 KiB: 64 and 4 of the longest
+	// messages, MaxMessage, if that is more); a message past it is refused
 	// 101 Too many messages, try again later. (guard.ChatBudget).
 	ChatBurst int
 	ChatRate  int
@@ -363,12 +364,14 @@ func (l Limits) withDefaults() Limits {
 	orDefault(&l.HistoryReads, DefaultHistoryReads)
 	orDefault(&l.PresenceBurst, DefaultPresenceBurst)
 	orDefault(&l.PresenceRate, DefaultPresenceRate)
-	orDefault(&l.ChatBurst, DefaultChatBurst)
-	orDefault(&l.ChatRate, DefaultChatRate)
 	orDefault(&l.MaxIdle, DefaultMaxIdle)
 	orDefault(&l.MaxUserName, DefaultMaxUserName)
 	orDefault(&l.MaxChannelName, DefaultMaxChannelName)
 	orDefault(&l.MaxMessage, DefaultMaxMessage)
+	// 64 of the longest messages at once, 4 a second, when MaxMessage is
+	// raised past the default: a user may still paste 64 of them.
+	orDefault(&l.ChatBurst, max(DefaultChatBurst, 64*l.MaxMessage))
+	orDefault(&l.ChatRate, max(DefaultChatRate, 4*l.MaxMessage))
 	orDefault(&l.MaxChannels, DefaultMaxChannels)
 	orDefault(&l.MaxChannelsPerUser, DefaultMaxChannelsPerUser)
 	orDefault(&l.MaxUserIDs, DefaultMaxUserIDs)

@@ -107,7 +107,8 @@ type Limits struct {
 	PresenceRate  int
 	// ChatBurst and ChatRate are each user's budget of chat bytes (the
 	// contents of its WriteChats): ChatBurst at once, refilled at ChatRate
-	// a second (defaults 1 MiB and 64 KiB); a message past it is refused
+	// a second (defaults 1 MiB and 64 KiB: 64 and 4 of the longest
+	// messages, MaxMessage, if that is more); a message past it is refused
 	// 101 Too many messages, try again later. (guard.ChatBudget).
 	ChatBurst int
 	ChatRate  int
