@@ -525,6 +525,9 @@ func (g *gate) typeCheck(ip string, files []*srcFile, exact bool) *types.Package
 		asts = append(asts, sf.f)
 	}
 	pkg, _ := conf.Check(ip, g.fset, asts, info)
+	if exact {
+		g.practices(files, info) // practice.go
+	}
 	for _, sf := range files {
 		if sf.done {
 			continue

@@ -300,7 +300,7 @@ func (b builder) buildAndQueue(ctx context.Context, spec rubric.Chapter, ch *Cha
 		return nil, err
 	}
 	ch.Integrity = append(ch.Integrity, screenCost(hits, ch)...)
-	if !slices.ContainsFunc(ch.Exercises, func(e ExerciseResult) bool { return e.Cause != CauseIntegrity }) {
+	if !slices.ContainsFunc(ch.Exercises, func(e ExerciseResult) bool { return !decided(e) }) {
 		return pending, nil // nothing left to earn: do not even compile it
 	}
 	binary := filepath.Join(b.tmp, ch.ID+".test")
@@ -320,7 +320,7 @@ func (b builder) buildAndQueue(ctx context.Context, spec rubric.Chapter, ch *Cha
 	if failure != "" {
 		ch.BuildError = failure
 		for i := range ch.Exercises {
-			if ch.Exercises[i].Cause != CauseIntegrity {
+			if !decided(ch.Exercises[i]) {
 				ch.Exercises[i].Cause, ch.Exercises[i].Message = CauseBuildError, failure
 			}
 		}
@@ -343,7 +343,7 @@ func (b builder) buildAndQueue(ctx context.Context, spec rubric.Chapter, ch *Cha
 		if pos, ok := positions[ex.Test]; ok {
 			ex.File, ex.Line = pos.file, pos.line
 		}
-		if ex.Cause == CauseIntegrity {
+		if decided(*ex) {
 			continue
 		}
 		pending.Add(1)

@@ -29,13 +29,14 @@ const (
 	ruleArgs     = "args"     // os.Args, the flag package's command line: the test binary's flags
 	ruleProc     = "proc"     // string literals naming /proc: the process's own memory, environment, descriptors
 	ruleForbid   = "forbid"   // the gate: a given function the rubric forbids in an exercise (ch01: the tools/given/wire codec)
+	// rulePractice (practice.go): a TODO's "must" only the source shows; costs its exercise, cause failed
 )
 
 // teachOnly are the rules that are named but cost nothing.
 var teachOnly = map[string]bool{ruleInit: true, ruleStartup: true, ruleExit: true, ruleArgs: true, ruleProc: true}
 
 // The rule names are rubric.Rules; a test keeps the two lists equal.
-var screenRules = []string{ruleInit, ruleStartup, ruleExit, ruleLinkname, ruleUnsafe, ruleCgo, ruleImport, ruleArgs, ruleProc, ruleForbid}
+var screenRules = []string{ruleInit, ruleStartup, ruleExit, ruleLinkname, ruleUnsafe, ruleCgo, ruleImport, ruleArgs, ruleProc, ruleForbid, rulePractice}
 
 // exitCalls end the process without a word from the testing package.
 var exitCalls = map[string]bool{
@@ -62,6 +63,9 @@ type Hit struct {
 // String is the message an exercise loses its points with:
 // "chapters/03/cmd/x/main.go:12: chapter 03's code needs no reflect: …".
 func (h Hit) String() string {
+	if h.Rule == rulePractice {
+		return fmt.Sprintf("%s:%d: %s (a rule of the exercise's TODO that no check of its behaviour can see; see docs/grading.md#practices)", h.File, h.Line, h.What)
+	}
 	if h.gate && h.Rule == ruleForbid {
 		return fmt.Sprintf("%s:%d: %s (%s)", h.File, h.Line, h.What, forbidTeach)
 	}
@@ -163,11 +167,16 @@ func screenCost(hits []Hit, ch *ChapterResult) []string {
 			lines = append(lines, "note (costs nothing: it runs in the process the judge drives): "+h.String())
 			continue
 		}
-		lines = append(lines, h.String())
+		if h.Rule != rulePractice { // a practice is the exercise's message, not the tree's integrity
+			lines = append(lines, h.String())
+		}
 		for i := range ch.Exercises {
 			ex := &ch.Exercises[i]
 			if ex.Cause != CauseIntegrity && (h.Exercises == nil || slices.Contains(h.Exercises, ex.ID)) {
 				ex.Cause, ex.Message = CauseIntegrity, h.String()
+				if h.Rule == rulePractice {
+					ex.Cause = CauseFailed
+				}
 			}
 		}
 	}
