@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -108,6 +107,7 @@ func Serve(t *testing.T, impl Impl) {
 	// It asks this too: any other accept error is returned as it is.
 	broken, _ := newServer(k, impl, Config{Timeout: time.Minute})
 	k.CheckAcceptErrorReturned(broken)
+	checkServeOwnership(k, impl) // closeorder.go
 	checkCloseReportsStore(k, impl)
 }
 
@@ -488,20 +488,7 @@ func Close(t *testing.T, impl Impl) {
 	checkCloseDuringBackoff(k, impl)
 	checkAcceptedDuringClose(k, impl)
 
-	k.CheckContract(testkit.Contract{
-		New: func(log *slog.Logger) lab.Server {
-			srv, err := impl.NewServer(Config{UsersPath: filepath.Join(k.TempDir(), "users.txt"), Timeout: time.Minute, Logger: log})
-			if err != nil {
-				return brokenServer{err}
-			}
-			return srv
-		},
-		Probe: func(k *testkit.T, addr string) {
-			c := k.DialAddr(addr)
-			c.SendFrame(registration("probe", "pw"))
-			c.ExpectFrame(answer("probe", "OK"))
-		},
-	})
+	k.CheckContract(contract(k, impl))
 }
 
 // brokenServer stands for a server that could not be built: every call
