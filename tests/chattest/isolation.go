@@ -34,6 +34,7 @@ func Isolation(t *testing.T, impl Impl) {
 	checkBroadcastLockFree(k, impl)
 	checkPrivateLockFree(k, impl)
 	checkRepliesLockFree(k, impl)
+	checkDroppedOnce(k, impl) // droponce.go
 }
 
 // checkBurst: one client sends a burst of 64 broadcasts of 64 KiB (4 MiB) as
