@@ -45,11 +45,11 @@ func TestToolsREADMENamesEveryPackage(t *testing.T) {
 }
 
 // roomFolder is where each room lives, as the map's table names it: by its
-// folder in backquotes, except the maintainers' room, which the page (it
-// ships to students) names without a path the release leaves out.
+// folder in backquotes, the maintainers' room too (the page ships to
+// students, who read there which folder their release leaves out).
 var roomFolder = map[Room]string{
 	Chapters: "`chapters/NN/`", Solutions: "`solutions/`", Tests: "`tests/`", Given: "`tools/given/`",
-	Internal: "`tools/internal/`", Cmd: "`tools/cmd/`", Maint: "the maintainers' room",
+	Internal: "`tools/internal/`", Cmd: "`tools/cmd/`", Maint: "`tools/maint/`",
 }
 
 // TestMapTableNamesEveryRoom holds the map's table of rooms to the layout:

@@ -5,15 +5,24 @@ import (
 	"bytes"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 )
 
 const module = "serverlab"
 
+// listed holds imports' answers by tags: go list over the module takes
+// seconds, and several tests read the same graph.
+var listed sync.Map
+
 // imports maps each package of the module (relative path) to the module's
-// packages it imports, its tests included, built with tags.
+// packages it imports, its tests included, built with tags. The map is
+// shared: callers only read it.
 func imports(t *testing.T, tags string) map[string]map[string]bool {
 	t.Helper()
+	if g, ok := listed.Load(tags); ok {
+		return g.(map[string]map[string]bool)
+	}
 	cmd := exec.Command("go", "list", "-e", "-tags", tags,
 		"-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}`,
 		module+"/...")
@@ -41,6 +50,7 @@ func imports(t *testing.T, tags string) map[string]map[string]bool {
 			}
 		}
 	}
+	listed.Store(tags, graph)
 	return graph
 }
 
