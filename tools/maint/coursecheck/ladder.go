@@ -47,6 +47,7 @@ type rungResult struct {
 	want, got  int // points
 	max        int
 	mismatches []string // "3.4: leak (want failed)"
+	kinds      mismatchKinds
 	details    []string // the first lines of each mismatch's message
 	duration   time.Duration
 }
@@ -97,6 +98,7 @@ func runLadder(ctx context.Context, c config, chapters []rubric.Chapter, stdout,
 		timeout: c.Timeout, jobs: c.Jobs, base: base, tmp: tmp}
 
 	bad := 0
+	var kinds mismatchKinds
 	for _, ch := range chapters {
 		start := time.Now()
 		plan, err := planLadder(ch, filepath.Join(root, filepath.FromSlash(c.Target), ch.ID),
@@ -127,6 +129,7 @@ func runLadder(ctx context.Context, c config, chapters []rubric.Chapter, stdout,
 				fmt.Fprintf(stdout, "%s\n", indent(d, "        "))
 			}
 			bad += len(r.mismatches)
+			kinds.add(r.kinds)
 		}
 		fmt.Fprintf(stdout, "  chapter %s: %s\n\n", ch.ID, grade.Seconds(time.Since(start)))
 		if ctx.Err() != nil {
@@ -134,10 +137,48 @@ func runLadder(ctx context.Context, c config, chapters []rubric.Chapter, stdout,
 		}
 	}
 	if bad > 0 {
-		fmt.Fprintf(stderr, "coursecheck -ladder: %d mismatch(es): a starter does not fail its unsolved exercises cleanly\n", bad)
+		fmt.Fprintf(stderr, "coursecheck -ladder: %d mismatch(es): %s\n", bad, kinds)
 		return grade.ExitRequirement
 	}
 	return grade.ExitOK
+}
+
+// mismatchKinds counts a ladder's mismatches by what went wrong, which
+// points at different places to look.
+type mismatchKinds struct {
+	// solvedLost: a solved exercise lost its points. Its solution does not
+	// work with only the exercises before it solved: a stub's TODO names
+	// the wrong exercise, or the solution leans on a later one.
+	solvedLost int
+	// unsolvedPassed: an exercise whose stub is in place passed. The check
+	// is too weak to tell the stub from the answer, or the stub does more
+	// than fail.
+	unsolvedPassed int
+	// unclean: an unsolved exercise lost its points with another cause than
+	// "failed" (a panic, a hang, a leak, a race): the stub or the suite
+	// does not fail cleanly.
+	unclean int
+}
+
+func (m *mismatchKinds) add(o mismatchKinds) {
+	m.solvedLost += o.solvedLost
+	m.unsolvedPassed += o.unsolvedPassed
+	m.unclean += o.unclean
+}
+
+// String says which kinds happened, each with its count and where to look.
+func (m mismatchKinds) String() string {
+	var parts []string
+	if m.solvedLost > 0 {
+		parts = append(parts, fmt.Sprintf("%d solved exercise(s) lost their points (does a TODO name the wrong exercise, or a solution need a later one?)", m.solvedLost))
+	}
+	if m.unsolvedPassed > 0 {
+		parts = append(parts, fmt.Sprintf("%d unsolved exercise(s) passed on the starter's stub (a check too weak, or a stub that does the work)", m.unsolvedPassed))
+	}
+	if m.unclean > 0 {
+		parts = append(parts, fmt.Sprintf("%d unsolved exercise(s) failed with another cause than \"failed\" (a starter that does not fail its unsolved exercises cleanly)", m.unclean))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // climb builds and grades the chapter with exercises 1..k solved.
@@ -179,10 +220,13 @@ func (env ladderEnv) climb(ctx context.Context, plan *ladderPlan, k int) (rungRe
 		switch {
 		case want[i] == mustPass && !ex.Passed:
 			miss = fmt.Sprintf("%s: %s (want passed)", ex.ID, ex.Cause)
+			r.kinds.solvedLost++
 		case want[i] == mustFail && ex.Passed:
 			miss = fmt.Sprintf("%s: passed (want failed)", ex.ID)
+			r.kinds.unsolvedPassed++
 		case want[i] != mustPass && !ex.Passed && ex.Cause != grade.CauseFailed:
 			miss = fmt.Sprintf("%s: %s (want failed)", ex.ID, ex.Cause)
+			r.kinds.unclean++
 		}
 		if miss != "" {
 			r.mismatches = append(r.mismatches, miss)
