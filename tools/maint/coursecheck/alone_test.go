@@ -55,6 +55,7 @@ func TestEveryExerciseAloneCompiles(t *testing.T) {
 			if ch.ID == "05" && runtime.GOOS != "linux" {
 				t.Skip("chapter 05 builds only on Linux")
 			}
+			requireNoNewFiles(t, root, ch)
 			chDir := filepath.Join(root, "chapters", ch.ID)
 			plan, err := planLadder(ch, chDir, filepath.Join(root, "solutions", ch.ID))
 			if err != nil {

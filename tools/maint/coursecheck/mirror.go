@@ -96,7 +96,11 @@ func mirrorChapter(root, chTree, solTree string, ch rubric.Chapter) ([]mirrorRes
 		out = append(out, r)
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	missing, err := newFiles(chDir, solDir, filepath.ToSlash(filepath.Join(chTree, ch.ID)), out)
+	return append(out, missing...), err
 }
 
 // inChapter rewrites the solution's references to itself ("serverlab/
