@@ -35,6 +35,10 @@ type Options struct {
 	// rest of its exercise would only cost time; a student's report needs
 	// every check, so grade and make grade never set it.
 	FailFast bool
+	// Running, if set, is called once, as the first exercise starts: after
+	// its chapter is built. coursecheck's -busy starts its busy loops then,
+	// so that they load the checks, not the compiler and the linker.
+	Running func()
 }
 
 // job is one exercise to run and the result it fills in.
@@ -139,9 +143,13 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 	var workers, chapters sync.WaitGroup
 	var retryMu sync.Mutex
 	var retries []job
+	var running sync.Once
 	for range max(opt.Jobs, 1) {
 		workers.Go(func() {
 			for j := range jobs {
+				if opt.Running != nil {
+					running.Do(opt.Running)
+				}
 				if retry := runJob(ctx, rn, j); retry && opt.Jobs > 1 {
 					retryMu.Lock()
 					retries = append(retries, j)
