@@ -95,21 +95,42 @@ func Shutdown(t *testing.T, impl Impl) {
 		}
 		k.CheckCloseDuringBackoff(fresh)
 	}
+	// Each probe logs in under a name of its own: a contract check may probe
+	// one server twice (second-serve), and a name the first probe used may
+	// still be logged in until the server has read that probe's EOF, which
+	// the server rightly answers FAIL.
+	var probes atomic.Int32
 	k.CheckContract(testkit.Contract{
 		New: func(log *slog.Logger) lab.Server {
 			dir := k.TempDir()
-			testkit.WriteFile(filepath.Join(dir, "users.txt"), []byte(users.User{Name: "probe", Password: password("probe"),
-				IP: "127.0.0.1", Port: 1}.Line()+users.User{Name: "holder", Password: password("holder"),
-				IP: "127.0.0.1", Port: 2}.Line()), 0o600)
+			file := users.User{Name: "holder", Password: password("holder"), IP: "127.0.0.1", Port: 2}.Line()
+			for i := range maxProbes {
+				name := probeName(i)
+				file += users.User{Name: name, Password: password(name), IP: "127.0.0.1", Port: 10 + i}.Line()
+			}
+			testkit.WriteFile(filepath.Join(dir, "users.txt"), []byte(file), 0o600)
 			srv, err := impl.NewServer(Config{UsersPath: filepath.Join(dir, "users.txt"), Logger: log})
 			if err != nil {
 				return brokenServer{err}
 			}
 			return srv
 		},
-		Probe: func(k *testkit.T, addr string) { contractLogin(k, addr, "probe").Close() },
-		Hold:  func(k *testkit.T, addr string) { contractLogin(k, addr, "holder") },
+		Probe: func(k *testkit.T, addr string) {
+			contractLogin(k, addr, probeName(int(probes.Add(1)-1)%maxProbes)).Close()
+		},
+		Hold: func(k *testkit.T, addr string) { contractLogin(k, addr, "holder") },
 	})
+}
+
+// maxProbes is how many probe users the contract's users file holds; the
+// probes take them in turn.
+const maxProbes = 4
+
+func probeName(i int) string {
+	if i == 0 {
+		return "probe"
+	}
+	return fmt.Sprintf("probe%d", i+1)
 }
 
 // contractLogin logs in as name on a new connection to addr.
