@@ -26,7 +26,7 @@ TAGS := $(if $(HAVE_SOLUTIONS),-tags solutions)
 
 GRADE_FLAGS = -target $(TARGET) -format $(FORMAT) $(if $(CH),-ch $(CH)) $(if $(OUT),-o $(OUT)) $(if $(REQUIRE),-require $(REQUIRE))
 
-.PHONY: help status next hint reset watch grade vet vet-portable bench fuzz student-release
+.PHONY: help status next hint reset watch allowed grade vet vet-portable bench fuzz student-release
 
 # `##` documents a target for everyone, `#M` one that only the maintainers'
 # tree has.
@@ -55,6 +55,9 @@ reset: ## restore an exercise's stubs, backing up yours first (EX=3.4); CH=07 MO
 # as "make: *** [watch] Interrupt" (the command itself exits 0 on it).
 watch: ## re-run a chapter's tests on every save (CH=03 [EX=3_4])
 	@trap 'exit 0' INT; $(GO) run ./tools/cmd/student watch -ch "$(CH)" $(if $(EX),-ex $(EX))
+
+allowed: ## what a chapter's code may call beyond its own and the ordinary standard library: make grade refuses the rest (CH=05)
+	@$(GO) run ./tools/cmd/student allowed "$(CH)"
 
 grade: ## the official points table (CH=01 TARGET=solutions FORMAT=gradescope|classroom|junit|json OUT=file REQUIRE=all|none)
 	@$(GO) run ./tools/cmd/grade $(GRADE_FLAGS); rc=$$?; \

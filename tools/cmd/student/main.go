@@ -10,6 +10,7 @@
 //	go run ./tools/cmd/student reset 3.4         # restore 3.4's stubs (your version is backed up)
 //	go run ./tools/cmd/student reset -ch 07 -mode open   # chapter 07's open track: design the server yourself
 //	go run ./tools/cmd/student watch -ch 03 -ex 3_4
+//	go run ./tools/cmd/student allowed 05        # what chapter 05's code may call (make grade's gate)
 //
 // Maintainers also build the student release with it (release -o FILE), so
 // that it can be made from a git checkout or from an exported tree alike.
@@ -42,6 +43,7 @@ commands:
                       put a whole chapter on the open track (an empty server, your design) or back
   watch -ch NN [-ex N_M]
                       re-run a chapter's tests (or one exercise's) on every save
+  allowed NN          what chapter NN's code may call beyond its own and the ordinary standard library
   fuzz [-time 20s]    run every fuzz target of the course, each for -time (make fuzz)
   release -o FILE     write the student release (the course without solutions/)
 
@@ -109,6 +111,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		exec = func(c *course) error {
 			return c.watch(ctx, watchConfig{Chapter: *ch, Exercise: *ex, Poll: *poll, Out: stdout})
 		}
+	case "allowed":
+		exec = func(c *course) error { return c.allowed(stdout, fs.Arg(0)) }
 	case "fuzz":
 		d := fs.Duration("time", 20*time.Second, "how long each fuzz target runs")
 		exec = func(c *course) error { return c.fuzz(ctx, fuzzConfig{Time: *d, Out: stdout}) }
@@ -132,6 +136,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if fs.NArg() != 0 {
 			return usagef("usage: go run ./tools/cmd/student reset -ch NN -mode open|guided   (make reset CH=NN MODE=open): a whole chapter, no EX")
 		}
+	case cmd == "allowed" && fs.NArg() != 1:
+		return usagef("usage: go run ./tools/cmd/student allowed NN   (e.g. allowed 05; make allowed CH=05)")
 	case cmd == "next" && fs.NArg() > 1:
 		return usagef("usage: go run ./tools/cmd/student next [EX|NN]   (e.g. next 7.4, next 07; make next EX=7.4)")
 	case cmd == "hint" && fs.NArg() > 1, cmd == "reset" && fs.NArg() != 1:

@@ -23,7 +23,7 @@ import (
 // result is what one run of one exercise's test said.
 type result struct {
 	Pass   bool     `json:"pass"`
-	Cause  string   `json:"cause,omitempty"`  // why it did not pass: failed, build error, panic, race, leak, timeout, not run
+	Cause  string   `json:"cause,omitempty"`  // why it did not pass: failed, build error, panic, race, leak, timeout, not run, integrity (applyGate)
 	Output []string `json:"output,omitempty"` // the test's own output, whole: watch shows the first failure in full
 }
 
@@ -213,7 +213,8 @@ type testEvent struct {
 // runTests runs the graded tests of the given chapters (only the exercise
 // only, if it is not nil) in one go test and returns a result per exercise id.
 // Tests that a crash kept from reporting are run again one by one, so that
-// one panic costs one exercise.
+// one panic costs one exercise. Then make grade's gate judges the code
+// (applyGate): what it refuses scores nothing, whatever go test said.
 func (c *course) runTests(ctx context.Context, chapters []rubric.Chapter, only *rubric.Exercise) (map[string]result, error) {
 	c.checkRace()
 	byTest := map[string]string{} // test name → exercise id
@@ -255,6 +256,7 @@ func (c *course) runTests(ctx context.Context, chapters []rubric.Chapter, only *
 			got[id] = result{Cause: "not run"}
 		}
 	}
+	c.applyGate(ctx, chapters, got)
 	return got, nil
 }
 

@@ -42,6 +42,7 @@ func (c *course) status(ctx context.Context, w io.Writer) error {
 		total += got
 		fmt.Fprintf(w, "%-3s %-46s %7s  %s %d of %d\n", ch.ID, clip(ch.Title, 46),
 			fmt.Sprintf("%d/%d", got, ch.MaxPoints()), bar(got, ch.MaxPoints(), 20), passed, len(ch.Exercises))
+		printRefusals(w, ch, cr)
 	}
 	fmt.Fprintf(w, "%-3s %-46s %7s\n", "", "total", fmt.Sprintf("%d/%d", total, most))
 	if c.ranTests { // what it cost this time, among the notes; cached results cost nothing

@@ -114,6 +114,7 @@ func (c *course) resetOpen(w io.Writer, ch string) error {
 	fmt.Fprintf(w, "chapter %s is on the open track: kept %s, the server is yours to design.\n", ch, strings.Join(keep, ", "))
 	b.report(w)
 	fmt.Fprintf(w, "read: chapters/%s/README.md, \"Design it yourself\"; check: go test ./chapters/%s/...\n", ch, ch)
+	fmt.Fprintf(w, "your code may call only what make allowed CH=%s lists (make grade refuses the rest; make status shows it)\n", ch)
 	return nil
 }
 

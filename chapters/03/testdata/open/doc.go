@@ -11,4 +11,9 @@
 // fill in. What the server must do is the lesson's protocol and its
 // "design it yourself" section; the suite in tests/jobtest checks it over
 // the network.
+//
+// Your code may call only what the chapter's allow-list names, beside its
+// own code and the standard library's ordinary packages: make allowed
+// CH=03 lists it. make grade refuses anything else before it compiles
+// (make status shows the refusal), however well go test passes.
 package jobserver

@@ -12,4 +12,9 @@
 // server must do is the lesson's protocol and its "design it yourself"
 // section; the suite in tests/stocktest checks it over the network and in
 // the stock file.
+//
+// Your code may call only what the chapter's allow-list names, beside its
+// own code and the standard library's ordinary packages: make allowed
+// CH=04 lists it. make grade refuses anything else before it compiles
+// (make status shows the refusal), however well go test passes.
 package stock

@@ -10,4 +10,9 @@
 // the tests and the program fill in. The master, the buffer, the workers and
 // the order they serve in (6.5, 6.6) are yours; the suite in tests/webtest
 // checks them.
+//
+// Your code may call only what the chapter's allow-list names, beside its
+// own code and the standard library's ordinary packages: make allowed
+// CH=06 lists it. make grade refuses anything else before it compiles
+// (make status shows the refusal), however well go test passes.
 package web
