@@ -3,6 +3,7 @@ package grade
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -47,9 +48,10 @@ func writeTextChapter(b *strings.Builder, ch ChapterResult) {
 		b.WriteString("  does not build, so no exercise can pass:\n")
 		writeIndented(b, ch.BuildError, "    ", maxBuildLines+1)
 	}
-	if len(ch.Integrity) > 1 {
-		b.WriteString("  screening found:\n")
-		for _, h := range ch.Integrity {
+	once := chapterOnce(ch)
+	if len(once) > 0 {
+		b.WriteString("  screening found (the exercises marked integrity below lose their points for it):\n")
+		for _, h := range once {
 			b.WriteString("    " + h + "\n")
 		}
 	}
@@ -69,11 +71,37 @@ func writeTextChapter(b *strings.Builder, ch ChapterResult) {
 			pad(ex.ID, idW), pad(ex.Title, titleW), padLeft(points(ex.Points, ex.Max), pointsW),
 			pad(ex.Status(), statusW), took)
 		b.WriteString(strings.TrimRight(row, " ") + "\n")
-		if !ex.Passed && ch.BuildError == "" && ex.Message != "" {
+		if !ex.Passed && ch.BuildError == "" && ex.Message != "" && !(ex.Cause == CauseIntegrity && slices.Contains(once, ex.Message)) {
 			writeIndented(b, ex.Message, strings.Repeat(" ", 2+idW+2), textMessageLines)
 		}
 	}
 	fmt.Fprintf(b, "  %s  %s  %s\n", pad("", idW), pad("subtotal", titleW), padLeft(points(ch.Points, ch.Max), pointsW))
+}
+
+// chapterOnce are the lines the text table prints once for a chapter,
+// above its exercises: every screening line when there are several, and any
+// integrity message that more than one exercise lost its points with (a
+// refusal of the gate costs all of them, chapter 05's eighteen). An
+// exercise whose message is among them shows only its cause, integrity:
+// one line per chapter for a cause its exercises share, not one per
+// exercise. The other formats keep every exercise's message whole.
+func chapterOnce(ch ChapterResult) []string {
+	var once []string
+	if len(ch.Integrity) > 1 {
+		once = slices.Clone(ch.Integrity)
+	}
+	count := map[string]int{}
+	for _, ex := range ch.Exercises {
+		if ex.Cause == CauseIntegrity && ex.Message != "" {
+			count[ex.Message]++
+		}
+	}
+	for _, ex := range ch.Exercises {
+		if count[ex.Message] > 1 && !slices.Contains(once, ex.Message) {
+			once = append(once, ex.Message)
+		}
+	}
+	return once
 }
 
 // notStarted says whether a chapter looks as the starter does: it builds
