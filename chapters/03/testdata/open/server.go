@@ -107,7 +107,10 @@ func (s *Server) Stats() Stats {
 }
 
 // Close stops the server and waits for every goroutine it started. It is
-// safe to call more than once, and before Serve.
+// safe to call more than once, and before Serve. A line read while the
+// server is closing, which no worker will run, is answered "server shutting
+// down" (docs/protocols.md §2); the jobs already queued still run and are
+// answered (3.6).
 //
 //mirror:keep the open track's own: its design is the student's
 func (s *Server) Close() error {

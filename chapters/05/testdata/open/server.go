@@ -150,12 +150,15 @@ func (l *Loop) Close() error {
 	return nil
 }
 
-// NewEcho returns the echo server on an event loop: every line a client
-// sends is answered with "n " and Repeat copies of the line, then a newline,
-// where n counts the lines the server answered before this one, from every
-// client; a connection that has not sent a whole line GreetTimeout after it
-// connected is closed. The loop's own exercises (5.3 to 5.8) are checked on
-// it.
+// NewEcho returns the echo server on an event loop: every '\n'-terminated
+// line a client sends (DrainLines) is answered with "n " and Repeat copies
+// of the line, then a newline, where n counts the lines the server answered
+// before this one, from every client. The line "bye" is answered the same
+// way, and then the connection is closed once the answer is sent (5.4
+// checks it). A connection that has not sent a whole line GreetTimeout
+// after it connected is closed. The loop's own exercises (5.3 to 5.8) are
+// checked on it: on the guided track it is given code (echo.go), which the
+// open track removes.
 //
 //mirror:keep the open track's own: its design is the student's
 func NewEcho(cfg EchoConfig) *Loop {

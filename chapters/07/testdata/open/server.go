@@ -306,7 +306,9 @@ func (s *Server) Serve(ln net.Listener) error {
 }
 
 // Close stops the server and waits for every goroutine it started. It is
-// safe to call more than once, and before Serve.
+// safe to call more than once, and before Serve. What is in flight is
+// committed and delivered first, and every client is sent "Server shutting
+// down." before its connection closes (7.7).
 //
 //mirror:keep the open track's own: its design is the student's
 func (s *Server) Close() error {
