@@ -20,7 +20,12 @@ func takenNameCostsNoHash(k *testkit.T, impl Impl) {
 	k.Helper()
 	const again = 10
 	cfg := baseConfig(k, startNATS(k).url())
-	cfg.HashIterations = 2_000_000 // ~0.3 s of a core here, so that a hash shows
+	// Four times the default cost, so that a hash shows beside a lookup
+	// (about 70 ms of a core here, several times that under -race). Not
+	// more: at 2,000,000 iterations a starved -race subject took longer
+	// than a read's deadline for the one real registration (1 run in 3
+	// beside 8 busy loops), and its Close waited for the hash.
+	cfg.HashIterations = 400_000
 	c := serve(k, impl, "A", cfg).dial("a client")
 	start := time.Now()
 	c.register("taken")
