@@ -762,8 +762,8 @@ func (g *gate) typeAllowed(ip, name string) bool {
 	return false
 }
 
-// literalKeys checks the field names of a struct literal of a restricted
-// package's type: syscall.SysProcAttr{Ptrace: true}.
+// literalKeys checks the fields a struct literal of another package's type
+// sets, by name (syscall.SysProcAttr{Ptrace: true}) or by position.
 func (g *gate) literalKeys(sf *srcFile, info *types.Info, lit *ast.CompositeLit, line int, refused map[string]bool) {
 	tv, ok := info.Types[lit]
 	if !ok {
@@ -781,13 +781,21 @@ func (g *gate) literalKeys(sf *srcFile, info *types.Info, lit *ast.CompositeLit,
 	if refused[ip] || g.ownPath(ip) {
 		return
 	}
-	for _, e := range lit.Elts {
+	st, _ := named.Underlying().(*types.Struct)
+	for i, e := range lit.Elts {
 		if kv, ok := e.(*ast.KeyValueExpr); ok {
 			if k, ok := kv.Key.(*ast.Ident); ok {
 				if _, isField := info.Uses[k].(*types.Var); isField {
 					g.member(sf, line, ip, named.Obj().Name()+"."+k.Name)
 				}
 			}
+			continue
+		}
+		// An unkeyed literal sets its fields by position
+		// (&syscall.SysProcAttr{"", nil, false, true} is Setsid: true): the
+		// i-th element is the i-th field, refused as its keyed form is.
+		if st != nil && i < st.NumFields() {
+			g.member(sf, line, ip, named.Obj().Name()+"."+st.Field(i).Name())
 		}
 	}
 }

@@ -145,6 +145,8 @@ func TestGateRefuses(t *testing.T) {
 			"06/a.go:7: chapter 06's code needs no exec.Cmd.ExtraFiles"},
 		{"a struct literal's field", "06", map[string]string{"06/a.go": "package p\n\nimport \"syscall\"\n\nvar _ = &syscall.SysProcAttr{\n\tPtrace: true,\n}\n"},
 			"06/a.go:5: chapter 06's code needs no syscall.SysProcAttr.Ptrace"},
+		{"an unkeyed struct literal's field", "06", map[string]string{"06/a.go": "package p\n\nimport \"syscall\"\n\nvar _ = &syscall.SysProcAttr{\"\", nil, false, true}\n"},
+			"06/a.go:5: chapter 06's code needs no syscall.SysProcAttr.Setsid"},
 		{"os.NewFile in an init", "05", map[string]string{"05/a.go": "package p\n\nimport \"os\"\n\nfunc init() { os.NewFile(3, \"judge\") }\n"},
 			"05/a.go:5: no chapter needs os.NewFile"},
 		{"unsafe", "05", map[string]string{"05/a.go": "package p\n\nimport \"unsafe\"\n\nvar _ = unsafe.Sizeof(0)\n"},
