@@ -514,6 +514,7 @@ func (g *gate) typeCheck(ip string, files []*srcFile, exact bool) *types.Package
 		Types:      map[ast.Expr]types.TypeAndValue{},
 		Uses:       map[*ast.Ident]types.Object{},
 		Selections: map[*ast.SelectorExpr]*types.Selection{},
+		Instances:  map[*ast.Ident]types.Instance{},
 	}
 	conf := types.Config{
 		Importer:    gateImporter{g},
@@ -655,6 +656,8 @@ func (g *gate) references(sf *srcFile, info *types.Info) {
 			}
 		case *ast.CallExpr:
 			g.valueOfRefusedType(sf, line(n), info.Types[n], refusedTypes)
+		case *ast.Ident:
+			g.instance(sf, line(n), info, n, refusedTypes) // gate_generic.go
 		case *ast.CompositeLit:
 			g.literalKeys(sf, info, n, line(n), refused)
 		case *ast.BasicLit:
