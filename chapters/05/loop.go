@@ -257,14 +257,15 @@ func (l *Loop) run() error {
 // wait returns the next batch of events. It first takes what is ready without
 // sleeping (rawsys.PollNow): under load there nearly always is something, and
 // then the loop never tells the scheduler it might block (see tools/given/rawsys).
-// Only when nothing is ready does it sleep in the ordinary epoll_wait, until
+// Only when nothing is ready does it sleep in the ordinary epoll_wait
+// (rawsys.Wait, which the race detector sees write l.events), until
 // an event or the handler's next timer.
 func (l *Loop) wait() (int, error) {
 	n, err := rawsys.PollNow(l.epfd, l.events)
 	if n > 0 || (err != nil && err != unix.EINTR) {
 		return n, err
 	}
-	return unix.EpollWait(l.epfd, l.events, l.timeout(time.Now()))
+	return rawsys.Wait(l.epfd, l.events, l.timeout(time.Now()))
 }
 
 // dispatch handles one event.

@@ -2,7 +2,6 @@ package chatscale
 
 import (
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -177,7 +176,7 @@ const loginMemoTTL = 10 * time.Minute
 
 func (lm *loginMemo) init() {
 	lm.key = make([]byte, 32)
-	rand.Read(lm.key) // never fails (crypto/rand panics instead)
+	guard.Random(lm.key) // never fails (crypto/rand panics instead)
 	lm.m = make(map[uint32]memoEntry)
 }
 

@@ -2,13 +2,14 @@ package chatscale
 
 import (
 	"crypto/pbkdf2"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"serverlab/tools/given/chatcore/guard"
 )
 
 // DefaultHashIterations is the PBKDF2-SHA256 cost of a password hash:
@@ -24,7 +25,7 @@ const DefaultHashIterations = 100_000
 // "pbkdf2-sha256$<iterations>$<salt>$<key>".
 func hashPassword(password string, iterations int) (string, error) {
 	salt := make([]byte, 16)
-	rand.Read(salt)
+	guard.Random(salt)
 	key, err := pbkdf2.Key(sha256.New, password, salt, iterations, 32)
 	if err != nil {
 		return "", err

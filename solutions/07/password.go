@@ -2,7 +2,6 @@ package chatcore
 
 import (
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/argon2"
+
+	"serverlab/tools/given/chatcore/guard"
 )
 
 // HashParams is the cost of argon2id: passes over memory, memory in KiB,
@@ -50,9 +51,7 @@ var errBadHash = errors.New("chatcore: unreadable password hash")
 // hashQueue).
 func (s *Server) hashPassword(password string) (string, error) {
 	salt := make([]byte, saltLen)
-	if _, err := rand.Read(salt); err != nil {
-		return "", err
-	}
+	guard.Random(salt)
 	p := s.cfg.Hash
 	key, err := s.argon2(password, salt, p)
 	if err != nil {
@@ -117,7 +116,7 @@ func (s *Server) dummyHash() string {
 	s.dummyOnce.Do(func() {
 		// Outside the hash queue: it must not fail for being busy.
 		salt := make([]byte, saltLen)
-		rand.Read(salt) // never fails (crypto/rand panics instead)
+		guard.Random(salt) // never fails (crypto/rand panics instead)
 		p := s.cfg.Hash
 		key := argon2.IDKey([]byte("no such user"), salt, p.Time, p.MemoryKiB, p.Threads, keyLen)
 		b64 := base64.RawStdEncoding
@@ -167,7 +166,7 @@ const loginMemoTTL = 10 * time.Minute
 func (lm *loginMemo) tag(id uint32, password string) (t [sha256.Size]byte) {
 	lm.once.Do(func() {
 		lm.key = make([]byte, 32)
-		rand.Read(lm.key) // never fails (crypto/rand panics instead)
+		guard.Random(lm.key) // never fails (crypto/rand panics instead)
 		lm.m = make(map[uint32]memoEntry)
 	})
 	h := hmac.New(sha256.New, lm.key)

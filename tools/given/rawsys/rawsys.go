@@ -19,7 +19,17 @@
 // that sleeps stops its P — and, with it, every goroutine waiting to run
 // there — for as long as it sleeps. So an fd given to Read or Write must be
 // non-blocking; the one call of a loop that may sleep (epoll_wait with a
-// timeout) keeps the ordinary unix.EpollWait.
+// timeout) is Wait, the ordinary unix.EpollWait.
+//
+// The kernel's writes are the race detector's blind spot: a buffer or events
+// slice filled by a system call is written by no Go code, so two goroutines
+// racing on it (one's epoll_wait filling a slice the other reads) go
+// unreported (cheater5, D: a counter kept in a shared []unix.EpollEvent,
+// bumped through EPOLL_CTL_MOD and epoll_wait, lost updates without a
+// report). Every call here that the kernel fills a caller's memory through
+// then writes what it filled once more in Go (filled), so the race detector
+// sees the write where the kernel made it; and the chapter waits through
+// Wait, not unix.EpollWait, which has no such write.
 //
 // This lives in tools/, not in the chapter, because it needs package unsafe
 // (to pass a buffer's address to the kernel), which the grader does not let a
@@ -39,6 +49,7 @@ func Read(fd int, p []byte) (int, error) {
 	if e != 0 {
 		return 0, e
 	}
+	filled(p[:r])
 	return int(r), nil
 }
 
@@ -59,5 +70,28 @@ func PollNow(epfd int, events []unix.EpollEvent) (int, error) {
 	if e != 0 {
 		return 0, e
 	}
+	filled(events[:r])
 	return int(r), nil
+}
+
+// Wait is epoll_wait(2) that may sleep, up to msec milliseconds (-1: until
+// an event): unix.EpollWait, through the scheduler, with the events it
+// returns written again in Go for the race detector to see.
+func Wait(epfd int, events []unix.EpollEvent, msec int) (int, error) {
+	n, err := unix.EpollWait(epfd, events, msec)
+	if n > 0 {
+		filled(events[:n])
+	}
+	return n, err
+}
+
+// filled tells the race detector that the calling goroutine wrote s, which
+// the kernel just did unseen. Under -race the compiler makes every copy a
+// call of runtime.slicecopy, which reports the destination range written
+// (and the source read); copying s onto itself changes nothing else. A
+// goroutine that touches s concurrently is then reported as racing with
+// this one, as it would be had Go code filled s. Without -race it is a
+// memmove of what a system call just wrote, cheap beside the call.
+func filled[T any](s []T) {
+	copy(s, s)
 }

@@ -38,6 +38,10 @@ func TestReadWritePollNow(t *testing.T) {
 	if n, err := PollNow(epfd, events); n != 1 || err != nil || events[0].Fd != int32(fds[1]) {
 		t.Fatalf("PollNow with one fd readable = %d, %v, %+v; want that fd", n, err, events[:n])
 	}
+	events[0] = unix.EpollEvent{}
+	if n, err := Wait(epfd, events, 1000); n != 1 || err != nil || events[0].Fd != int32(fds[1]) {
+		t.Fatalf("Wait with one fd readable = %d, %v, %+v; want that fd at once", n, err, events[:n])
+	}
 	if n, err := Read(fds[1], buf); n != 5 || err != nil || string(buf[:n]) != "hello" {
 		t.Fatalf("Read = %d, %v, %q; want 5, nil, \"hello\"", n, err, buf[:n])
 	}
