@@ -109,6 +109,7 @@ type gate struct {
 	used       map[string]bool           // the allow-list's entries something referred to
 	course     map[string][]*ast.File    // the course's given packages the tree imports, parsed
 	coursePkgs map[string]*types.Package // and checked
+	input      gateInput                 // what it read of the tree (gate_bounds.go)
 }
 
 // srcFile is one Go file of the tree.
@@ -205,6 +206,9 @@ func (g *gate) file(p, rel string, replace map[string]string) {
 	}
 	if err != nil {
 		text = nil // go/parser reports the error reading the file again
+	}
+	if g.overInput(rel, len(text)) {
+		return
 	}
 	f, err := parser.ParseFile(g.fset, src, text, parser.ParseComments|parser.SkipObjectResolution)
 	if err != nil {
