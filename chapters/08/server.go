@@ -697,7 +697,12 @@ func (s *Server) keepBound() {
 // name. Each session ends at once, under s.mu, with no logout event (its
 // id may be a new user's now); its client is told Storage failed. and
 // disconnected, and registers again. The log says so on every server.
+//
+// Everything else this server keeps by user id goes too (forgetUsers): it
+// described the old bucket's users, and the new bucket hands their ids to
+// others.
 func (s *Server) dropSessions() {
+	s.forgetUsers()
 	s.mu.Lock()
 	conns := make([]*conn, 0, len(s.sessions))
 	leases := make(map[uint32]uint64, len(s.leases))
@@ -722,4 +727,20 @@ func (s *Server) dropSessions() {
 		c.out.finish()
 		c.nc.SetReadDeadline(time.Now()) // the reader ends; the writer sends the notice and closes
 	}
+}
+
+// forgetUsers forgets what this server keeps by user id: the login memo,
+// the chat budgets, the channels each user created, the names cached. The
+// ids were handed out by a users bucket that is gone, and the new one
+// hands them to new users: kept, the memo logged a new user in with the
+// password of the old user of the same id, on the server where that one
+// had logged in (attacker5's F2, 2 runs in 2), and the new user would have
+// inherited the old one's budgets and name.
+func (s *Server) forgetUsers() {
+	s.admit().logins.forget()
+	s.chat.Reset()
+	s.mu.Lock()
+	clear(s.created)
+	clear(s.users)
+	s.mu.Unlock()
 }

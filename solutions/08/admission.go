@@ -195,6 +195,14 @@ func (lm *loginMemo) remember(id uint32, password string) {
 	lm.m[id] = memoEntry{tag: t, expires: time.Now().Add(loginMemoTTL)}
 }
 
+// forget forgets every password remembered: the users they were proved
+// for are gone (see forgetUsers).
+func (lm *loginMemo) forget() {
+	lm.mu.Lock()
+	defer lm.mu.Unlock()
+	clear(lm.m)
+}
+
 // recall reports whether user id proved to know password lately; the tags
 // are compared in constant time.
 func (lm *loginMemo) recall(id uint32, password string) bool {

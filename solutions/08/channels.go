@@ -51,8 +51,8 @@ func (s *Server) createChannel(c *conn, m proto.CreateChannelRequest) error {
 	<-s.creating
 	s.mu.Lock()
 	s.reserved--
-	if err != nil || !created {
-		s.created[u.ID]-- // the reservation made no channel
+	if (err != nil || !created) && s.created[u.ID] > 0 {
+		s.created[u.ID]-- // the reservation made no channel (unless forgetUsers forgot it)
 	}
 	if err != nil {
 		s.mu.Unlock()

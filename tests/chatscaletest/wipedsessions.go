@@ -41,6 +41,7 @@ func sessionsWiped(k *testkit.T, impl Impl) {
 		}
 		sessionEnded(k, alice, round.why, wait)
 		sessionEnded(k, bob, round.why, wait)
+		oldPasswordRefused(k, r.a, r.b, alice, round.why, round.suffix)
 
 		// The servers work on: a new user registers and logs in on each,
 		// and is not logged out by the refreshes that follow (a server

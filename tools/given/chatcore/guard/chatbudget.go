@@ -58,6 +58,17 @@ func (b *ChatBudget) Take(user uint32, n int, now time.Time) bool {
 	return true
 }
 
+// Reset forgets every user's budget: the ids were handed out by a store
+// that is gone, and the next store hands them to new users, who must not
+// inherit an old user's spending (chapter 08's server, when NATS lost its
+// store).
+func (b *ChatBudget) Reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	clear(b.users)
+	b.swept = 0
+}
+
 // sweepLocked forgets the users whose buckets are full again (they would
 // start full anyway) once the map has doubled since the last sweep, so
 // that it holds about the users who wrote lately, not all who ever did.
