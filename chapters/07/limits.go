@@ -4,6 +4,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"serverlab/tools/given/chatcore/guard"
 	"serverlab/tools/given/chatcore/proto"
 )
 
@@ -57,8 +58,8 @@ func (s *Server) admit(c *conn, m proto.Message) bool {
 			s.reply(c, proto.Error{Value: proto.MsgMessageTooLong})
 			return false
 		}
-		if u := s.session(c); u != nil && !s.chat.Take(u.id, len(m.Content), time.Now()) {
-			c.log.Warn("chat message over the user's budget", "user", u.id, "bytes", len(m.Content),
+		if u := s.session(c); u != nil && !s.chat.TakeChat(u.id, m.Content, time.Now()) {
+			c.log.Warn("chat message over the user's budget", "user", u.id, "bytes", guard.ChatFrame(m.Content),
 				"burst", s.cfg.Limits.ChatBurst, "per_second", s.cfg.Limits.ChatRate)
 			s.reply(c, proto.Error{Value: proto.MsgTooManyMessages})
 			return false

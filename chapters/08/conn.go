@@ -249,10 +249,10 @@ func (s *Server) dispatch(c *conn, m proto.Message) {
 // to writeChat (Not authorized.).
 func (s *Server) chatAllowed(c *conn, m proto.WriteChat) bool {
 	u := s.session(c)
-	if u.ID == 0 || s.chat.Take(u.ID, len(m.Content), time.Now()) {
+	if u.ID == 0 || s.chat.TakeChat(u.ID, m.Content, time.Now()) {
 		return true
 	}
-	c.log.Warn("chat message over the user's budget", "user", u.ID, "bytes", len(m.Content),
+	c.log.Warn("chat message over the user's budget", "user", u.ID, "bytes", guard.ChatFrame(m.Content),
 		"burst", s.cfg.Limits.ChatBurst, "per_second", s.cfg.Limits.ChatRate)
 	s.reply(c, proto.Error{Value: proto.MsgTooManyMessages})
 	return false

@@ -1,8 +1,11 @@
 package guard
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"serverlab/tools/given/chatcore/proto"
 )
 
 // TestChatBudget: a user's burst passes, the next byte does not, another
@@ -42,5 +45,19 @@ func TestChatBudgetSweeps(t *testing.T) {
 	}
 	if n := len(b.users); n > 2100 {
 		t.Fatalf("5,000 users who each wrote once, 1 ms apart (a bucket is full again after 1 s): %d kept, want about the last second's", n)
+	}
+}
+
+// TestChatFrame checks ChatFrame against the frame proto really writes,
+// for content JSON escapes (up to 6 bytes a byte) and for none.
+func TestChatFrame(t *testing.T) {
+	for _, content := range []string{"", "plain", "<&>", "\x01\x1f\"\\\n\t", "\u2028é\xff", strings.Repeat("<", 1000)} {
+		f, err := proto.Encode(proto.ReceiveChat{ChannelID: 1<<32 - 1, Content: content, UserID: 1<<32 - 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ChatFrame(content); got != len(f) {
+			t.Errorf("ChatFrame(%q) = %d, want %d (the encoded 103)", content, got, len(f))
+		}
 	}
 }
