@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"serverlab/tools/given/chatcore/guard"
 	"serverlab/tools/given/chatcore/proto"
 )
 
@@ -175,7 +176,7 @@ func (s *Server) getChats(c *conn, m proto.GetChatsRequest) error {
 func fitFrame(msgs []proto.ChatMessage) []proto.ChatMessage {
 	total := 0
 	for i := len(msgs) - 1; i >= 0; i-- {
-		total += chatItemOverhead + jsonLen(msgs[i].Content)
+		total += chatItemOverhead + guard.JSONLen(msgs[i].Content)
 		if total > replyRoom {
 			return msgs[i+1:]
 		}

@@ -58,7 +58,7 @@ func (s *Server) admit(c *conn, m proto.Message) bool {
 			return false
 		}
 	case proto.WriteChat:
-		if len(m.Content) > s.cfg.Limits.MaxMessage || chatItemOverhead+jsonLen(m.Content) > replyRoom {
+		if len(m.Content) > s.cfg.Limits.MaxMessage || chatItemOverhead+guard.JSONLen(m.Content) > replyRoom {
 			s.reply(c, proto.Error{Value: proto.MsgMessageTooLong})
 			return false
 		}
@@ -85,39 +85,6 @@ const (
 	replyRoom    = proto.MaxFrame - 200
 )
 
-// jsonLen is the length of s as a JSON string's content, exactly as the
-// codec writes it (encoding/json without HTML escaping): '"' and '\\' take
-// two bytes, \n \r \t two, other control characters, U+2028, U+2029 and
-// each invalid byte six ("\u00XX", "\ufffd"). With it a reply's size is
-// known before the reply is built.
-func jsonLen(s string) int {
-	n := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if b < utf8.RuneSelf {
-			switch {
-			case b == '"' || b == '\\' || b == '\n' || b == '\r' || b == '\t':
-				n += 2
-			case b < 0x20:
-				n += 6
-			default:
-				n++
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
-			n += 6
-		default:
-			n += size
-		}
-		i += size
-	}
-	return n
-}
-
 // itemCost is the most bytes a User or ChatChannel with this name takes in
 // a list.
-func itemCost(name string) int { return itemOverhead + jsonLen(name) }
+func itemCost(name string) int { return itemOverhead + guard.JSONLen(name) }
