@@ -169,7 +169,7 @@ func (s *Server) getChats(c *conn, m proto.GetChatsRequest) error {
 }
 
 // fitFrame drops the oldest messages until a response holding them fits in
-// one frame, counting each message's JSON exactly (jsonLen) before anything
+// one frame, counting each message's JSON exactly (guard.JSONLen) before anything
 // is encoded. admit refuses a chat message too large to be the only one of
 // a response, so the newest message always fits: one huge message cannot
 // empty the history.
