@@ -286,7 +286,13 @@ func theCourse(t *testing.T) map[string]string {
 	}
 	files, from := grade.CourseList(root, false)
 	if len(files) < 10 {
-		t.Fatalf("the grader finds %d course files in %s (from %q): neither %s nor a git HEAD", len(files), root, from, coursesum.Path)
+		// Seen once in make test under load, without git's words: ask
+		// again, and keep the first answer for the log.
+		t.Logf("the grader found %d course files in %s the first time (%s); asking again", len(files), root, from)
+		files, from = grade.CourseList(root, false)
+	}
+	if len(files) < 10 {
+		t.Fatalf("the grader finds %d course files in %s: no %s, and %s", len(files), root, coursesum.Path, from)
 	}
 	return files
 }

@@ -28,7 +28,8 @@ func blobID(content []byte) string { return coursesum.BlobID(content) }
 // release, or a repository made from one), else the git tree of src's HEAD
 // (the maintainers' tree, where no course.sum is ever committed). A clean
 // copy of the course that has neither (-course DIR, an exported tree) is the
-// course as its files stand. nil: no list (the checkout is not verified).
+// course as its files stand. nil: no list (the checkout is not verified),
+// and the second result then says why not when git was asked.
 //
 // A course.sum the grader refuses to read (readTreeFile: a link, a device,
 // a huge file) is no list either; courseListRefused says why, and nothing is graded.
@@ -40,13 +41,14 @@ func CourseList(src string, clean bool) (map[string]string, string) {
 	if isRefused(err) {
 		return nil, ""
 	}
-	if files, commit, err := headList(src); err == nil {
+	files, commit, err := headList(src)
+	if err == nil {
 		return files, "git HEAD " + commit[:min(12, len(commit))]
 	}
 	if !clean {
-		return nil, ""
+		return nil, "no git HEAD: " + err.Error()
 	}
-	files := map[string]string{}
+	files = map[string]string{}
 	_ = filepath.WalkDir(src, func(abs string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
@@ -150,11 +152,15 @@ func gitRun(dir string, args ...string) ([]byte, error) {
 	// compresses zeros well) is refused, as readTreeFile refuses a file.
 	out := &cappedBuffer{max: maxGitOutput}
 	cmd.Stdout = out
+	// git's own words, kept short, say why it failed (a report or a test
+	// that only said "exit status 128" could not be diagnosed).
+	errOut := &cappedBuffer{max: 1 << 10}
+	cmd.Stderr = errOut
 	if err := cmd.Run(); err != nil {
 		if out.over {
 			return nil, fmt.Errorf("git %s in %s printed more than %d bytes: refused", strings.Join(args, " "), dir, maxGitOutput)
 		}
-		return nil, err
+		return nil, fmt.Errorf("git %s in %s: %w: %s", strings.Join(args, " "), dir, err, strings.TrimSpace(string(errOut.b)))
 	}
 	return out.b, nil
 }

@@ -91,7 +91,11 @@ func (p *pristine) describe() []string {
 	case p.refused != "":
 		return []string{"course files: " + p.refused + ": the course's files cannot be verified, nothing is graded"}
 	case len(p.files) == 0:
-		return []string{"course files: no list of the course's files here (no " + coursesum.Path + ", no git HEAD); taken from the checkout, not verified"}
+		why := "no git HEAD"
+		if p.from != "" {
+			why = p.from
+		}
+		return []string{"course files: no list of the course's files here (no " + coursesum.Path + ", " + why + "); taken from the checkout, not verified"}
 	}
 	p.prepareShared()
 	if len(p.notes) == 0 && len(p.fatal) == 0 && len(p.unrestorable) == 0 {
