@@ -29,6 +29,7 @@ func Commands(t *testing.T, impl Impl) {
 	checkExit(k, srv, m)
 	checkLineLimit(k, srv, m)
 	checkLongListing(k, impl)
+	checkBatching(k, impl)
 }
 
 // checkOriginalClient drives the server exactly as the original's client
