@@ -370,7 +370,8 @@ func checkFailedWrites(k *testkit.T, impl Impl, initial string) {
 			k.Fatalf("Register(bob) after %s returned nil; want the error", c.what)
 		}
 		wantFile(k, path, initial+alice.Line(), fmt.Sprintf("store opened on %s; after %s (cut the file back "+
-			"to its last whole line: Truncate(size), where size counts the bytes the file had when opened)", state, c.what))
+			"to its last whole line: Truncate(size), where size is the length of the whole lines the file holds: "+
+			"what it had when opened plus every line a Register wrote and synced since)", state, c.what))
 		if _, ok := s.Lookup("bob"); ok {
 			k.Fatalf("after %s, Lookup(bob) finds bob: a failed registration must leave the index alone", c.what)
 		}
