@@ -125,7 +125,7 @@ func (k *T) Where() string {
 // must be called from the check's own goroutine.
 func (k *T) Fatalf(format string, args ...any) {
 	k.Helper()
-	msg := fmt.Sprintf("%s\n%s", fmt.Sprintf(format, args...), k.Where())
+	msg := fmt.Sprintf("%s%s\n%s", k.noteOnce(), fmt.Sprintf(format, args...), k.Where())
 	found.remember(k.Name(), msg)
 	k.T.Fatalf("%s", msg)
 }
@@ -134,7 +134,7 @@ func (k *T) Fatalf(format string, args ...any) {
 // may be called from any goroutine.
 func (k *T) Errorf(format string, args ...any) {
 	k.Helper()
-	msg := fmt.Sprintf("%s\n%s", fmt.Sprintf(format, args...), k.Where())
+	msg := fmt.Sprintf("%s%s\n%s", k.noteOnce(), fmt.Sprintf(format, args...), k.Where())
 	found.remember(k.Name(), msg)
 	k.T.Errorf("%s", msg)
 }
@@ -201,6 +201,7 @@ func (k *T) fire() {
 	}
 	aborts := k.aborts
 	k.aborts = nil
+	note := k.noteOnce() // the earlier exercises still stubs, said first
 	if busy != "" {
 		k.report = fmt.Sprintf("%s exercise %s did not finish within %v: %s.\nClosing its servers and connections.\n%s",
 			WatchdogMarker, k.exercise, time.Since(k.started).Round(time.Second), busy, k.Where())
@@ -210,7 +211,7 @@ func (k *T) fire() {
 			"Closing its servers and connections to unblock it.\n%s%s",
 			WatchdogMarker, k.exercise, WatchdogTimeout, WatchdogBlocked, stuckGoroutines()+closeWaits(), k.Where())
 	}
-	k.T.Errorf("%s", k.report)
+	k.T.Errorf("%s%s", note, k.report)
 	k.mu.Unlock()
 	// The aborts run on their own: one of them may block too (closing a
 	// server whose Close never returns), and the grace starts now.
