@@ -326,31 +326,61 @@ func progressLine(ch rubric.Chapter, cr chapterResults, next string) string {
 }
 
 // focusLine is the line after each run of one exercise (watch EX=…): how
-// it did, and what to watch once it passes. It names no "next" exercise of
-// the chapter: the others did not run, so which of them fail is unknown.
+// it did, and what to watch once it passes. It says only what it knows: an
+// edit makes every result of the chapter unknown until it runs again, so
+// the points are those of the exercises run since (none but this one: no
+// points at all, rather than "0/100"), and an exercise named next that has
+// not run since is said to be unknown, not failing.
 func focusLine(ch rubric.Chapter, cr chapterResults, ex rubric.Exercise, r result) string {
 	got, _ := score(ch, cr)
-	line := fmt.Sprintf("chapter %s: %d/%d points known; exercise %s ", ch.ID, got, ch.MaxPoints(), ex.ID)
+	known := 0
+	for _, e := range ch.Exercises {
+		if _, ok := cr.Results[e.ID]; ok {
+			known++
+		}
+	}
+	var line string
+	switch {
+	case known == len(ch.Exercises):
+		line = fmt.Sprintf("chapter %s: %d/%d points; exercise %s ", ch.ID, got, ch.MaxPoints(), ex.ID)
+	case known > 1:
+		line = fmt.Sprintf("chapter %s: %d/%d points from the %d exercises run since your last change (make status "+
+			"runs the other %d); exercise %s ", ch.ID, got, ch.MaxPoints(), known, len(ch.Exercises)-known, ex.ID)
+	default:
+		line = fmt.Sprintf("chapter %s: exercise %s ", ch.ID, ex.ID)
+	}
 	if !r.Pass {
 		return line + fmt.Sprintf("does not pass yet (%s): the first failure is above", r.Cause)
 	}
 	line += fmt.Sprintf("passes (%d points)", ex.Points)
 	if after, ok := nextNotPassing(ch, cr, ex); ok {
-		return line + fmt.Sprintf("; then: make watch CH=%s EX=%s (%s), or CH=%s alone for the whole chapter", ch.ID, strings.ReplaceAll(after.ID, ".", "_"), after.Title, ch.ID)
+		line += fmt.Sprintf("; then: make watch CH=%s EX=%s (%s", ch.ID, strings.ReplaceAll(after.ID, ".", "_"), after.Title)
+		if _, ran := cr.Results[after.ID]; !ran {
+			line += "; not run since your last change: make status says which exercises pass"
+		}
+		return line + fmt.Sprintf("), or CH=%s alone for the whole chapter", ch.ID)
 	}
 	return line + fmt.Sprintf("; every exercise of the chapter passed when last run: make watch CH=%s runs them all again", ch.ID)
 }
 
-// nextNotPassing is the first exercise after ex, in chapter order and then
-// from the chapter's start, that did not pass when last run (or has not run
-// since the last change): the one to watch next.
+// nextNotPassing is the exercise to watch after ex: the first, in chapter
+// order after ex and then from the chapter's start, that failed when last
+// run; else the first that has not run since the last change.
 func nextNotPassing(ch rubric.Chapter, cr chapterResults, ex rubric.Exercise) (rubric.Exercise, bool) {
 	i := slices.IndexFunc(ch.Exercises, func(e rubric.Exercise) bool { return e.ID == ex.ID })
+	var unknown *rubric.Exercise
 	for k := 1; k < len(ch.Exercises); k++ {
 		after := ch.Exercises[(i+k)%len(ch.Exercises)]
-		if r, ok := cr.Results[after.ID]; !ok || !r.Pass {
+		r, ok := cr.Results[after.ID]
+		if ok && !r.Pass {
 			return after, true
 		}
+		if !ok && unknown == nil {
+			unknown = &after
+		}
+	}
+	if unknown != nil {
+		return *unknown, true
 	}
 	return rubric.Exercise{}, false
 }
