@@ -185,6 +185,9 @@ func (c *course) results(ctx context.Context) (map[string]chapterResults, error)
 		names = append(names, ch.ID)
 	}
 	fmt.Fprintf(c.log, "running the tests of chapter %s (no results yet for their current code)…\n", strings.Join(names, ", "))
+	if note := busyBefore(loadNow(), "they"); note != "" {
+		fmt.Fprintln(c.log, note)
+	}
 	got, err := c.runTests(ctx, stale, nil)
 	if err != nil {
 		return nil, err

@@ -6,13 +6,11 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
-	"serverlab/tests/testkit"
 	"serverlab/tools/internal/rubric"
 )
 
@@ -46,25 +44,12 @@ func (c *course) status(ctx context.Context, w io.Writer) error {
 	}
 	fmt.Fprintf(w, "%-3s %-46s %7s\n", "", "total", fmt.Sprintf("%d/%d", total, most))
 	if c.ranTests { // what it cost this time, among the notes; cached results cost nothing
-		if line := busyLine(testkit.LoadAverage(), runtime.NumCPU(), took); line != "" {
+		if line := busyLine(loadNow(), took); line != "" {
 			fmt.Fprintln(c.log, line)
 		}
 	}
 	fmt.Fprintln(w, c.nextLine(all))
 	return nil
-}
-
-// busyLine says, on a busy machine, what the load costs: the tests' waits
-// grow with it (testkit.BusyScale, as under the grader), so a failing check
-// takes longer to fail, and everything takes longer to build and run. ""
-// on a machine that is not busy.
-func busyLine(load float64, cpus int, took time.Duration) string {
-	scale := testkit.BusyScale(load, cpus)
-	if scale <= 1 {
-		return ""
-	}
-	return fmt.Sprintf("note: this machine is busy (load %.0f on %d CPUs): this took %s, and the tests wait up to %.1f× as long "+
-		"before failing a check; a quiet machine is faster", load, cpus, took.Round(time.Second), scale)
 }
 
 // score is a chapter's points and number of passing exercises.
@@ -230,6 +215,9 @@ func (c *course) next(ctx context.Context, w io.Writer, arg string) error {
 	}
 	fmt.Fprintf(w, "next: %s %s (%d points), chapter %s — %s\n", ex.ID, ex.Title, ex.Points, ch.ID, ch.Title)
 	fmt.Fprintf(w, "check it with: %s\n", testCommand(ch, ex))
+	if note := busyBefore(loadNow(), "its tests"); note != "" {
+		fmt.Fprintln(w, note)
+	}
 	if lesson := c.lessonExcerpt(ch, ex); lesson != nil {
 		fmt.Fprintf(w, "\nFrom the lesson (chapters/%s/README.md):\n", ch.ID)
 		for _, l := range lesson {

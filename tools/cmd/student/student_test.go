@@ -625,11 +625,11 @@ func TestNextNotPassing(t *testing.T) {
 }
 
 func TestBusyLine(t *testing.T) {
-	if got := busyLine(1, 2, time.Second); got != "" {
+	if got := busyLine(machineLoad{Avg1: 1, CPUs: 2}, time.Second); got != "" {
 		t.Errorf("a quiet machine: got %q, want no line", got)
 	}
-	got := busyLine(30, 2, 102*time.Second)
-	for _, want := range []string{"load 30 on 2 CPUs", "took 1m42s", "4.0× as long"} {
+	got := busyLine(machineLoad{Avg1: 30, Runnable: 3, CPUs: 2}, 102*time.Second)
+	for _, want := range []string{"load average 30.0 on 2 CPUs, as uptime shows it", "took 1m42s", "4.0× as long"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("busy line %q lacks %q", got, want)
 		}

@@ -238,6 +238,9 @@ func (c *course) watchRun(ctx context.Context, cfg watchConfig, ch rubric.Chapte
 		cmd += " -run " + only.RunPattern()
 	}
 	fmt.Fprintf(w, "── %s  %s\n", time.Now().Format("15:04:05"), cmd)
+	if note := busyBefore(loadNow(), "the tests"); note != "" {
+		fmt.Fprintln(w, note)
+	}
 	key, err := c.inputKey(ch.ID)
 	if err != nil {
 		return err
