@@ -18,6 +18,10 @@
 //	    subject's last sequence, looked up first, costs none of it.
 //	 4. A key-value bucket's Create writes a key only if it is absent, and the
 //	    revision it returns can serve as an id; Put always writes.
+//	 5. Update writes a key only at the revision it names: a lease. A server
+//	    refreshes its session key at the revision it holds; a stale revision
+//	    (the key was written since) is refused, and a Create then tells a key
+//	    gone from a key another server holds.
 //
 // The program is a lesson, not a pattern to copy whole: it gives up at the
 // first error and waits on nothing longer than a few seconds.
@@ -51,7 +55,7 @@ func main() {
 }
 
 // run starts the embedded NATS, connects to it in process, and runs the
-// four steps, printing to w.
+// five steps, printing to w.
 func run(w io.Writer) error {
 	store, err := os.MkdirTemp("", "jetstream-primer-")
 	if err != nil {
@@ -88,7 +92,7 @@ func run(w io.Writer) error {
 		return err
 	}
 	for _, step := range []func(context.Context, io.Writer, jetstream.JetStream, jetstream.Stream) error{
-		publishWithID, orderedAndReset, fetchBatches, createOrPut,
+		publishWithID, orderedAndReset, fetchBatches, createOrPut, updateLease,
 	} {
 		if err := step(ctx, w, js, stream); err != nil {
 			return err
@@ -239,5 +243,49 @@ func createOrPut(ctx context.Context, w io.Writer, js jetstream.JetStream, _ jet
 		return err
 	}
 	fmt.Fprintf(w, "   Put(alice) from server B: written at revision %d; alice now belongs to %q\n", rev, e.Value())
+	return nil
+}
+
+// updateLease holds a session key as a lease: server A creates it, refreshes
+// it at its revision, fails to refresh it at a revision gone stale, and
+// releases it at its own; server B then takes the key, and A's refresh at
+// its old lease is refused and its Create says whose the key is now.
+func updateLease(ctx context.Context, w io.Writer, js jetstream.JetStream, _ jetstream.Stream) error {
+	fmt.Fprintln(w, "5. A lease: Update at a revision")
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "primer_sessions", TTL: time.Minute})
+	if err != nil {
+		return err
+	}
+	const key = "s.1"
+	lease, err := kv.Create(ctx, key, []byte("server A"))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "   Create(s.1) from server A: the lease is revision %d\n", lease)
+	first := lease
+	if lease, err = kv.Update(ctx, key, []byte("server A"), lease); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "   Update(s.1, %d) from server A: refreshed; the lease is now revision %d\n", first, lease)
+	if _, err := kv.Update(ctx, key, []byte("server A"), first); !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return fmt.Errorf("an Update at a stale revision: got %v, want jetstream.ErrKeyRevisionMismatch", err)
+	}
+	fmt.Fprintf(w, "   Update(s.1, %d) again: jetstream.ErrKeyRevisionMismatch: the key was written since revision %d\n", first, first)
+	if err := kv.Delete(ctx, key, jetstream.LastRevision(lease)); err != nil {
+		return err
+	}
+	theirs, err := kv.Create(ctx, key, []byte("server B"))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "   Delete(s.1) at revision %d: released; Create(s.1) from server B: revision %d\n", lease, theirs)
+	if _, err := kv.Update(ctx, key, []byte("server A"), lease); !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return fmt.Errorf("an Update at a released lease: got %v, want jetstream.ErrKeyRevisionMismatch", err)
+	}
+	if _, err := kv.Create(ctx, key, []byte("server A")); !errors.Is(err, jetstream.ErrKeyExists) {
+		return fmt.Errorf("a Create of a key another server holds: got %v, want jetstream.ErrKeyExists", err)
+	}
+	fmt.Fprintf(w, "   Update(s.1, %d) from server A: jetstream.ErrKeyRevisionMismatch; its Create: jetstream.ErrKeyExists: "+
+		"the key is another server's\n", lease)
 	return nil
 }
