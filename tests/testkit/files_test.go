@@ -216,6 +216,8 @@ var fileAccessAllowed = map[string]string{
 	"webtest/robust.go: openFDs: os.ReadDir":                      "/proc/PID/fd of the subject",
 	"webtest/robust.go: openFDs: os.Readlink":                     "/proc/PID/fd/N: the link's text, never followed",
 	"testkit/busy.go: LoadAverage: os.ReadFile":                   "/proc/loadavg",
+	"testkit/stubs.go: readSource: os.Open":                       "the chapter's own Go files, regular files only (Lstat), for a note's text",
+	"testkit/stubs.go: readSource: os.Lstat":                      "the chapter's own Go files: is it a regular file (not a link)",
 	"testkit/busy.go: procSched: os.ReadFile":                     "/proc/PID/task/*/schedstat",
 	"testkit/socket.go: sysctlField: os.ReadFile":                 "/proc/sys, a sysctl",
 	"testkit/footprint.go: ReadFootprint: os.ReadDir":             "/proc/PID/fd of the subject",

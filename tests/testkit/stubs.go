@@ -9,6 +9,7 @@ import (
 	"go/parser"
 	"go/printer"
 	"go/token"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -53,9 +54,9 @@ func StubPrints(dir string) (map[string]string, error) {
 		if strings.HasSuffix(name, "_test.go") {
 			continue
 		}
-		src, err := os.ReadFile(name)
-		if err != nil {
-			return nil, err
+		src, ok := readSource(name)
+		if !ok {
+			continue
 		}
 		if !bytes.Contains(src, []byte("TODO(ex ")) {
 			continue
@@ -95,6 +96,28 @@ func StubPrints(dir string) (map[string]string, error) {
 		}
 	}
 	return prints, nil
+}
+
+// maxSource bounds a source file readSource reads: a chapter's files are a
+// few KiB.
+const maxSource = 1 << 20
+
+// readSource reads a Go file of the chapter's folder, if it is a regular
+// file (not a link, which could lead the judge to a FIFO or /dev/zero) of at
+// most maxSource bytes. Under the grader the subject cannot write that
+// folder; what is read only selects which recorded stubs a note names.
+func readSource(name string) ([]byte, bool) {
+	fi, err := os.Lstat(name)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxSource {
+		return nil, false
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	src, err := io.ReadAll(io.LimitReader(f, maxSource))
+	return src, err == nil
 }
 
 // funcName is "Recv.Name" for a method, "Name" for a function.
