@@ -139,6 +139,7 @@ func Server(t *testing.T, impl Impl) {
 		checkExamples(k, srv)
 	})
 	run("too-large", func(k *testkit.T) { checkTooLarge(k, impl) })
+	run("too-large-last-words", func(k *testkit.T) { checkTooLargeLastWords(k, impl) })
 	run("seeded-requests", func(k *testkit.T) { checkSeededRequests(k, impl) })
 	run("shared-counter", func(k *testkit.T) {
 		_, srv := newServer(k, impl, Config{Workers: 2, QueueCap: 8})
