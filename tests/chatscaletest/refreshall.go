@@ -23,6 +23,7 @@ type frameHook struct {
 	replies         map[string]string // reply subject → the key written
 	failKey         string            // writes of this key are answered with an error
 	stallOnConflict bool
+	stallOnWrite    bool           // the next session key write stalls every link, and is lost (stallwrite.go)
 	stalledAt       chan time.Time // gets the time of the stall, once
 	drop            string         // requests on subjects with this prefix are dropped
 	notFound        string         // requests on subjects with this prefix are answered 404 (replicastale.go)
@@ -74,6 +75,9 @@ func (p *ackDropper) hookClient(f frame) (drop bool) {
 	}
 	if !strings.HasPrefix(f.args[0], sessionKeys) {
 		return false
+	}
+	if p.stallOnWriteLocked(h) {
+		return true
 	}
 	h.writes[f.args[0]]++
 	if f.op == "PUB" && len(f.args) == 3 || f.op == "HPUB" && len(f.args) == 4 {
