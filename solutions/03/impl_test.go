@@ -31,7 +31,7 @@ var impl = jobtest.Impl{
 	NewServer: func(c jobtest.Config) (lab.Server, error) {
 		return jobserver.New(jobserver.Config{Workers: c.Workers, QueueCap: c.QueueCap,
 			WriteTimeout: c.WriteTimeout, MaxPending: c.MaxPending, Logger: cmp.Or(c.Logger, testkit.Logger()),
-			OnLineRead: c.OnLineRead, OnJobStart: c.OnJobStart})
+			OnLineRead: c.OnLineRead, OnJobStart: c.OnJobStart, OnFastWrite: c.OnFastWrite})
 	},
 	Stats: func(s lab.Server) jobtest.Stats { return jobtest.Stats(s.(*jobserver.Server).Stats()) },
 }

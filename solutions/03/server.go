@@ -45,6 +45,12 @@ type Config struct {
 	// OnJobStart is called by a worker just before it computes job id. The
 	// worker waits while OnJobStart runs, so a test can hold workers.
 	OnJobStart func(id uint64)
+	// OnFastWrite is called with the bytes each non-blocking write of
+	// answers took, before that write returns (the given fast path does it:
+	// trywrite's Socket.Observed): the answer is on its way and the goroutine
+	// that sent it waits, so a test can see that it was counted before it was
+	// sent. A server without that fast path may never call it.
+	OnFastWrite func(p []byte)
 }
 
 // Stats counts requests. Every line is Submitted when it takes its job id,
@@ -353,7 +359,7 @@ type clientConn struct {
 }
 
 func newClientConn(nc net.Conn, s *Server) *clientConn {
-	c := &clientConn{nc: nc, raw: trywrite.New(nc), srv: s, refs: 1} // the reader's reference
+	c := &clientConn{nc: nc, raw: trywrite.New(nc).Observed(s.cfg.OnFastWrite), srv: s, refs: 1} // the reader's reference
 	c.ready.L = &c.mu
 	c.room.L = &c.mu
 	return c

@@ -17,6 +17,7 @@ func Statistics(t *testing.T, impl Impl) {
 	k := testkit.New(t, "3.7")
 	k.Run("exact-counts", func(t *testing.T) { checkExactCounts(testkit.New(t, k.Exercise()), impl) })
 	k.Run("counted-before-written", func(t *testing.T) { checkCountedBeforeWritten(testkit.New(t, k.Exercise()), impl) })
+	k.Run("counted-when-sent", func(t *testing.T) { checkCountedWhenSent(testkit.New(t, k.Exercise()), impl) })
 	k.Run("refused-counted", func(t *testing.T) { checkRefusedCounted(testkit.New(t, k.Exercise()), impl) })
 }
 

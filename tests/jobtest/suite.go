@@ -86,6 +86,10 @@ type Config struct {
 	// OnJobStart must be called by a worker just before it computes job id;
 	// the worker waits while it runs.
 	OnJobStart func(id uint64)
+	// OnFastWrite is called by the given fast path of send (trywrite) with
+	// the bytes the socket took, before send returns; an open-track server
+	// may never call it.
+	OnFastWrite func(p []byte)
 }
 
 // Stats are a server's counts: every line is Submitted when it takes its job

@@ -12,7 +12,8 @@ import "net"
 // Socket is the socket under one connection, or nothing (a connection that is
 // not a socket, or a system without the fast path): then Write takes nothing.
 type Socket struct {
-	raw rawConn
+	raw  rawConn
+	seen func(p []byte) // Observed's hook, or nil
 }
 
 // New returns the socket under c. It never fails: a connection without a
@@ -27,5 +28,20 @@ func (s Socket) Write(p []byte) int {
 	if s.raw == nil || len(p) == 0 {
 		return 0
 	}
-	return writeOnce(s.raw, p)
+	n := writeOnce(s.raw, p)
+	if n > 0 && s.seen != nil {
+		s.seen(p[:n])
+	}
+	return n
+}
+
+// Observed returns s with a hook that Write calls with the bytes the socket
+// took, before it returns; nil means none. It is a seam for tests: while the
+// hook runs, the answer is on its way to the client and the goroutine that
+// wrote it has not gone on, so a test can see what that goroutine did before
+// its write, and what it left for after (chapter 03 counts an answer before
+// it is sent).
+func (s Socket) Observed(hook func(p []byte)) Socket {
+	s.seen = hook
+	return s
 }
