@@ -40,6 +40,7 @@ func Shutdown(t *testing.T, impl Impl) {
 		})
 	})
 	k.Run("close-with-non-reader", func(t *testing.T) { checkCloseWithNonReader(testkit.New(t, k.Exercise()), impl) })
+	k.Run("close-waits-for-workers", func(t *testing.T) { checkCloseWaitsForWorkers(testkit.New(t, k.Exercise()), impl) })
 	k.Run("close-during-backoff", func(t *testing.T) {
 		ck := testkit.New(t, k.Exercise())
 		requireQueueAndPool(ck, impl)
