@@ -573,6 +573,8 @@ func History(t *testing.T, impl Impl) {
 		{"makes-no-consumer", historyMakesNoConsumer},  // historyreads.go
 		{"without-stream", historyWithoutStream},       // historyreads.go
 		{"stale-replica", historyFromStaleReplica},     // replicastale.go
+		{"count-fails", historyCountFails},             // historyfails.go
+		{"read-fails", historyReadFails},               // historyfails.go
 	} {
 		if !t.Run(c.name, func(t *testing.T) { c.check(testkit.New(t, "8.3"), impl) }) {
 			return // the exercise is lost; the later parts would only wait out their deadlines

@@ -23,11 +23,12 @@ type frameHook struct {
 	replies         map[string]string // reply subject → the key written
 	failKey         string            // writes of this key are answered with an error
 	stallOnConflict bool
-	stallOnWrite    bool           // the next session key write stalls every link, and is lost (stallwrite.go)
-	stalledAt       chan time.Time // gets the time of the stall, once
-	drop            string         // requests on subjects with this prefix are dropped
-	notFound        string         // requests on subjects with this prefix are answered 404 (replicastale.go)
-	staleBatch      string         // batched direct gets on this prefix lose hideSeq, once (replicastale.go)
+	stallOnWrite    bool                 // the next session key write stalls every link, and is lost (stallwrite.go)
+	failDirect      func(directReq) bool // direct gets of the stream it picks are answered with an error (historyfails.go)
+	stalledAt       chan time.Time       // gets the time of the stall, once
+	drop            string               // requests on subjects with this prefix are dropped
+	notFound        string               // requests on subjects with this prefix are answered 404 (replicastale.go)
+	staleBatch      string               // batched direct gets on this prefix lose hideSeq, once (replicastale.go)
 	hideSeq         string
 }
 
@@ -73,6 +74,7 @@ func (p *ackDropper) hookClient(f frame) (drop bool) {
 		h.replies[f.args[1]] = staleReply
 		return false
 	}
+	p.markFailedLocked(h, f)
 	if !strings.HasPrefix(f.args[0], sessionKeys) {
 		return false
 	}
@@ -100,6 +102,11 @@ func (p *ackDropper) hookNode(f frame) ([]byte, bool) {
 		return nil, false
 	}
 	key, ok := h.replies[f.args[0]]
+	if key == failReply || key == failedReply {
+		out, taken := failAnswer(f, h)
+		p.mu.Unlock()
+		return out, taken
+	}
 	if key == staleReply {
 		out, taken := staleAnswer(f, h)
 		p.mu.Unlock()
