@@ -3,6 +3,7 @@ package grade
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -33,10 +34,17 @@ func escapeAll(ss []string) {
 	}
 }
 
-// inert returns s with every character that acts on a display instead of
-// showing escaped as visible text (\x1b, \r, \u202e): the C0 and C1 controls
-// but newline and tab, DEL, the bidirectional-text controls, and bytes that
-// are not UTF-8.
+// inert returns s with every character that is not plainly printed
+// escaped as visible text (\x1b, \x0d, \u202e, \U000e0041). What goes out
+// raw is an allow-list, not a list of the characters known to act: newline,
+// tab, and the runes unicode.IsPrint accepts (letters, marks, numbers,
+// punctuation, symbols, the ASCII space). Everything else is escaped: the C0
+// and C1 controls, DEL, the format characters (Cf: bidirectional controls,
+// U+200B, U+FEFF, the tag characters U+E0000–E007F), the line and paragraph
+// separators U+2028/2029 that some viewers break a line at, the other
+// spaces, private-use and unassigned runes, and bytes that are not UTF-8. A
+// list of the acting ones missed U+2028 and the tags (cheater5's G); an
+// allow-list has nothing to forget.
 func inert(s string) string {
 	if !needsEscape(s) {
 		return s
@@ -47,11 +55,14 @@ func inert(s string) string {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case acts(r):
-			if r < 0x80 {
+		case !shows(r):
+			switch {
+			case r < 0x80:
 				fmt.Fprintf(&b, `\x%02x`, r)
-			} else {
+			case r <= 0xffff:
 				fmt.Fprintf(&b, `\u%04x`, r)
+			default:
+				fmt.Fprintf(&b, `\U%08x`, r)
 			}
 		default:
 			b.WriteString(s[i : i+size])
@@ -65,19 +76,20 @@ func needsEscape(s string) bool {
 	if !utf8.ValidString(s) {
 		return true
 	}
-	return strings.ContainsFunc(s, acts)
+	return strings.ContainsFunc(s, func(r rune) bool { return !shows(r) })
 }
 
-// acts reports whether r does something to a terminal or to the text around
-// it rather than show as a character.
-func acts(r rune) bool {
+// shows reports whether r may go out raw: newline and tab (the report's
+// layout), and what unicode.IsPrint accepts. IsPrint already leaves out the
+// format characters (Cf) and the separators but the ASCII space (Zs, Zl,
+// Zp); the explicit test says so for a reader, and holds if IsPrint ever
+// widens.
+func shows(r rune) bool {
 	switch {
 	case r == '\n' || r == '\t':
+		return true
+	case unicode.Is(unicode.Cf, r), unicode.Is(unicode.Zl, r), unicode.Is(unicode.Zp, r):
 		return false
-	case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
-		return true
-	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
-		return true
 	}
-	return false
+	return unicode.IsPrint(r)
 }
