@@ -541,6 +541,7 @@ func (g *gate) typeCheck(ip string, files []*srcFile, exact bool) *types.Package
 			sf.done = true
 		}
 		g.references(sf, info)
+		g.sizes(sf, info) // gate_size.go
 	}
 	if !exact {
 		for _, sf := range files {

@@ -16,7 +16,9 @@ import (
 // read and checked.
 func TestGateBoundsItsInput(t *testing.T) {
 	line := strings.Repeat("1,", 40) + "\n"
-	bulk := "package bulk\n\nvar V = []int{\n" + strings.Repeat(line, (maxGateBytes/2-4096)/len(line)) + "}\n"
+	// Bytes, not ints: a value is at most 1 MiB (gate_size.go), which half a
+	// million ints would pass.
+	bulk := "package bulk\n\nvar V = []byte{\n" + strings.Repeat(line, (maxGateBytes/2-4096)/len(line)) + "}\n"
 	for _, tt := range []struct {
 		name  string
 		files int

@@ -36,7 +36,7 @@ const (
 var teachOnly = map[string]bool{ruleInit: true, ruleStartup: true, ruleExit: true, ruleArgs: true, ruleProc: true}
 
 // The rule names are rubric.Rules; a test keeps the two lists equal.
-var screenRules = []string{ruleInit, ruleStartup, ruleExit, ruleLinkname, ruleUnsafe, ruleCgo, ruleImport, ruleArgs, ruleProc, ruleForbid, rulePractice}
+var screenRules = []string{ruleInit, ruleStartup, ruleExit, ruleLinkname, ruleUnsafe, ruleCgo, ruleImport, ruleArgs, ruleProc, ruleForbid, rulePractice, ruleSize}
 
 // exitCalls end the process without a word from the testing package.
 var exitCalls = map[string]bool{

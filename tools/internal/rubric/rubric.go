@@ -81,7 +81,7 @@ func (f Forbid) Package() string {
 
 // Rules are the screening rules a rubric may allow (tools/cmd/grade screens for
 // them; docs/grading.md says what each catches).
-var Rules = []string{"init", "startup", "exit", "linkname", "unsafe", "cgo", "import", "args", "proc", "forbid", "practice"}
+var Rules = []string{"init", "startup", "exit", "linkname", "unsafe", "cgo", "import", "args", "proc", "forbid", "practice", "size"}
 
 // Exercise is one graded exercise: one test, run alone, worth Points when it
 // passes cleanly and nothing otherwise.
