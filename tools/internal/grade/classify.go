@@ -1,6 +1,7 @@
 package grade
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"strings"
@@ -63,6 +64,7 @@ type SubjectRun struct {
 	ExitCode int    // its exit status (-1: a signal)
 	Signal   string // the signal that ended it, if one did
 	Output   string // what it printed (its first 256 KiB)
+	Limit    string // the sandbox's limit the kernel ended it for ("": none; sandbox_limits_linux.go)
 	CPU      time.Duration
 }
 
@@ -267,6 +269,11 @@ const raceExitCode = 66
 // an exit. The judge says whether it ended during the check (markGone); its
 // exit status says how. What the subject printed only locates the place.
 func subjectEnd(r Run, v view, s SubjectRun) (Cause, string) {
+	if s.Limit != "" {
+		return CauseExited, fmt.Sprintf("the student's code went over the sandbox's %s while %s was running, and "+
+			"the kernel ended it (%s): honest work stays far below the limit; look for a buffer, file or "+
+			"goroutine count that grows with no bound", s.Limit, r.Test, cmp.Or(s.Signal, fmt.Sprintf("exit status %d", s.ExitCode)))
+	}
 	race := s.ExitCode == raceExitCode && strings.Contains(s.Output, markRace)
 	if !race && !v.has(markGone) {
 		return "", ""

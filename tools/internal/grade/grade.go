@@ -82,7 +82,7 @@ func Grade(ctx context.Context, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
+	defer removeTree(tmp) // chmod's its way down: the subject's r-x folders too
 	pr := newPristine(opt.Course, root, tmp)
 	// The module path is the course's go.mod's, not the checkout's: screening
 	// must know which imports are the course's.

@@ -77,8 +77,9 @@ func studentUser(given *Credential) (*Credential, string) {
 	if os.Geteuid() != 0 {
 		if sandboxAvailable() {
 			return nil, "the students' code runs in a sandbox of its own (Linux namespaces): " + sandboxSees() + "; it can write only its scratch folder and its own /tmp; " +
-				"it shares this machine's network (it could reach other gradings' servers on 127.0.0.1): " +
-				"grade as root for a network of its own"
+				limitsNote() + "; it shares this machine's network (it could reach any service on 127.0.0.1, yours and other gradings', " +
+				"and any abstract Unix socket, such as a session bus or X11's, which may trust your user): " +
+				"grade as root for a network of its own and a memory limit"
 		}
 		return nil, "the students' code runs as you, with no sandbox (this system allows no unprivileged namespaces): " +
 			"it could write your files; grade as root (it then runs as nobody) for a grade that counts"
@@ -94,7 +95,7 @@ func sandboxNote(*Credential) string {
 	if !sandboxAvailable() {
 		return ""
 	}
-	note := ", in a sandbox of its own (Linux namespaces): " + sandboxSees() + "; it writes only its scratch folder and its own /tmp"
+	note := ", in a sandbox of its own (Linux namespaces): " + sandboxSees() + "; it writes only its scratch folder and its own /tmp; " + limitsNote()
 	if netnsAvailable() {
 		return note + ", and has a network of its own, loopback only, shared with its judge alone"
 	}

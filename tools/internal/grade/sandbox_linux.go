@@ -1,6 +1,7 @@
 package grade
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -54,6 +55,9 @@ type sandboxSpec struct {
 	Dir      string   // its working directory
 	UID, GID int      // the user to become (-1: stay, in a user namespace)
 	Cover    bool     // the fallback: the machine's root with places covered (lockDown)
+	Cgroup   string   // the memory cgroup to join ("": none; sandbox_limits_linux.go)
+	FileSize uint64   // RLIMIT_FSIZE (0: subjectFileSize)
+	Tasks    uint64   // RLIMIT_NPROC (0: subjectTasks)
 }
 
 // sandboxState is what this system lets the grader make, found once.
@@ -122,6 +126,9 @@ func sandboxedAs(cmd *exec.Cmd, spec sandboxSpec) error {
 	if err != nil {
 		return err
 	}
+	// The limits are the grader's figures, not the defaults of the binary
+	// that reads the spec (a test's may differ).
+	spec.FileSize, spec.Tasks = cmp.Or(spec.FileSize, subjectFileSize), cmp.Or(spec.Tasks, subjectTasks)
 	b, err := json.Marshal(spec)
 	if err != nil {
 		return err
@@ -165,6 +172,9 @@ func runSandboxExec(args []string) {
 	// process still sees the machine's /sys; it hands its figure on.
 	if os.Getenv("GOMAXPROCS") == "" {
 		os.Setenv("GOMAXPROCS", strconv.Itoa(runtime.GOMAXPROCS(0)))
+	}
+	if err := limitSelf(spec); err != nil {
+		fail(err)
 	}
 	enter := buildRoot
 	if spec.Cover {

@@ -15,6 +15,7 @@ type sandboxSpec struct {
 	Dir      string
 	UID, GID int
 	Cover    bool
+	Cgroup   string
 }
 
 // Namespaces are Linux's: elsewhere the students' code runs as the -user,
@@ -24,3 +25,16 @@ func sandboxAvailable() bool { return false }
 func sandboxed(*exec.Cmd, sandboxSpec) error { return errors.New("no sandbox on this system") }
 
 func sandboxSees() string { return "" }
+
+// subjectBox is Linux's (sandbox_limits_linux.go): elsewhere nothing bounds a
+// subject but its time.
+type subjectBox struct{ cgroup string }
+
+// subjectFileSize is Linux's; nothing here sets a limit on file size.
+var subjectFileSize uint64
+
+func newSubjectBox(string, int, int) (*subjectBox, error) { return nil, nil }
+
+func (*subjectBox) release() string { return "" }
+
+func limitsNote() string { return "" }

@@ -23,11 +23,12 @@ const judged = true
 // binary serving its Impl values to the judge over a socket pair.
 type subjectProc struct {
 	cmd        *exec.Cmd
-	judgeEnd   *os.File // the judge's end of the socket, for its ExtraFiles
-	scratch    string   // the folder judge and subject share in a sandbox ("": none)
-	net        *netns   // the network judge and subject share (nil: the machine's)
-	tellPID    *os.File // the judge's pid pipe, written once the subject has started
-	subjectEnd *os.File // the subject's, until it has started
+	judgeEnd   *os.File    // the judge's end of the socket, for its ExtraFiles
+	scratch    string      // the folder judge and subject share in a sandbox ("": none)
+	box        *subjectBox // what bounds the subject: its scratch folder's size, its memory
+	net        *netns      // the network judge and subject share (nil: the machine's)
+	tellPID    *os.File    // the judge's pid pipe, written once the subject has started
+	subjectEnd *os.File    // the subject's, until it has started
 	out        *limitedBuffer
 	done       chan struct{}
 	waitErr    error
@@ -78,6 +79,14 @@ func (rn *runner) newSubject(ex exercise) (*subjectProc, error) {
 	spec := sandboxSpec{Visible: []string{rn.root}, Binary: ex.binary, Writable: s.scratch, Dir: ex.pkgDir, UID: -1, GID: -1}
 	if rn.user != nil {
 		spec.UID, spec.GID = int(rn.user.uid), int(rn.user.gid)
+	}
+	if s.box, err = newSubjectBox(s.scratch, spec.UID, spec.GID); err != nil {
+		judgeEnd.Close()
+		subjectEnd.Close()
+		return nil, err
+	}
+	spec.Cgroup = s.box.cgroup
+	if rn.user != nil {
 		_ = rn.user.own(s.scratch)
 	}
 	s.cmd.Env = append(s.cmd.Env, "TMPDIR="+s.scratch, "HOME="+s.scratch)
@@ -85,6 +94,7 @@ func (rn *runner) newSubject(ex exercise) (*subjectProc, error) {
 	if err := sandboxed(s.cmd, spec); err != nil {
 		judgeEnd.Close()
 		subjectEnd.Close()
+		s.box.release()
 		return nil, err
 	}
 	// And a network of their own, where the grader can make one (see
@@ -93,6 +103,7 @@ func (rn *runner) newSubject(ex exercise) (*subjectProc, error) {
 		if s.net, err = newNetns(); err != nil {
 			judgeEnd.Close()
 			subjectEnd.Close()
+			s.box.release()
 			return nil, err
 		}
 	}
@@ -181,6 +192,7 @@ func (s *subjectProc) finish(grace time.Duration) SubjectRun {
 	s.net.close()
 	if s.cmd.Process == nil {
 		s.subjectEnd.Close()
+		s.box.release()
 		return SubjectRun{ExitCode: -1}
 	}
 	select {
@@ -189,12 +201,15 @@ func (s *subjectProc) finish(grace time.Duration) SubjectRun {
 	}
 	_ = killGroup(s.cmd)
 	<-s.done
-	r := SubjectRun{Output: s.out.String(), ExitCode: 0}
+	r := SubjectRun{Output: s.out.String(), ExitCode: 0, Limit: s.box.release()}
 	var exitErr *exec.ExitError
 	if errors.As(s.waitErr, &exitErr) {
 		r.ExitCode = exitErr.ExitCode()
 		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			r.Signal = ws.Signal().String()
+			if ws.Signal() == syscall.SIGXFSZ && r.Limit == "" {
+				r.Limit = "its file size limit (" + sizeText(int64(subjectFileSize)) + " a file)"
+			}
 		}
 	}
 	if st := s.cmd.ProcessState; st != nil {
