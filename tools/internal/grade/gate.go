@@ -110,6 +110,8 @@ type gate struct {
 	course     map[string][]*ast.File    // the course's given packages the tree imports, parsed
 	coursePkgs map[string]*types.Package // and checked
 	input      gateInput                 // what it read of the tree (gate_bounds.go)
+	strLens    map[types.Object]int64    // the tree's string constants' lengths (gate_size.go)
+	inits      map[token.Pos]ast.Expr    // its constants' declared expressions (gate_size.go)
 }
 
 // srcFile is one Go file of the tree.
@@ -519,6 +521,7 @@ func (g *gate) typeCheck(ip string, files []*srcFile, exact bool) *types.Package
 		Uses:       map[*ast.Ident]types.Object{},
 		Selections: map[*ast.SelectorExpr]*types.Selection{},
 		Instances:  map[*ast.Ident]types.Instance{},
+		Defs:       map[*ast.Ident]types.Object{}, // the constants' lengths (gate_size.go)
 	}
 	conf := types.Config{
 		Importer:    gateImporter{g},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/constant"
+	"go/token"
 	"go/types"
 )
 
@@ -18,6 +19,12 @@ import (
 // type the tree names, and every composite literal it writes, that is larger
 // than maxValueSize: the course's servers keep their buffers in slices made
 // at run time, and its largest fixed-size value is a few KiB.
+
+// A constant string is static data as well, and doubling makes it large in
+// a few lines (const s1 = s0 + s0; …; s22 is 64 MiB: a 69 MB binary, 674 MB
+// of compiler). go/constant keeps a sum of strings unflattened, and so does
+// the gate: it adds up lengths from the literals and never asks for the
+// value (constant.StringVal would build it, in the grader's memory).
 
 // ruleSize is the gate's rule for a value too large to build.
 const ruleSize = "size"
@@ -36,11 +43,23 @@ func (g *gate) sizes(sf *srcFile, info *types.Info) {
 	line := func(n ast.Node) int { return g.fset.PositionFor(n.Pos(), false).Line }
 	refuse := func(n ast.Node, what string, size int64) {
 		g.refuse(ruleSize, sf.rel, line(n), fmt.Sprintf("chapter %s's code needs no value of %s: %s goes whole "+
-			"into the compiled program and the grader's build cache (the limit is %s); make a slice of the "+
-			"size you need at run time (make([]byte, n))", g.chapter.ID, sizeText(size), what, sizeText(maxValueSize)))
+			"into the compiled program and the grader's build cache (the limit is %s); build a value "+
+			"this large at run time (make([]byte, n), strings.Repeat)", g.chapter.ID, sizeText(size), what, sizeText(maxValueSize)))
 	}
 	ast.Inspect(sf.f, func(n ast.Node) bool {
 		switch n := n.(type) {
+		case *ast.ValueSpec:
+			for _, name := range n.Names {
+				if size := g.constLen(info, info.Defs[name], 0); size > maxValueSize {
+					refuse(name, "a constant string this long", size)
+					return false // its expression would only repeat the refusal
+				}
+			}
+		case *ast.BinaryExpr:
+			if size := g.strLen(info, n, 0); size > maxValueSize {
+				refuse(n, "a constant string this long", size)
+				return false
+			}
 		case *ast.ArrayType, *ast.StructType, *ast.IndexExpr, *ast.IndexListExpr:
 			tv, ok := info.Types[n.(ast.Expr)]
 			if !ok || !tv.IsType() {
@@ -67,6 +86,93 @@ func (g *gate) sizes(sf *srcFile, info *types.Info) {
 		}
 		return true
 	})
+}
+
+// strLen is the length of e if it is a constant string (0 otherwise), added
+// up from its literals and constants without building it. Constants of the
+// tree's own are measured from their declarations, once each (strLens);
+// another package's (the standard library's, the course's) are short and
+// read as they are.
+func (g *gate) strLen(info *types.Info, e ast.Expr, depth int) int64 {
+	tv, ok := info.Types[e]
+	if !ok || tv.Value == nil || tv.Value.Kind() != constant.String {
+		if id, ok := ast.Unparen(e).(*ast.Ident); !ok || info.Uses[id] == nil {
+			return 0
+		}
+	}
+	if depth > 10000 {
+		return 1 << 62 // nothing honest nests so deep
+	}
+	switch e := ast.Unparen(e).(type) {
+	case *ast.BasicLit:
+		return int64(len(e.Value))
+	case *ast.BinaryExpr:
+		return min(g.strLen(info, e.X, depth+1)+g.strLen(info, e.Y, depth+1), 1<<62)
+	case *ast.CallExpr: // a conversion: T("…")
+		if len(e.Args) == 1 {
+			return g.strLen(info, e.Args[0], depth+1)
+		}
+	case *ast.Ident:
+		return g.constLen(info, info.Uses[e], depth)
+	case *ast.SelectorExpr:
+		return g.constLen(info, info.Uses[e.Sel], depth)
+	}
+	return 0
+}
+
+// constLen is the length of the string constant obj.
+func (g *gate) constLen(info *types.Info, obj types.Object, depth int) int64 {
+	c, ok := obj.(*types.Const)
+	if !ok || c.Val().Kind() != constant.String {
+		return 0
+	}
+	if n, ok := g.strLens[c]; ok {
+		return n
+	}
+	if c.Pkg() == nil || !g.ownPath(c.Pkg().Path()) {
+		return int64(len(constant.StringVal(c.Val())))
+	}
+	if g.strLens == nil {
+		g.strLens = map[types.Object]int64{}
+	}
+	g.strLens[c] = 0 // a cycle (a tree that does not type-check) adds nothing
+	n := int64(0)
+	if init := g.constInits()[c.Pos()]; init != nil {
+		n = g.strLen(info, init, depth+1)
+	}
+	g.strLens[c] = n
+	return n
+}
+
+// constInits maps the position of each constant the tree declares to the
+// expression it is declared with (the one repeated, where a spec of a group
+// has none).
+func (g *gate) constInits() map[token.Pos]ast.Expr {
+	if g.inits != nil {
+		return g.inits
+	}
+	g.inits = map[token.Pos]ast.Expr{}
+	for _, sf := range g.files {
+		for _, d := range sf.f.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			var last []ast.Expr
+			for _, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				if len(vs.Values) > 0 {
+					last = vs.Values
+				}
+				for i, name := range vs.Names {
+					if i < len(last) {
+						g.inits[name.Pos()] = last[i]
+					}
+				}
+			}
+		}
+	}
+	return g.inits
 }
 
 // sizeOf is t's size in bytes, or -1 past what an int64 holds (or where

@@ -2,6 +2,7 @@ package grade
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -24,6 +25,9 @@ func TestGateRefusesValuesTooLargeToBuild(t *testing.T) {
 		{"a slice literal with a large index", "package p\n\nvar b = []byte{1 << 28: 1}\n", "01/a.go:3: chapter 01's code needs no value of 256 MiB"},
 		{"a generic instance", "package p\n\ntype Box[T any] struct{ v [1024]T }\n\nvar b Box[[1 << 12]byte]\n", "01/a.go:5: chapter 01's code needs no value of 4 MiB"},
 		{"an overflowing array", "package p\n\nvar x [1 << 40][1 << 40]byte\n", "01/a.go:3: chapter 01's code needs no value of more than a TiB"},
+		{"a constant string doubled", doubled("p", 40, "") + "\nvar V = s40\n", "01/a.go:19: chapter 01's code needs no value of 1 MiB: a constant string"},
+		{"a constant string, a group's repeated expression", "package p\n\nconst (\n\ta = \"xxxxxxxx\"\n\tb = a + a\n)\n" + doubled("p", 20, "b") + "\nvar V = s20\n", "01/a.go:"},
+		{"a constant string of an ordinary length", doubled("p", 12, "") + "\nvar V = s12\n", ""},
 		{"a buffer of an ordinary size", "package p\n\nvar buf [64 << 10]byte\n\nvar s = []byte{4095: 0}\n", ""},
 	}
 	for _, tt := range tests {
@@ -53,4 +57,19 @@ func TestGateRefusesValuesTooLargeToBuild(t *testing.T) {
 			t.Errorf("no refusal %q; got:\n%s", tt.want, strings.Join(got, "\n"))
 		})
 	}
+}
+
+// doubled is Go source declaring s0 (16 bytes, or from) and s1 … sN, each
+// the one before twice.
+func doubled(pkg string, n int, from string) string {
+	var b strings.Builder
+	if from == "" {
+		fmt.Fprintf(&b, "package %s\n\nconst s0 = \"xxxxxxxxxxxxxxxx\"\n", pkg)
+	} else {
+		fmt.Fprintf(&b, "\nconst s0 = %s\n", from)
+	}
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "const s%d = s%d + s%d\n", i, i-1, i-1)
+	}
+	return b.String()
 }
