@@ -162,6 +162,10 @@ func (e *encoder) encodeInterface(v reflect.Value, t reflect.Type) (value, error
 	if t == errorType {
 		return value{Err: e.p.errs.encode(v.Interface().(error))}, nil
 	}
+	if dr, ok := v.Interface().(*dataReader); ok { // crosses whole (datareader.go)
+		data, how, err := dr.take()
+		return value{Bytes: data, Str: string(how), Kind: "datareader"}, err
+	}
 	if key, ok := identity(v); ok {
 		e.p.mu.Lock()
 		h, home := e.p.importIDs[key]
@@ -311,6 +315,18 @@ func (d *decoder) decodeInterface(x value, t reflect.Type) (reflect.Value, error
 		}
 		out := reflect.New(t).Elem()
 		out.Set(v)
+		return out, nil
+	}
+	if x.Kind == "datareader" {
+		r, err := dataReaderFrom(x.Bytes, x.Str)
+		if err != nil {
+			return reflect.Zero(t), err
+		}
+		if !reflect.TypeOf(r).Implements(t) {
+			return reflect.Zero(t), fmt.Errorf("a DataReader where a %s was expected", t)
+		}
+		out := reflect.New(t).Elem()
+		out.Set(reflect.ValueOf(r))
 		return out, nil
 	}
 	if x.Home {
