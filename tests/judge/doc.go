@@ -23,7 +23,10 @@
 //     handle: a function arrives as a function, an object as a proxy of its
 //     interface type (Proxy registers one);
 //   - listeners and connections travel as file descriptors, so that the
-//     student's server accepts and reads real sockets.
+//     student's server accepts and reads real sockets;
+//   - a DataReader (data and one of testing/iotest's read patterns) is
+//     copied, once: the other process reads its own copy, Read for Read
+//     as at home, instead of one round trip per Read (datareader.go).
 //
 // A subject that dies, hangs or lies can only lose points: a call to a dead
 // subject returns zero values and an error, and tools/cmd/grade states the cause
