@@ -127,5 +127,5 @@ func (c *course) saveHintCounts(shown map[string]int) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(p, b, 0o644)
+	return writeFile(p, b)
 }

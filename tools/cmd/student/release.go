@@ -71,22 +71,29 @@ func (c *course) release(w io.Writer, out string) error {
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
 	}
-	f, err := os.Create(out)
+	// The archive is written beside out and renamed over it at the end: a
+	// failure (or ^C) leaves the previous release whole, never a truncated one.
+	f, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-")
 	if err != nil {
 		return err
 	}
+	defer os.Remove(f.Name()) // a no-op once renamed
 	sum, listed, err := c.courseSum(ship)
 	if err != nil {
 		f.Close()
-		os.Remove(out)
 		return err
 	}
 	if err := c.writeArchive(f, ship, starter, sum); err != nil {
 		f.Close()
-		os.Remove(out)
 		return err
 	}
 	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(f.Name(), out); err != nil {
 		return err
 	}
 	rel, err := filepath.Rel(c.root, out)

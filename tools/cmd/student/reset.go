@@ -97,11 +97,29 @@ func (c *course) reset(w io.Writer, arg string) error {
 	return nil
 }
 
+// writeFile replaces the file at p whole or not at all (a temporary file
+// beside it, renamed over it): a reset stopped half-way leaves the
+// student's file as it was, never truncated.
 func writeFile(p string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(p, b, 0o644)
+	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".tmp-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name()) // a no-op once renamed
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), p)
 }
 
 func fileExists(p string) bool {

@@ -86,11 +86,7 @@ func (c *course) saveResults(ch string, cr chapterResults) error {
 	if err != nil {
 		return err
 	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, p)
+	return writeFile(p, b)
 }
 
 // inputKey fingerprints everything a chapter's test results depend on: the

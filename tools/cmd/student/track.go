@@ -80,6 +80,13 @@ func (c *course) resetOpen(w io.Writer, ch string) error {
 	if err != nil {
 		return err
 	}
+	// Every check before the first file changes: a refusal half-way would
+	// leave the chapter neither guided nor open, and not compiling.
+	for _, name := range keep {
+		if !fileExists(filepath.Join(dir, name)) {
+			return fmt.Errorf("%s/%s, which the open track keeps, is missing: make reset CH=%s MODE=guided restores the chapter, then try again", chapterDir(ch), name, ch)
+		}
+	}
 	b := c.newBackup("ch" + ch + "-open")
 	for _, name := range mine {
 		if slices.Contains(keep, name) {
@@ -102,13 +109,8 @@ func (c *course) resetOpen(w io.Writer, ch string) error {
 		}
 		fmt.Fprintf(w, "%s/%s: the open track's\n", chapterDir(ch), name)
 	}
-	for _, name := range keep {
-		if !fileExists(filepath.Join(dir, name)) {
-			return fmt.Errorf("%s/%s, which the open track keeps, is missing: make reset CH=%s MODE=guided restores the chapter, then try again", chapterDir(ch), name, ch)
-		}
-	}
 	marker := fmt.Sprintf("%s\n\nWritten by make reset CH=%s MODE=open: this chapter is done on the open track, and the\ngrader reports it so. make reset CH=%s MODE=guided goes back to the guided starter.\n", trackOpen, ch, ch)
-	if err := os.WriteFile(filepath.Join(dir, trackFile), []byte(marker), 0o644); err != nil {
+	if err := writeFile(filepath.Join(dir, trackFile), []byte(marker)); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "chapter %s is on the open track: kept %s, the server is yours to design.\n", ch, strings.Join(keep, ", "))

@@ -352,17 +352,26 @@ func importLocal(im *ast.ImportSpec, p string) string {
 }
 
 // runMirror writes (or, with check, only compares) every chapter's mirror.
+// It works out every chapter first and writes nothing when any file has a
+// problem: a refusal that came after some files were written would leave a
+// chapter half made, its given code calling what its stubs do not declare
+// yet (the chapter would not compile). Each file is then replaced whole
+// (writeAtomic), so that an interrupted run leaves no file half written.
 func runMirror(c config, chapters []rubric.Chapter, check bool, stdout, stderr io.Writer) int {
 	root, err := filepath.Abs(c.Root)
 	if err != nil {
 		fmt.Fprintln(stderr, "coursecheck -mirror:", err)
 		return grade.ExitError
 	}
-	stale, bad := 0, 0
+	var stale []mirrorResult
+	bad := 0
 	for _, ch := range chapters {
 		results, err := mirrorChapter(root, c.Target, c.maint.solutions, ch)
 		if err != nil {
 			fmt.Fprintln(stderr, "coursecheck -mirror:", err)
+			if !check {
+				fmt.Fprintln(stderr, "coursecheck -mirror: wrote nothing")
+			}
 			return grade.ExitError
 		}
 		for _, r := range results {
@@ -373,24 +382,32 @@ func runMirror(c config, chapters []rubric.Chapter, check bool, stdout, stderr i
 			if bytes.Equal(r.want, r.have) {
 				continue
 			}
-			stale++
+			stale = append(stale, r)
 			if check {
 				home := strings.Replace(r.rel, c.Target+"/", c.maint.solutions+"/", 1)
 				if rel := strings.TrimPrefix(r.rel, c.Target+"/"+ch.ID+"/"); isOpenTrack(rel) {
 					home = fmt.Sprintf("the shared declarations in %s/%s/, the open track's own (%s) here", c.maint.solutions, ch.ID, keepMark)
 				}
 				fmt.Fprintf(stdout, "%s is not what its solution makes of it (edit %s, then make chapters)\n", r.rel, home)
-				continue
 			}
-			if err := os.WriteFile(filepath.Join(root, filepath.FromSlash(r.rel)), r.want, 0o644); err != nil {
-				fmt.Fprintln(stderr, "coursecheck -mirror:", err)
-				return grade.ExitError
-			}
-			fmt.Fprintf(stdout, "wrote %s\n", r.rel)
 		}
 	}
-	if bad > 0 || check && stale > 0 {
+	if check {
+		if bad > 0 || len(stale) > 0 {
+			return grade.ExitRequirement
+		}
+		return grade.ExitOK
+	}
+	if bad > 0 {
+		fmt.Fprintf(stdout, "make chapters: %d problem(s) above; wrote nothing (%d file(s) would change): fix them and run it again\n", bad, len(stale))
 		return grade.ExitRequirement
+	}
+	for _, r := range stale {
+		if err := writeAtomic(filepath.Join(root, filepath.FromSlash(r.rel)), r.want); err != nil {
+			fmt.Fprintln(stderr, "coursecheck -mirror:", err)
+			return grade.ExitError
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", r.rel)
 	}
 	return grade.ExitOK
 }
