@@ -8,16 +8,19 @@ import (
 	"testing"
 )
 
-// TestToolsREADMENamesEveryPackage holds tools/README.md, the page that says
-// what each package of tools/ is for, to the tree: every package of a room
-// (given's at any depth, the others' top-level ones) is named there in
-// backquotes. A package added without a line is the next maintainer's
-// mystery.
-func TestToolsREADMENamesEveryPackage(t *testing.T) {
+// TestToolsREADMEPointsToTheMap holds tools/README.md to pointing at the
+// map instead of restating it: it links docs/architecture.md and names no
+// package of tools/ in backquotes. The map's rows name every package
+// (TestMapRowsNameTheirRooms); a second list beside them went stale
+// (issue 37: it missed nested packages and no test saw it).
+func TestToolsREADMEPointsToTheMap(t *testing.T) {
 	const tools = "../.."
 	readme, err := os.ReadFile(filepath.Join(tools, "README.md"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "(../docs/architecture.md") {
+		t.Errorf("tools/README.md does not link the map, ../docs/architecture.md")
 	}
 	for _, room := range []string{"given", "internal", "cmd", "maint"} {
 		base := filepath.Join(tools, room)
@@ -25,16 +28,13 @@ func TestToolsREADMENamesEveryPackage(t *testing.T) {
 			if err != nil || !d.IsDir() || p == base {
 				return err
 			}
-			rel, _ := filepath.Rel(base, p)
-			rel = filepath.ToSlash(rel)
-			if d.Name() == "testdata" || (room != "given" && strings.Contains(rel, "/")) {
+			if d.Name() == "testdata" {
 				return fs.SkipDir
 			}
-			if goFiles, _ := filepath.Glob(filepath.Join(p, "*.go")); len(goFiles) == 0 {
-				return nil // a folder of packages, not one
-			}
-			if !strings.Contains(string(readme), "`"+rel+"`") {
-				t.Errorf("tools/README.md does not name tools/%s/%s: add what it is for to the %s/ row", room, rel, room)
+			rel, _ := filepath.Rel(base, p)
+			rel = filepath.ToSlash(rel)
+			if goFiles, _ := filepath.Glob(filepath.Join(p, "*.go")); len(goFiles) > 0 && strings.Contains(string(readme), "`"+rel+"`") {
+				t.Errorf("tools/README.md names tools/%s/%s: the map's %s row says what it is for; link it instead of restating", room, rel, room)
 			}
 			return nil
 		})
