@@ -21,10 +21,20 @@ MODE    ?=
 FUZZTIME ?= 20s
 
 HAVE_SOLUTIONS := $(wildcard solutions)
-# The solution-backed tests (tools/cmd/chat, tools/cmd/loadgen) build only with this tag.
+# The solution-backed tests build only with this tag; which they are:
+# docs/architecture.md (tools/maint/rooms holds the list there to the tree).
 TAGS := $(if $(HAVE_SOLUTIONS),-tags solutions)
+# Maintainers: COURSE=checkout grades with the checkout's course files (the
+# default is git HEAD's, so uncommitted tests read as "not run");
+# make ladder CH=06 RUNG=7: only the rung with 6.1…6.7 solved. Plain "=":
+# only the command line sets them, never an environment variable that
+# happens to be called COURSE; and only where solutions/ is (a student's
+# make grade always grades with the course's own files).
+COURSE  =
+RUNG    =
+COURSE_FLAG = $(if $(HAVE_SOLUTIONS),$(if $(COURSE),-course $(COURSE)))
 
-GRADE_FLAGS = -target $(TARGET) -format $(FORMAT) $(if $(CH),-ch $(CH)) $(if $(OUT),-o $(OUT)) $(if $(REQUIRE),-require $(REQUIRE))
+GRADE_FLAGS = -target $(TARGET) -format $(FORMAT) $(if $(CH),-ch $(CH)) $(if $(OUT),-o $(OUT)) $(if $(REQUIRE),-require $(REQUIRE)) $(COURSE_FLAG)
 
 .PHONY: help status next hint reset watch allowed grade vet vet-portable bench fuzz student-release
 
@@ -172,8 +182,8 @@ test-samples: #M make test's third chain: the ladder's, the catalogue mutants' a
 
 # The solutions' tests are the graded exercises: `make test` runs every one of
 # them through the grader (under -race, each in its own process), so unit does
-# not run them a second time. -tags solutions adds the end-to-end tests of
-# tools/cmd/chat and tools/cmd/loadgen against the reference servers.
+# not run them a second time. -tags solutions adds the solution-backed tests
+# (docs/architecture.md names them).
 unit: #M the tests of tests/ and tools/ under -race (the solutions' run through the grader)
 	time $(GO) test $(TAGS) -race -count=1 ./tests/... ./tools/...
 
@@ -215,11 +225,11 @@ interop: #M two-way interop with the originals and a byte-level diff (PEERS=<fol
 forgeries: #M every way to forge a grade in tools/maint/forgeries must earn nothing; honest work must keep every point (CH=01)
 	$(GO) run ./tools/maint/coursecheck -q -budget 0 -forgeries $(if $(CH),-ch $(CH))
 
-mutation: #M mechanical mutants of every declaration a stub stands for, graded by its exercise (CH=04; tools/maint/mutants/REPORT.md)
-	$(GO) run ./tools/maint/coursecheck -q -budget 0 -mutate $(if $(CH),-ch $(CH))
+mutation: #M mechanical mutants of every declaration a stub stands for, graded by its exercise (CH=04 [EX=4.3] [COURSE=checkout]; tools/maint/mutants/REPORT.md)
+	$(GO) run ./tools/maint/coursecheck -q -budget 0 -mutate $(if $(CH),-ch $(CH)) $(if $(EX),-ex $(EX)) $(COURSE_FLAG)
 
-mutants: #M every plausible wrong solution in tools/maint/mutants must lose its exercise (CH=03 for one chapter)
-	$(GO) run ./tools/maint/coursecheck -q -budget 0 -mutants -min 4 $(if $(CH),-ch $(CH))
+mutants: #M every plausible wrong solution in tools/maint/mutants must lose its exercise (CH=03 [EX=3.8] [COURSE=checkout])
+	$(GO) run ./tools/maint/coursecheck -q -budget 0 -mutants -min 4 $(if $(CH),-ch $(CH)) $(if $(EX),-ex $(EX)) $(COURSE_FLAG)
 
 # Given code lives in solutions/; a chapter holds only its stubs and its own
 # files (tools/maint/coursecheck/mirror.go). Edit solutions/, then run this;
@@ -227,8 +237,8 @@ mutants: #M every plausible wrong solution in tools/maint/mutants must lose its 
 chapters: #M write the chapters' given code and stub-free files from solutions/ (CH=07)
 	$(GO) run ./tools/maint/coursecheck -mirror $(if $(CH),-ch $(CH))
 
-ladder: #M with exercises 1..k solved, exactly those score, every other one "failed" (CH=03 for one chapter)
-	$(GO) run ./tools/maint/coursecheck -q -budget 0 -ladder $(if $(CH),-ch $(CH))
+ladder: #M with exercises 1..k solved, exactly those score, every other one "failed" (CH=03 [RUNG=k] [COURSE=checkout])
+	$(GO) run ./tools/maint/coursecheck -q -budget 0 -ladder $(if $(CH),-ch $(CH)) $(if $(RUNG),-rung $(RUNG)) $(COURSE_FLAG)
 
 # make stress: N whole grades of the solutions, J exercises at once beside J busy loops.
 N ?= 20

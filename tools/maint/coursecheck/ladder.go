@@ -108,6 +108,14 @@ func runLadder(ctx context.Context, c config, chapters []rubric.Chapter, stdout,
 		}
 		levels := plan.levels()
 		fmt.Fprintf(stdout, "ladder %s %s: %d exercises, %d rungs", ch.ID, ch.Title, len(ch.Exercises), len(levels))
+		if k := c.maint.rung; k > 0 {
+			if !slices.Contains(levels, k) {
+				fmt.Fprintln(stdout)
+				return fail(fmt.Errorf("chapter %s has no rung k=%d: its rungs are k = %s", ch.ID, k, strings.Trim(fmt.Sprint(levels), "[]")))
+			}
+			levels = []int{k}
+			fmt.Fprintf(stdout, " (-rung %d)", k)
+		}
 		if c.maint.rungs > 0 {
 			levels = sampleRungs(levels, len(ch.Exercises), c.maint.rungs, rungOffset)
 			fmt.Fprintf(stdout, " (-rungs %d -seed %d: k = %s)", c.maint.rungs, seed, strings.Trim(fmt.Sprint(levels), "[]"))

@@ -8,7 +8,8 @@
 //	go run ./tools/maint/coursecheck MODE [flags]
 //
 //	-ladder         for each chapter and k, solve exercises 1..k only and require exactly those
-//	                points (-rotate: one chapter; -rungs n: n rungs of it; chosen by -seed)
+//	                points (-rotate: one chapter; -rungs n: n rungs of it; chosen by -seed;
+//	                -rung k: only the rung with 1..k solved)
 //	-mutants        grade every mutant of tools/maint/mutants (-sample n chosen by -seed s, -min 4): each must lose its points
 //	-mutate         mutate each declaration a stub stands for (statements removed, operators and
 //	                boundaries changed) and grade each mutant with its exercise's checks

@@ -30,6 +30,7 @@ type maintainerConfig struct {
 	rotate          bool          // -ladder: one chapter, chosen by the seed
 	rungs           int           // -ladder: only this many rungs per chapter, chosen by the seed
 	ladderBudget    time.Duration // -ladder: a chapter climbs its next rung only if it fits in this (0: no limit)
+	rung            int           // -ladder: only the rung with this many exercises solved (make ladder RUNG=k)
 	solutions       string        // the reference tree, relative to the root
 	mutantsDir      string        // the catalogue, relative to the root
 	forgeries       bool          // -forgeries: grade the forgery catalogue
@@ -51,6 +52,7 @@ func (m *maintainerConfig) register(fs *flag.FlagSet) {
 	fs.BoolVar(&m.rotate, "rotate", false, "-ladder: climb only one of the chapters, chosen by -seed (for make test)")
 	fs.IntVar(&m.rungs, "rungs", 0, "-ladder: climb only this many of each chapter's rungs between none and all solved, chosen by -seed (default: every rung)")
 	fs.DurationVar(&m.ladderBudget, "ladder-budget", 0, "-ladder: after a chapter's first rung, climb the next only if the rungs so far and one more as long as their average fit in this (0: no limit; make test: a chapter's sample costs about the same whichever the seed draws)")
+	fs.IntVar(&m.rung, "rung", 0, "-ladder: climb only the rung with exercises 1..k solved (k ≥ 1; make ladder CH=06 RUNG=7): the one rung that shows a stub which does the work of exercise k+1")
 	fs.StringVar(&m.solutions, "solutions", "solutions", "maintainers: the reference tree, relative to the root")
 	fs.StringVar(&m.mutantsDir, "mutants-dir", "tools/maint/mutants", "maintainers: the mutant catalogue, relative to the root")
 	fs.BoolVar(&m.forgeries, "forgeries", false, "maintainers: grade every forgery of the catalogue on the starters (each must earn nothing) and every honest change on the solutions (each must keep every point)")
@@ -91,8 +93,10 @@ func runMaintainer(ctx context.Context, c config, chapters []rubric.Chapter, std
 	switch {
 	case modes > 1:
 		err = errors.New("-ladder, -mutants, -mutate, -forgeries, -mirror and -repeat are separate runs: pick one")
-	case m.sample < 0 || m.min < 0 || m.busy < 0 || m.rungs < 0 || m.ladderBudget < 0:
-		err = errors.New("-sample, -min, -busy, -rungs and -ladder-budget must not be negative")
+	case m.sample < 0 || m.min < 0 || m.busy < 0 || m.rungs < 0 || m.rung < 0 || m.ladderBudget < 0:
+		err = errors.New("-sample, -min, -busy, -rungs, -rung and -ladder-budget must not be negative")
+	case m.rung > 0 && (m.rungs > 0 || m.rotate):
+		err = errors.New("-rung names one rung; -rungs and -rotate choose rungs by the seed: pick one")
 	case m.ladder:
 		return runLadder(ctx, c, chapters, stdout, stderr)
 	case m.mutants:
