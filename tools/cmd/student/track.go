@@ -67,7 +67,7 @@ func (c *course) resetOpen(w io.Writer, ch string) error {
 	open := filepath.Join(dir, filepath.FromSlash(openDir))
 	keep, err := readKeep(filepath.Join(open, "KEEP"))
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("chapter %s has no open track (%s/%s is missing); chapters 03 to 07 have one", ch, chapterDir(ch), openDir)
+		return fmt.Errorf("chapter %s has no open track (%s/%s is missing); chapters %s have one", ch, chapterDir(ch), openDir, c.openChapters())
 	}
 	if err != nil {
 		return err
@@ -300,4 +300,19 @@ func (b *backup) report(w io.Writer) {
 	if b.saved > 0 {
 		fmt.Fprintf(w, "your files are saved in %s/ (the same paths as in the course)\n", filepath.ToSlash(b.dir))
 	}
+}
+
+// openChapters lists the chapters that have an open track (their
+// testdata/open/KEEP), read from the tree rather than written here, so
+// that a chapter given one (or none) is said right.
+func (c *course) openChapters() string {
+	keeps, _ := filepath.Glob(filepath.Join(c.root, "chapters", "[0-9][0-9]", filepath.FromSlash(openDir), "KEEP"))
+	var ids []string
+	for _, k := range keeps {
+		ids = append(ids, filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(k)))))
+	}
+	if len(ids) == 0 {
+		return "none"
+	}
+	return strings.Join(ids, ", ")
 }
