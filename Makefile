@@ -234,8 +234,9 @@ mutants: #M every plausible wrong solution in tools/maint/mutants must lose its 
 # Given code lives in solutions/; a chapter holds only its stubs and its own
 # files (tools/maint/coursecheck/mirror.go). Edit solutions/, then run this;
 # tools/maint/coursecheck's test fails while a chapter is not what it makes.
-chapters: #M write the chapters' given code and stub-free files from solutions/ (CH=07)
+chapters: #M write the chapters' given code and stub-free files from solutions/ (CH=07), then the stubs' list tests/testkit derives from them
 	$(GO) run ./tools/maint/coursecheck -mirror $(if $(CH),-ch $(CH))
+	$(GO) test $(TAGS) -count=1 -run TestStarterStubsAreCurrent ./tests/testkit/ -update-stubs
 
 ladder: #M with exercises 1..k solved, exactly those score, every other one "failed" (CH=03 [RUNG=k] [COURSE=checkout])
 	$(GO) run ./tools/maint/coursecheck -q -budget 0 -ladder $(if $(CH),-ch $(CH)) $(if $(RUNG),-rung $(RUNG)) $(COURSE_FLAG)

@@ -16,7 +16,8 @@ import (
 var updateStubs = flag.Bool("update-stubs", false, "rewrite stubs_starter.go from chapters/")
 
 // TestStarterStubsAreCurrent holds starterStubs to the stubs of chapters/
-// (the starters, as the mirror writes them). After a stub changes:
+// (the starters, as the mirror writes them). make chapters rewrites it
+// after the mirror; by hand:
 // go test -tags solutions ./tests/testkit/ -run TestStarterStubsAreCurrent -update-stubs
 func TestStarterStubsAreCurrent(t *testing.T) {
 	dirs, err := filepath.Glob("../../chapters/[0-9][0-9]")
@@ -35,14 +36,18 @@ func TestStarterStubsAreCurrent(t *testing.T) {
 	}
 	src := formatStarterStubs(all)
 	if *updateStubs {
-		if err := os.WriteFile("stubs_starter.go", []byte(src), 0o644); err != nil {
+		// Whole or not at all: a rename replaces the file in one step.
+		if err := os.WriteFile("stubs_starter.go.new", []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename("stubs_starter.go.new", "stubs_starter.go"); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
 	old, _ := os.ReadFile("stubs_starter.go")
 	if string(old) != src {
-		t.Errorf("stubs_starter.go does not match the stubs of chapters/: a stub changed. Run\n" +
+		t.Errorf("stubs_starter.go does not match the stubs of chapters/: a stub changed. Run make chapters, or\n" +
 			"  go test -tags solutions ./tests/testkit/ -run TestStarterStubsAreCurrent -update-stubs")
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"serverlab/tools/internal/rubric"
 )
 
-// practiceOwners is what the stubs of chapters/ say: every declaration
+// owners is what the stubs of chapters/ say: every declaration
 // holding a TODO(ex N.K), with its exercises. The student release's
 // chapters/ are the student's, whose TODOs may be gone: the table is the
 // maintainers' to check.
@@ -59,12 +59,12 @@ func TestPracticeOwners(t *testing.T) {
 		want := owners(id)
 		for k, exs := range got {
 			if !slices.Equal(want[k], exs) {
-				t.Errorf("chapter %s: %s holds the TODOs of %v, practiceOwners says %v", id, k, exs, want[k])
+				t.Errorf("chapter %s: %s holds the TODOs of %v, owners (testkit.StubOwners) says %v", id, k, exs, want[k])
 			}
 		}
 		for k, exs := range want {
 			if got[k] == nil {
-				t.Errorf("chapter %s: practiceOwners names %s (%v), which holds no TODO", id, k, exs)
+				t.Errorf("chapter %s: owners (testkit.StubOwners) names %s (%v), which holds no TODO", id, k, exs)
 			}
 		}
 	}
