@@ -65,6 +65,7 @@ func UserQuery(t *testing.T, impl Impl) {
 	}
 	query(k, alice, "alice", noUsers, "the users file was emptied (the list is the users file as it is now)")
 	checkQueryRefreshLockFree(k, impl)
+	checkQueryHeldLockFree(k, impl) // heldpush.go
 }
 
 // waitForList queries until the answer is want: the server learns that a

@@ -88,6 +88,7 @@ func Broadcast(t *testing.T, impl Impl) {
 		"eve logged in after all the broadcasts above, then cat broadcast")
 	checkQuietPastLoginTimeout(k, impl)
 	checkWriteFailCloses(k, impl) // writefail.go
+	checkHeldPushMoves(k, impl)   // heldpush.go
 }
 
 // loginAsNew registers name and logs in.
@@ -145,4 +146,5 @@ func PrivateMessage(t *testing.T, impl Impl) {
 	// A message to oneself is a message to an online user.
 	carol.SendFrame(privateFrame("carol", "carol", []byte("note to self")))
 	expect(k, carol, "carol", privateFrame("carol", "carol", []byte("note to self")), "carol sent a PRIVATE_MSG to herself")
+	checkPrivateHeldLockFree(k, impl) // heldpush.go
 }
