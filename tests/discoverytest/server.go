@@ -108,6 +108,7 @@ func Serve(t *testing.T, impl Impl) {
 	broken, _ := newServer(k, impl, Config{Timeout: time.Minute})
 	k.CheckAcceptErrorReturned(broken)
 	checkServeOwnership(k, impl) // closeorder.go
+	checkCloseRules(k, impl)     // closewait.go
 	checkCloseReportsStore(k, impl)
 }
 

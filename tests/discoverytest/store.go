@@ -89,6 +89,7 @@ func UserStore(t *testing.T, impl Impl) {
 	checkFullAfterReopen(k, impl)
 	checkRepairedSize(k, impl)
 	checkFileSizeBound(k, impl)
+	checkFileSizeExact(k, impl) // storeexact.go
 	checkConcurrentRegister(k, impl)
 }
 
