@@ -87,8 +87,9 @@ func Broadcast(t *testing.T, impl Impl) {
 	expect(k, late, "eve", broadcastFrame("cat", everyone, []byte("welcome eve")),
 		"eve logged in after all the broadcasts above, then cat broadcast")
 	checkQuietPastLoginTimeout(k, impl)
-	checkWriteFailCloses(k, impl) // writefail.go
-	checkHeldPushMoves(k, impl)   // heldpush.go
+	checkWriteFailCloses(k, impl)  // writefail.go
+	checkHeldPushMoves(k, impl)    // heldpush.go
+	checkOneWritePerBatch(k, impl) // writecalls.go
 }
 
 // loginAsNew registers name and logs in.
