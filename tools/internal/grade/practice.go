@@ -28,6 +28,10 @@ import (
 //     differs, and how long a refusal takes tells an attacker how much of
 //     the guess was right. The timing is nanoseconds, far under what a check
 //     across a network can measure.
+//   - splitlock: a map tested under a mutex in one locked section and
+//     changed in a later one (practice_locks.go). The TODOs say "under s.mu,
+//     one test and one change"; the window between the sections holds no
+//     call, so no check can make two goroutines meet in it.
 //
 // A practice costs the exercise whose TODO the declaration holding it
 // belongs to (owners), cause failed, with a message that says what
@@ -160,6 +164,7 @@ func (g *gate) practicesIn(sf *srcFile, fd *ast.FuncDecl, info *types.Info) []pr
 	at := func(n ast.Node, text string) {
 		found = append(found, practiceFinding{sf: sf, decl: declKey(fd), line: g.fset.PositionFor(n.Pos(), false).Line, text: text})
 	}
+	g.splitLocks(fd, info, at) // practice_locks.go
 	ast.Inspect(fd.Body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.GoStmt:
