@@ -208,6 +208,7 @@ var fileAccess = map[string][]string{
 var fileAccessAllowed = map[string]string{
 	// /proc and /dev: the kernel's files, not the scratch folder.
 	"chattest/login.go: readBytes: os.ReadFile":                   "/proc/PID/io of the subject",
+	"chattest/writecalls.go: writeCalls: os.ReadFile":             "/proc/PID/io of the subject",
 	"chatcoretest/backpressure.go: kernelSendBuffer: os.ReadFile": "/proc/sys, a sysctl",
 	"chatcoretest/edges.go: checkKeepAlive: os.Stat":              "/proc/net/tcp",
 	"chatcoretest/edges.go: tcpTimer: os.Open":                    "/proc/net/tcp",
