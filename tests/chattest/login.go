@@ -49,6 +49,7 @@ func Login(t *testing.T, impl Impl) {
 	checkOriginalsUsersFile(k, impl)
 	checkLoginCost(k, impl)
 	checkUsersFileFollowed(k, impl)
+	checkServeRules(k, impl) // servecontract.go
 	checkSlowUsersFile(k, impl)
 	checkLoginAnsweredLate(k, impl)
 	checkUnreadableUsersFile(k, impl)

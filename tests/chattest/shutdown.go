@@ -3,7 +3,6 @@ package chattest
 import (
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"path/filepath"
 	"sync"
@@ -13,8 +12,6 @@ import (
 	"time"
 
 	"serverlab/tests/testkit"
-	"serverlab/tools/given/lab"
-	"serverlab/tools/given/users"
 	"serverlab/tools/given/wire"
 )
 
@@ -95,31 +92,7 @@ func Shutdown(t *testing.T, impl Impl) {
 		}
 		k.CheckCloseDuringBackoff(fresh)
 	}
-	// Each probe logs in under a name of its own: a contract check may probe
-	// one server twice (second-serve), and a name the first probe used may
-	// still be logged in until the server has read that probe's EOF, which
-	// the server rightly answers FAIL.
-	var probes atomic.Int32
-	k.CheckContract(testkit.Contract{
-		New: func(log *slog.Logger) lab.Server {
-			dir := k.TempDir()
-			file := users.User{Name: "holder", Password: password("holder"), IP: "127.0.0.1", Port: 2}.Line()
-			for i := range maxProbes {
-				name := probeName(i)
-				file += users.User{Name: name, Password: password(name), IP: "127.0.0.1", Port: 10 + i}.Line()
-			}
-			testkit.WriteFile(filepath.Join(dir, "users.txt"), []byte(file), 0o600)
-			srv, err := impl.NewServer(Config{UsersPath: filepath.Join(dir, "users.txt"), Logger: log})
-			if err != nil {
-				return brokenServer{err}
-			}
-			return srv
-		},
-		Probe: func(k *testkit.T, addr string) {
-			contractLogin(k, addr, probeName(int(probes.Add(1)-1)%maxProbes)).Close()
-		},
-		Hold: func(k *testkit.T, addr string) { contractLogin(k, addr, "holder") },
-	})
+	k.CheckContract(chatContract(k, impl)) // servecontract.go
 }
 
 // maxProbes is how many probe users the contract's users file holds; the
