@@ -15,14 +15,16 @@ func (s *Server) createChannel(c *conn, m proto.CreateChannelRequest) error {
 		s.notAuthorized(c, m.RequestID)
 		return nil
 	}
-	// A new name is counted (s.creating, s.created) in the same hold of
+	// A new name is counted (s.creating, s.created, and its address's share
+	// in s.channelShares, which checks MaxChannels too) in the same hold of
 	// s.mu as the check, before the store call and without s.mu: requests
 	// made at the same moment cannot all pass the caps. (Checked, then
 	// created, 40 users at once made 236 channels of a cap of 200.)
 	s.mu.Lock()
 	id, exists := s.byName[m.Name]
 	ch := s.channels[id]
-	full := len(s.channels)+s.creating >= s.cfg.Limits.MaxChannels || s.created[c.user.id] >= s.cfg.Limits.MaxChannelsPerUser
+	full := s.created[c.user.id] >= s.cfg.Limits.MaxChannelsPerUser ||
+		!exists && !s.channelShares.Take(c.addr, len(s.channels)+s.creating)
 	if !exists && !full {
 		s.creating++
 		s.created[c.user.id]++
@@ -43,6 +45,7 @@ func (s *Server) createChannel(c *conn, m proto.CreateChannelRequest) error {
 		s.creating--
 		if !created {
 			s.created[c.user.id]-- // the count made no channel
+			s.channelShares.Give(c.addr)
 		}
 	}
 	if err != nil {

@@ -64,14 +64,16 @@ type Config struct {
 	// docs/chatcore.md, "Limits"). Names are in bytes: MaxUserName (32),
 	// MaxChannelName (64); MaxMessage is a chat message's content in bytes
 	// (16 KiB); MaxChannels the channels of the server (4096);
-	// MaxChannelsPerUser the channels one user may create (64); MaxUserIDs
-	// the ids of one GetUsers (1000).
-	MaxUserName        int
-	MaxChannelName     int
-	MaxMessage         int
-	MaxChannels        int
-	MaxChannelsPerUser int
-	MaxUserIDs         int
+	// MaxChannelsPerUser the channels one user may create (64);
+	// MaxChannelsPerAddress those the users of one address may (512);
+	// MaxUserIDs the ids of one GetUsers (1000).
+	MaxUserName           int
+	MaxChannelName        int
+	MaxMessage            int
+	MaxChannels           int
+	MaxChannelsPerUser    int
+	MaxChannelsPerAddress int
+	MaxUserIDs            int
 	// Failed logins: MaxLoginFailures on one connection close it (5);
 	// AddressFailures per FailureWindow from one address (20 a minute) make
 	// its further attempts refused without a hash. HashWait is the longest a

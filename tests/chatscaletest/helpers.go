@@ -59,6 +59,7 @@ func hostileLimits(cfg *Config, l hostile.Limits) {
 	cfg.PreAuthBudget, cfg.InputBudget, cfg.MaxPending = l.PreAuthBudget, l.InputBudget, l.MaxPending
 	cfg.OutputBudget, cfg.HistoryReads = l.OutputBudget, l.HistoryReads
 	cfg.MaxChannels, cfg.MaxChannelsPerUser = l.MaxChannels, l.MaxChannelsPerUser
+	cfg.MaxChannelsPerAddress = l.MaxChannelsPerAddress
 	cfg.AddressFailures, cfg.FailureWindow = l.AddressFailures, l.FailureWindow
 	cfg.MaxMessage, cfg.PresenceBurst, cfg.PresenceRate = l.MaxMessage, l.PresenceBurst, l.PresenceRate
 	cfg.ChatBurst, cfg.ChatRate = l.ChatBurst, l.ChatRate

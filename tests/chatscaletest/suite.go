@@ -57,25 +57,26 @@ type Config struct {
 	// Limits, as chapter 07's and with its meanings (0: the server's
 	// default; docs/chatcore.md, "Limits"): the hostile suite
 	// (tests/chatcoretest/hostile) sets them. MaxPending is in bytes.
-	LoginTimeout       time.Duration
-	IdleTimeout        time.Duration
-	WriteTimeout       time.Duration
-	MaxConnections     int
-	MaxConnsPerAddress int
-	PreAuthBudget      int
-	InputBudget        int
-	OutputBudget       int
-	HistoryReads       int
-	MaxPending         int
-	MaxChannels        int
-	MaxChannelsPerUser int
-	AddressFailures    int
-	FailureWindow      time.Duration
-	MaxMessage         int // a chat message's content, in bytes
-	PresenceBurst      int // presence events sent to one connection at once
-	PresenceRate       int // a second, that refill its budget
-	ChatBurst          int // chat bytes one user may write at once
-	ChatRate           int // a second, that refill its budget
+	LoginTimeout          time.Duration
+	IdleTimeout           time.Duration
+	WriteTimeout          time.Duration
+	MaxConnections        int
+	MaxConnsPerAddress    int
+	PreAuthBudget         int
+	InputBudget           int
+	OutputBudget          int
+	HistoryReads          int
+	MaxPending            int
+	MaxChannels           int
+	MaxChannelsPerUser    int
+	MaxChannelsPerAddress int
+	AddressFailures       int
+	FailureWindow         time.Duration
+	MaxMessage            int // a chat message's content, in bytes
+	PresenceBurst         int // presence events sent to one connection at once
+	PresenceRate          int // a second, that refill its budget
+	ChatBurst             int // chat bytes one user may write at once
+	ChatRate              int // a second, that refill its budget
 	// Logger is the server's log.
 	Logger *slog.Logger
 }

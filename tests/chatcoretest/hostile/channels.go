@@ -14,6 +14,7 @@ import (
 func Channels(k *testkit.T, start Start) {
 	k.Helper()
 	run(k, "channel-names-and-caps", func(k *testkit.T) { checkChannelCaps(k, start) })
+	run(k, "channel-shares-by-address", func(k *testkit.T) { checkChannelShares(k, start) })
 	run(k, "presence-storm-of-joins", func(k *testkit.T) { checkPresenceStorm(k, start, true) })
 }
 

@@ -37,25 +37,26 @@ import (
 // server's default. Their meanings are the chapters' Config fields of the
 // same names (docs/chatcore.md, "Limits").
 type Limits struct {
-	LoginTimeout       time.Duration // to log in, from the start or the last logout
-	IdleTimeout        time.Duration // for a started frame to arrive whole
-	WriteTimeout       time.Duration // one write to a client
-	MaxConnections     int           // open connections, in all
-	MaxConnsPerAddress int           // open connections from one address
-	PreAuthBudget      int           // bytes of large frames being read by connections not logged in
-	InputBudget        int           // bytes of large frames being read by all connections
-	MaxPending         int           // bytes queued for one connection
-	OutputBudget       int           // bytes queued for all connections together
-	HistoryReads       int           // GetChats read from the store at once
-	MaxChannels        int           // channels of the server
-	MaxChannelsPerUser int           // channels one user may create
-	AddressFailures    int           // failed logins of one address per FailureWindow
-	FailureWindow      time.Duration
-	MaxMessage         int // a chat message's content, in bytes
-	PresenceBurst      int // presence events sent to one connection at once
-	PresenceRate       int // a second, that refill its budget
-	ChatBurst          int // chat bytes one user may write at once
-	ChatRate           int // a second, that refill its budget
+	LoginTimeout          time.Duration // to log in, from the start or the last logout
+	IdleTimeout           time.Duration // for a started frame to arrive whole
+	WriteTimeout          time.Duration // one write to a client
+	MaxConnections        int           // open connections, in all
+	MaxConnsPerAddress    int           // open connections from one address
+	PreAuthBudget         int           // bytes of large frames being read by connections not logged in
+	InputBudget           int           // bytes of large frames being read by all connections
+	MaxPending            int           // bytes queued for one connection
+	OutputBudget          int           // bytes queued for all connections together
+	HistoryReads          int           // GetChats read from the store at once
+	MaxChannels           int           // channels of the server
+	MaxChannelsPerUser    int           // channels one user may create
+	MaxChannelsPerAddress int           // channels the users of one address may create
+	AddressFailures       int           // failed logins of one address per FailureWindow
+	FailureWindow         time.Duration
+	MaxMessage            int // a chat message's content, in bytes
+	PresenceBurst         int // presence events sent to one connection at once
+	PresenceRate          int // a second, that refill its budget
+	ChatBurst             int // chat bytes one user may write at once
+	ChatRate              int // a second, that refill its budget
 }
 
 // Start serves a fresh server of the chapter, with its data in a fresh
