@@ -239,7 +239,8 @@ type Server struct {
 	// hashes bounds the password hashes running at once (each takes
 	// Hash.MemoryKiB of memory, and 450 clients logging in together must not
 	// take 450 times that) and how long they may wait.
-	hashes *hashQueue
+	hashes      *hashQueue
+	registering *registrationShare // the registrations' share of it (see register)
 	// failures counts failed logins per client address, registrations
 	// registrations.
 	failures      *guard.Failures
@@ -328,6 +329,7 @@ func New(cfg Config) (*Server, error) {
 		output:       guard.NewBudget(cfg.Limits.OutputBudget),
 	}
 	s.historyReads = guard.NewReads(cfg.Limits.HistoryReads, s.output)
+	s.registering = &registrationShare{q: s.hashes}
 	store := cfg.Store
 	if store == nil {
 		var err error
