@@ -136,9 +136,15 @@ type Limits struct {
 	MaxMessage int
 	// MaxChannels bounds the channels of the server (default 4096: their
 	// list always fits in one frame), MaxChannelsPerUser the channels one
-	// user may create while the server runs (default 64).
-	MaxChannels        int
-	MaxChannelsPerUser int
+	// user may create while the server runs (default 64), and
+	// MaxChannelsPerAddress those the users of one client address may
+	// create (default an eighth of MaxChannels, at least eight users'
+	// worth), with the last eighth of MaxChannels kept for addresses that
+	// made few (see guard.Shares): users are free to register, so a cap per
+	// user alone let one address make every channel.
+	MaxChannels           int
+	MaxChannelsPerUser    int
+	MaxChannelsPerAddress int
 	// MaxUserIDs bounds the ids of one GetUsers request (default 1000, as
 	// many as a full history has authors).
 	MaxUserIDs int
@@ -232,15 +238,18 @@ type Server struct {
 	// hashes bounds the password hashes running at once (each takes
 	// Hash.MemoryKiB of memory, and 450 clients logging in together must not
 	// take 450 times that) and how long they may wait.
-	hashes *hashQueue
+	hashes      *hashQueue
+	registering *registrationShare // the registrations' share of it (see register)
 	// failures counts failed logins per client address, registrations
 	// registrations.
 	failures      *guard.Failures
 	registrations registrationLimiter
 	// chat is every user's budget of chat bytes (Limits.ChatBurst).
 	chat *guard.ChatBudget
-	// gate counts the open connections, in all and by client address.
-	gate *guard.Gate
+	// gate counts the open connections, in all and by client address;
+	// channelShares the channels created, by client address.
+	gate          *guard.Gate
+	channelShares *guard.Shares
 	// preAuthInput and input are the budgets of large frames being read
 	// (see admitInput).
 	preAuthInput, input *guard.Budget
@@ -302,22 +311,24 @@ func New(cfg Config) (*Server, error) {
 		chat:     guard.NewChatBudget(cfg.Limits.ChatBurst, cfg.Limits.ChatRate),
 		registrations: registrationLimiter{
 			buckets: guard.NewFailures(cfg.Limits.AddressRegistrations, cfg.Limits.RegistrationWindow)},
-		gate:     guard.NewGate(cfg.Limits.MaxConnections, cfg.Limits.MaxConnsPerAddress),
-		conns:    make(map[*conn]struct{}),
-		users:    make(map[string]*user),
-		usersID:  make(map[uint32]*user),
-		sessions: make(map[uint32]*conn),
-		channels: make(map[uint32]proto.Channel),
-		byName:   make(map[string]uint32),
-		created:  make(map[uint32]int),
-		members:  make(map[uint32]map[*conn]struct{}),
-		done:     done,
+		gate:          guard.NewGate(cfg.Limits.MaxConnections, cfg.Limits.MaxConnsPerAddress),
+		channelShares: guard.NewShares(cfg.Limits.MaxChannels, cfg.Limits.MaxChannelsPerAddress),
+		conns:         make(map[*conn]struct{}),
+		users:         make(map[string]*user),
+		usersID:       make(map[uint32]*user),
+		sessions:      make(map[uint32]*conn),
+		channels:      make(map[uint32]proto.Channel),
+		byName:        make(map[string]uint32),
+		created:       make(map[uint32]int),
+		members:       make(map[uint32]map[*conn]struct{}),
+		done:          done,
 
 		preAuthInput: guard.NewBudget(cfg.Limits.PreAuthBudget),
 		input:        guard.NewBudget(cfg.Limits.InputBudget),
 		output:       guard.NewBudget(cfg.Limits.OutputBudget),
 	}
 	s.historyReads = guard.NewReads(cfg.Limits.HistoryReads, s.output)
+	s.registering = &registrationShare{q: s.hashes}
 	store := cfg.Store
 	if store == nil {
 		var err error
@@ -373,6 +384,7 @@ func (l Limits) withDefaults() Limits {
 	orDefault(&l.ChatRate, max(DefaultChatRate, 4*l.MaxMessage))
 	orDefault(&l.MaxChannels, DefaultMaxChannels)
 	orDefault(&l.MaxChannelsPerUser, DefaultMaxChannelsPerUser)
+	orDefault(&l.MaxChannelsPerAddress, max(l.MaxChannels/8, 8*l.MaxChannelsPerUser))
 	orDefault(&l.MaxUserIDs, DefaultMaxUserIDs)
 	orDefault(&l.HashWait, DefaultHashWait)
 	orDefault(&l.HashQueue, DefaultHashQueue)

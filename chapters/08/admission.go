@@ -23,6 +23,7 @@ type admission struct {
 	once          sync.Once
 	stop          func() // refuses every hash still waiting, and those to come
 	hashes        *hashQueue
+	registering   atomic.Int64 // registrations in flight: waiting for a hash or hashing (see hashNewPassword)
 	logins        loginMemo
 	registrations *guard.Failures // Failed spends one of an address's tokens
 }
@@ -49,7 +50,16 @@ func (s *Server) hashNewPassword(c *conn, m proto.CreateUserRequest) (hash strin
 		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgTooManyRegistrations})
 		return "", true, nil
 	}
-	err = a.hashes.run(func() { hash, err = hashPassword(m.Password, s.cfg.HashIterations) })
+	// The registrations in flight may hold the cores for three quarters of
+	// HashWait at most, so that a login always finds room in the queue
+	// (chapter 07's loginroom.go says why: attacker5's F9).
+	n := a.registering.Add(1)
+	defer a.registering.Add(-1)
+	if a.hashes.expectedWait(n) > a.hashes.wait*3/4 {
+		err = errBusy
+	} else {
+		err = a.hashes.run(func() { hash, err = hashPassword(m.Password, s.cfg.HashIterations) })
+	}
 	if errors.Is(err, errBusy) {
 		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgServerBusy})
 		return "", true, nil
@@ -117,13 +127,23 @@ func newHashQueue(slots, limit int, wait time.Duration) *hashQueue {
 // throttle.go says why).
 const minSamples = 8
 
+// expectedWait is how long the n-th waiter can expect to wait for a slot:
+// n slots must free up first, and the cores free one every cost/slots (0
+// until minSamples hashes were timed).
+func (q *hashQueue) expectedWait(n int64) time.Duration {
+	if q.samples.Load() < minSamples {
+		return 0
+	}
+	return time.Duration(n * q.cost.Load() / int64(cap(q.slots)))
+}
+
 // stop refuses every hash still waiting, and every one to come.
 func (q *hashQueue) stop() { q.stopOnce.Do(func() { close(q.done) }) }
 
 // run runs f in a slot, or returns errBusy.
 func (q *hashQueue) run(f func()) error {
 	n := q.waiting.Add(1)
-	if n > q.limit || (q.samples.Load() >= minSamples && time.Duration(n*q.cost.Load()/int64(cap(q.slots))) > q.wait) {
+	if n > q.limit || q.expectedWait(n) > q.wait {
 		q.waiting.Add(-1)
 		return errBusy
 	}

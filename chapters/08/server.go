@@ -135,9 +135,14 @@ type Limits struct {
 	HistoryReads       int
 	MaxChannels        int
 	MaxChannelsPerUser int
-	MaxLoginFailures   int
-	AddressFailures    int
-	FailureWindow      time.Duration
+	// MaxChannelsPerAddress bounds the channels the users of one client
+	// address may create on this server (default an eighth of MaxChannels,
+	// at least 8 users' worth; the last eighth is kept for addresses that
+	// made few: guard.Shares).
+	MaxChannelsPerAddress int
+	MaxLoginFailures      int
+	AddressFailures       int
+	FailureWindow         time.Duration
 }
 
 // ClusterConfig makes the embedded NATS a node of a cluster.
@@ -220,6 +225,7 @@ type Server struct {
 
 	// The limits shared with chapter 07 (tools/given/chatcore/guard).
 	gate                *guard.Gate
+	channelShares       *guard.Shares // channels created here, by client address (see reserveChannel)
 	preAuthInput, input *guard.Budget
 	failures            *guard.Failures
 	chat                *guard.ChatBudget // every user's budget of chat bytes (Limits.ChatBurst)
@@ -292,12 +298,13 @@ func New(cfg Config) (*Server, error) {
 		ctx:      ctx,
 		cancel:   cancel,
 
-		gate:         guard.NewGate(cfg.Limits.MaxConnections, cfg.Limits.MaxConnsPerAddress),
-		preAuthInput: guard.NewBudget(cfg.Limits.PreAuthBudget),
-		input:        guard.NewBudget(cfg.Limits.InputBudget),
-		output:       guard.NewBudget(cfg.Limits.OutputBudget),
-		failures:     guard.NewFailures(cfg.Limits.AddressFailures, cfg.Limits.FailureWindow),
-		chat:         guard.NewChatBudget(cfg.Limits.ChatBurst, cfg.Limits.ChatRate),
+		gate:          guard.NewGate(cfg.Limits.MaxConnections, cfg.Limits.MaxConnsPerAddress),
+		channelShares: guard.NewShares(cfg.Limits.MaxChannels, cfg.Limits.MaxChannelsPerAddress),
+		preAuthInput:  guard.NewBudget(cfg.Limits.PreAuthBudget),
+		input:         guard.NewBudget(cfg.Limits.InputBudget),
+		output:        guard.NewBudget(cfg.Limits.OutputBudget),
+		failures:      guard.NewFailures(cfg.Limits.AddressFailures, cfg.Limits.FailureWindow),
+		chat:          guard.NewChatBudget(cfg.Limits.ChatBurst, cfg.Limits.ChatRate),
 	}
 	s.historyReads = guard.NewReads(cfg.Limits.HistoryReads, s.output)
 	lock, err := lockStore(cfg.DBPath)
@@ -359,6 +366,7 @@ func (l Limits) withDefaults() Limits {
 	orDefault(&l.HistoryReads, DefaultHistoryReads)
 	orDefault(&l.MaxChannels, DefaultMaxChannels)
 	orDefault(&l.MaxChannelsPerUser, DefaultMaxChannelsPerUser)
+	orDefault(&l.MaxChannelsPerAddress, max(l.MaxChannels/8, 8*l.MaxChannelsPerUser))
 	orDefault(&l.MaxLoginFailures, DefaultMaxLoginFailures)
 	orDefault(&l.AddressFailures, DefaultAddressFailures)
 	orDefault(&l.FailureWindow, DefaultFailureWindow)
@@ -743,4 +751,5 @@ func (s *Server) forgetUsers() {
 	clear(s.created)
 	clear(s.users)
 	s.mu.Unlock()
+	s.channelShares.Forget() // the channels they counted were in the wiped store too
 }

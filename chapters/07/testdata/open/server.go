@@ -126,9 +126,15 @@ type Limits struct {
 	MaxMessage int
 	// MaxChannels bounds the channels of the server (default 4096: their
 	// list always fits in one frame), MaxChannelsPerUser the channels one
-	// user may create while the server runs (default 64).
-	MaxChannels        int
-	MaxChannelsPerUser int
+	// user may create while the server runs (default 64), and
+	// MaxChannelsPerAddress those the users of one client address may
+	// create (default an eighth of MaxChannels, at least eight users'
+	// worth), with the last eighth of MaxChannels kept for addresses that
+	// made few (see guard.Shares): users are free to register, so a cap per
+	// user alone let one address make every channel.
+	MaxChannels           int
+	MaxChannelsPerUser    int
+	MaxChannelsPerAddress int
 	// MaxUserIDs bounds the ids of one GetUsers request (default 1000, as
 	// many as a full history has authors).
 	MaxUserIDs int

@@ -72,6 +72,7 @@ func run(args []string) error {
 	fs.IntVar(&lim.Limits.ChatBurst, "chat-burst", chatscale.DefaultChatBurst, "chat bytes one user may write at once; past its budget a message is refused")
 	fs.IntVar(&lim.Limits.ChatRate, "chat-rate", chatscale.DefaultChatRate, "chat bytes per second that refill a user's budget")
 	fs.IntVar(&lim.Limits.MaxChannelsPerUser, "max-channels-per-user", chatscale.DefaultMaxChannelsPerUser, "channels one user may create on this server")
+	fs.IntVar(&lim.Limits.MaxChannelsPerAddress, "max-channels-per-address", 0, "channels the users of one client address may create on this server (0: an eighth of -max-channels, at least 8 users' worth)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
