@@ -36,6 +36,7 @@ func hostileStart(impl Impl) hostile.Start {
 			MaxChannels:           l.MaxChannels,
 			MaxChannelsPerUser:    l.MaxChannelsPerUser,
 			MaxChannelsPerAddress: l.MaxChannelsPerAddress,
+			MaxStoreBytes:         l.MaxStoreBytes,
 			AddressFailures:       l.AddressFailures,
 			FailureWindow:         l.FailureWindow,
 			MaxMessage:            l.MaxMessage,

@@ -73,7 +73,10 @@ type Config struct {
 	MaxChannels           int
 	MaxChannelsPerUser    int
 	MaxChannelsPerAddress int
-	MaxUserIDs            int
+	// MaxStoreBytes bounds the store (1 GiB): past it a chat message is
+	// refused Message not stored.
+	MaxStoreBytes int
+	MaxUserIDs    int
 	// Failed logins: MaxLoginFailures on one connection close it (5);
 	// AddressFailures per FailureWindow from one address (20 a minute) make
 	// its further attempts refused without a hash. HashWait is the longest a

@@ -60,6 +60,9 @@ func hostileLimits(cfg *Config, l hostile.Limits) {
 	cfg.OutputBudget, cfg.HistoryReads = l.OutputBudget, l.HistoryReads
 	cfg.MaxChannels, cfg.MaxChannelsPerUser = l.MaxChannels, l.MaxChannelsPerUser
 	cfg.MaxChannelsPerAddress = l.MaxChannelsPerAddress
+	if l.MaxStoreBytes > 0 {
+		cfg.MaxStreamBytes = int64(l.MaxStoreBytes)
+	}
 	cfg.AddressFailures, cfg.FailureWindow = l.AddressFailures, l.FailureWindow
 	cfg.MaxMessage, cfg.PresenceBurst, cfg.PresenceRate = l.MaxMessage, l.PresenceBurst, l.PresenceRate
 	cfg.ChatBurst, cfg.ChatRate = l.ChatBurst, l.ChatRate

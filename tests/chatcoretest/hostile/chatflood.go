@@ -20,6 +20,7 @@ func ChatFlood(k *testkit.T, start StartShared) {
 	k.Helper()
 	run(k, "chat-flood", func(k *testkit.T) { checkChatFlood(k, start) })
 	run(k, "chat-frames", func(k *testkit.T) { checkChatFrames(k, start) }) // chatescaped.go
+	run(k, "store-budget", func(k *testkit.T) { checkStoreBudget(k, start) }) // storebudget.go
 }
 
 // checkChatFlood: a flooder sends four bursts' worth of chat messages in

@@ -50,6 +50,7 @@ type Limits struct {
 	MaxChannels           int           // channels of the server
 	MaxChannelsPerUser    int           // channels one user may create
 	MaxChannelsPerAddress int           // channels the users of one address may create
+	MaxStoreBytes         int           // what the chat messages may make the store hold (08: MaxStreamBytes)
 	AddressFailures       int           // failed logins of one address per FailureWindow
 	FailureWindow         time.Duration
 	MaxMessage            int // a chat message's content, in bytes
