@@ -43,6 +43,7 @@ var impl = chatcoretest.Impl{
 				MaxChannels:           c.MaxChannels,
 				MaxChannelsPerUser:    c.MaxChannelsPerUser,
 				MaxChannelsPerAddress: c.MaxChannelsPerAddress,
+				MaxStoreBytes:         c.MaxStoreBytes,
 				MaxUserIDs:            c.MaxUserIDs,
 				MaxLoginFailures:      c.MaxLoginFailures,
 				AddressFailures:       c.AddressFailures,

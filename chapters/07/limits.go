@@ -36,6 +36,8 @@ func validName(name string, max int) bool {
 //   - a chat message past its user's budget of chat bytes (ChatBurst at
 //     once, ChatRate a second; guard.ChatBudget): 101 Too many messages,
 //     try again later.;
+//   - a chat message that would take the store past MaxStoreBytes: 101
+//     Message not stored. (storeBudget);
 //   - a GetUsers with more than MaxUserIDs ids: Too many user ids.
 //
 // Each limit bounds what a request can make the server hold, store or send
@@ -55,6 +57,12 @@ func (s *Server) admit(c *conn, m proto.Message) bool {
 	case proto.WriteChat:
 		if len(m.Content) > s.cfg.Limits.MaxMessage || chatItemOverhead+guard.JSONLen(m.Content) > replyRoom {
 			s.reply(c, proto.Error{Value: proto.MsgMessageTooLong})
+			return false
+		}
+		if s.session(c) != nil && s.storeBudget.full(len(m.Content)) {
+			c.log.Warn("chat message refused: the store is full", "bytes", len(m.Content),
+				"limit", s.cfg.Limits.MaxStoreBytes)
+			s.reply(c, proto.Error{Value: errNotStored.Error()})
 			return false
 		}
 		if u := s.session(c); u != nil && !s.chat.TakeChat(u.id, m.Content, time.Now()) {

@@ -145,6 +145,11 @@ type Limits struct {
 	MaxChannels           int
 	MaxChannelsPerUser    int
 	MaxChannelsPerAddress int
+	// MaxStoreBytes bounds the store (default 1 GiB, as chapter 08's
+	// stream): its size at start and the messages stored since; once it is
+	// reached a chat message is refused Message not stored. (see
+	// storeBudget).
+	MaxStoreBytes int
 	// MaxUserIDs bounds the ids of one GetUsers request (default 1000, as
 	// many as a full history has authors).
 	MaxUserIDs int
@@ -170,6 +175,10 @@ type Limits struct {
 	AddressFailures  int
 	FailureWindow    time.Duration
 }
+
+// DefaultMaxStoreBytes is Limits.MaxStoreBytes's default: 1 GiB, as
+// chapter 08's stream.
+const DefaultMaxStoreBytes = 1 << 30
 
 // Hooks are functions the server calls at points that tests and metrics
 // watch; each may be nil.
@@ -238,6 +247,9 @@ type Server struct {
 	// hashes bounds the password hashes running at once (each takes
 	// Hash.MemoryKiB of memory, and 450 clients logging in together must not
 	// take 450 times that) and how long they may wait.
+	// storeBudget is what the chat messages may make the store hold
+	// (Limits.MaxStoreBytes); s.store counts them into it.
+	storeBudget *storeBudget
 	hashes      *hashQueue
 	registering *registrationShare // the registrations' share of it (see register)
 	// failures counts failed logins per client address, registrations
@@ -337,7 +349,16 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	s.store = store
+	s.storeBudget = &storeBudget{limit: int64(cfg.Limits.MaxStoreBytes)}
+	if sized, ok := store.(SizedStore); ok {
+		n, err := sized.Size()
+		if err != nil {
+			store.Close()
+			return nil, err
+		}
+		s.storeBudget.used.Store(n)
+	}
+	s.store = meteredStore{Store: store, budget: s.storeBudget}
 	if err := s.load(); err != nil {
 		store.Close()
 		return nil, err
@@ -385,6 +406,7 @@ func (l Limits) withDefaults() Limits {
 	orDefault(&l.MaxChannels, DefaultMaxChannels)
 	orDefault(&l.MaxChannelsPerUser, DefaultMaxChannelsPerUser)
 	orDefault(&l.MaxChannelsPerAddress, max(l.MaxChannels/8, 8*l.MaxChannelsPerUser))
+	orDefault(&l.MaxStoreBytes, DefaultMaxStoreBytes)
 	orDefault(&l.MaxUserIDs, DefaultMaxUserIDs)
 	orDefault(&l.HashWait, DefaultHashWait)
 	orDefault(&l.HashQueue, DefaultHashQueue)

@@ -135,6 +135,11 @@ type Limits struct {
 	MaxChannels           int
 	MaxChannelsPerUser    int
 	MaxChannelsPerAddress int
+	// MaxStoreBytes bounds the store (default 1 GiB, as chapter 08's
+	// stream): its size at start and the messages stored since; once it is
+	// reached a chat message is refused Message not stored. (see
+	// storeBudget).
+	MaxStoreBytes int
 	// MaxUserIDs bounds the ids of one GetUsers request (default 1000, as
 	// many as a full history has authors).
 	MaxUserIDs int
@@ -160,6 +165,10 @@ type Limits struct {
 	AddressFailures  int
 	FailureWindow    time.Duration
 }
+
+// DefaultMaxStoreBytes is Limits.MaxStoreBytes's default: 1 GiB, as
+// chapter 08's stream.
+const DefaultMaxStoreBytes = 1 << 30
 
 // Hooks are functions the server calls at points that tests and metrics
 // watch; each may be nil.
