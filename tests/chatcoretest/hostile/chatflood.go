@@ -19,7 +19,7 @@ import (
 func ChatFlood(k *testkit.T, start StartShared) {
 	k.Helper()
 	run(k, "chat-flood", func(k *testkit.T) { checkChatFlood(k, start) })
-	run(k, "chat-frames", func(k *testkit.T) { checkChatFrames(k, start) }) // chatescaped.go
+	run(k, "chat-frames", func(k *testkit.T) { checkChatFrames(k, start) })   // chatescaped.go
 	run(k, "store-budget", func(k *testkit.T) { checkStoreBudget(k, start) }) // storebudget.go
 }
 
