@@ -72,14 +72,18 @@ func (s *Server) hashNewPassword(c *conn, m proto.CreateUserRequest) (hash strin
 }
 
 // registered remembers that user id knows password: its first login, on
-// this server, costs no second hash.
-func (s *Server) registered(id uint32, password string) { s.admit().logins.remember(id, password) }
+// this server, costs no second hash. gen is the memo's generation from
+// before the id was handed out (see loginMemo.generation).
+func (s *Server) registered(gen uint64, id uint32, password string) {
+	s.admit().logins.remember(gen, id, password)
+}
 
 // checkLogin reports whether password matches user id's stored hash, or
 // answers Server busy. (and reports refused) if the hash cannot start in
 // time. A password the user proved to know lately on this server is not
-// hashed again.
-func (s *Server) checkLogin(c *conn, m proto.AuthenticateRequest, id uint32, hash string) (match, refused bool) {
+// hashed again. gen is the memo's generation from before id and hash were
+// read (see loginMemo.generation).
+func (s *Server) checkLogin(c *conn, m proto.AuthenticateRequest, id uint32, hash string, gen uint64) (match, refused bool) {
 	a := s.admit()
 	if a.logins.recall(id, m.Password) {
 		return true, false
@@ -90,7 +94,7 @@ func (s *Server) checkLogin(c *conn, m proto.AuthenticateRequest, id uint32, has
 		return false, true
 	}
 	if match {
-		a.logins.remember(id, m.Password)
+		a.logins.remember(gen, id, m.Password)
 	}
 	return match, false
 }
@@ -181,10 +185,26 @@ func (q *hashQueue) run(f func()) error {
 // and never stored: nothing in it can be replayed as a password, and
 // nothing of it leaves the process. Only a password that matched is kept,
 // so a wrong guess still pays the whole hash.
+//
+// It has a generation, which forget moves on: a login or a registration
+// reads it before it reads the user from the bucket, and what it learned is
+// remembered only if no forget came between. Without it a login that read
+// the old bucket, hashed while the store was wiped and forgetUsers ran,
+// then remembered the old user's password under an id the new bucket
+// hands to someone else (fix35b's note on attacker5's F2).
 type loginMemo struct {
 	key []byte
 	mu  sync.Mutex
 	m   map[uint32]memoEntry
+	gen uint64
+}
+
+// generation is the memo's generation now: read it before reading what is
+// to be remembered.
+func (lm *loginMemo) generation() uint64 {
+	lm.mu.Lock()
+	defer lm.mu.Unlock()
+	return lm.gen
 }
 
 type memoEntry struct {
@@ -208,10 +228,15 @@ func (lm *loginMemo) tag(id uint32, password string) (t [sha256.Size]byte) {
 	return t
 }
 
-func (lm *loginMemo) remember(id uint32, password string) {
+// remember records that user id knows password, unless the memo was
+// forgotten since generation gen.
+func (lm *loginMemo) remember(gen uint64, id uint32, password string) {
 	t := lm.tag(id, password)
 	lm.mu.Lock()
 	defer lm.mu.Unlock()
+	if gen != lm.gen {
+		return // learned from a bucket that is gone
+	}
 	lm.m[id] = memoEntry{tag: t, expires: time.Now().Add(loginMemoTTL)}
 }
 
@@ -221,6 +246,7 @@ func (lm *loginMemo) forget() {
 	lm.mu.Lock()
 	defer lm.mu.Unlock()
 	clear(lm.m)
+	lm.gen++
 }
 
 // recall reports whether user id proved to know password lately; the tags

@@ -35,6 +35,7 @@ func (s *Server) createUser(c *conn, m proto.CreateUserRequest) error {
 	}
 	ctx, cancel := s.requestContext()
 	defer cancel()
+	gen := s.admit().logins.generation()          // before the id is handed out (see loginMemo)
 	id, err := s.createUserKey(ctx, m.Name, hash) // settles a race for a free name
 	if errors.Is(err, errExists) {
 		s.reply(c, proto.ErrorResponse{RequestID: m.RequestID, Value: proto.MsgUserExists})
@@ -45,9 +46,11 @@ func (s *Server) createUser(c *conn, m proto.CreateUserRequest) error {
 	}
 	u := proto.User{ID: id, Name: m.Name}
 	s.mu.Lock()
-	s.users[id] = u
+	if s.admit().logins.generation() == gen { // else forgetUsers ran meanwhile: id is the old bucket's
+		s.users[id] = u
+	}
 	s.mu.Unlock()
-	s.registered(id, m.Password)
+	s.registered(gen, id, m.Password)
 	s.reply(c, proto.CreateUserResponse{RequestID: m.RequestID, User: u})
 	return nil
 }
@@ -79,6 +82,7 @@ func (s *Server) authenticate(c *conn, m proto.AuthenticateRequest) error {
 	}
 	ctx, cancel := s.requestContext()
 	defer cancel()
+	gen := s.admit().logins.generation() // before the user is read (see loginMemo)
 	u, hash, err := s.lookupUser(ctx, m.Name)
 	if err != nil && !errors.Is(err, errNotFound) {
 		return err
@@ -86,7 +90,7 @@ func (s *Server) authenticate(c *conn, m proto.AuthenticateRequest) error {
 	match := false
 	if err == nil {
 		var refused bool
-		if match, refused = s.checkLogin(c, m, u.ID, hash); refused {
+		if match, refused = s.checkLogin(c, m, u.ID, hash, gen); refused {
 			return nil
 		}
 	}
