@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -267,14 +268,25 @@ func (s *Server) loadChannels() error {
 }
 
 // watchChannels is the watcher's goroutine: each channel created on any
-// server comes into the cache.
+// server comes into the cache. Told to (rewatch: the store was wiped and
+// forgetUsers emptied the cache), it stops its watcher and watches the
+// bucket anew, from its first key: the new bucket's channels come in.
 func (s *Server) watchChannels() {
 	w := s.channelWatch
-	defer w.Stop()
+	defer func() {
+		if w != nil {
+			w.Stop()
+		}
+	}()
 	for {
 		select {
 		case <-s.ctx.Done():
 			return
+		case <-s.rewatch:
+			w.Stop()
+			if w = s.watchAgain(); w == nil {
+				return
+			}
 		case e, ok := <-w.Updates():
 			if !ok {
 				return
@@ -282,6 +294,23 @@ func (s *Server) watchChannels() {
 			if e != nil {
 				s.noteChannel(e)
 			}
+		}
+	}
+}
+
+// watchAgain watches the channels bucket anew, trying every retryWait
+// until it can; nil once the server closes (its watcher stopped).
+func (s *Server) watchAgain() jetstream.KeyWatcher {
+	for {
+		w, err := s.nats.channels.WatchAll(s.ctx)
+		if err == nil {
+			return w
+		}
+		s.log.Warn("watching the channels again", "err", err)
+		select {
+		case <-s.ctx.Done():
+			return nil
+		case <-time.After(retryWait):
 		}
 	}
 }

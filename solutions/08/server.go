@@ -262,6 +262,7 @@ type Server struct {
 	creating chan struct{}  // holds a token while this server creates a channel (see createChannel)
 
 	channelWatch jetstream.KeyWatcher // made by loadChannels, read by watchChannels
+	rewatch      chan struct{}        // tells watchChannels to read the bucket anew (see forgetUsers)
 
 	seq       atomic.Uint64 // numbers this server's message ids
 	ctx       context.Context
@@ -295,6 +296,7 @@ func New(cfg Config) (*Server, error) {
 		byName:   make(map[string]uint32),
 		created:  make(map[uint32]int),
 		creating: make(chan struct{}, 1),
+		rewatch:  make(chan struct{}, 1),
 		ctx:      ctx,
 		cancel:   cancel,
 
@@ -750,6 +752,15 @@ func (s *Server) forgetUsers() {
 	s.mu.Lock()
 	clear(s.created)
 	clear(s.users)
+	// The channels came from the same store: their ids are handed out
+	// again by the new bucket, to other names (attacker5's F7: after a
+	// wipe two servers gave ids 1 and 2 different names, and old ids were
+	// accepted, their messages heard in a new channel). The cache is
+	// emptied and read again from the bucket (watchChannels).
+	clear(s.channels)
+	clear(s.byName)
+	clear(s.members)
 	s.mu.Unlock()
+	signal(s.rewatch)
 	s.channelShares.Forget() // the channels they counted were in the wiped store too
 }

@@ -34,7 +34,9 @@ func sessionsWiped(k *testkit.T, impl Impl) {
 		bob := r.b.dial("bob" + round.suffix)
 		registerEventually(k, alice, "alice"+round.suffix)
 		registerEventually(k, bob, "bob"+round.suffix)
+		var old []proto.Channel
 		if round.suffix == "" {
+			old = channelsBeforeWipe(k, r.a) // wipedchannels.go
 			r.n.wipe()
 		} else {
 			r.obs.remakeStream("KV_" + usersBucket)
@@ -59,6 +61,9 @@ func sessionsWiped(k *testkit.T, impl Impl) {
 			id := c.id()
 			c.callExpect(round.why+": a user registered after it stays logged in while the server refreshes its sessions",
 				proto.GetUserRequest{Name: c.user.Name, RequestID: id}, proto.GetUserResponse{RequestID: id, User: c.user})
+		}
+		if old != nil {
+			oldChannelsForgotten(k, carols, old, round.why)
 		}
 	}
 }
