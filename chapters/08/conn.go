@@ -78,6 +78,9 @@ func (s *Server) readFrame(c *conn, r *bufio.Reader, buf []byte) ([]byte, error)
 	if s.closing.Load() { // after setting the deadline: Close sets its own
 		return nil, lab.ErrServerClosed
 	}
+	if c.out.finishing() {
+		return nil, errLastWords // the writer sends them, then lingers (endConn)
+	}
 	if _, err := r.Peek(1); err != nil {
 		return nil, err
 	}
@@ -371,9 +374,10 @@ func (o *outbox) stopped() bool {
 }
 
 // writeLoop writes queued frames, each batch in one writev, until the
-// outbox is finished and empty or a write fails; then it closes nc.
-func (o *outbox) writeLoop(nc net.Conn, timeout time.Duration) {
-	defer nc.Close()
+// outbox is finished and empty or a write fails. It reports whether it
+// ended in order (finished, every frame written); its caller then closes
+// nc (endConn), which ends the reader too.
+func (o *outbox) writeLoop(nc net.Conn, timeout time.Duration) (inOrder bool) {
 	for {
 		o.mu.Lock()
 		frames, size, finished, dead := o.frames, o.size, o.finished, o.dead
@@ -381,11 +385,11 @@ func (o *outbox) writeLoop(nc net.Conn, timeout time.Duration) {
 		o.mu.Unlock()
 		if dead {
 			o.budget.Give(int64(size)) // nothing: dead outboxes hold none
-			return
+			return false
 		}
 		if len(frames) == 0 {
 			if finished {
-				return
+				return true
 			}
 			<-o.wake
 			continue
@@ -399,7 +403,7 @@ func (o *outbox) writeLoop(nc net.Conn, timeout time.Duration) {
 			o.dead = true
 			o.discardLocked()
 			o.mu.Unlock()
-			return
+			return false
 		}
 	}
 }

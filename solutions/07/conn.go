@@ -81,6 +81,9 @@ func (s *Server) readFrame(c *conn, r *bufio.Reader, buf []byte) ([]byte, error)
 	if s.closing.Load() { // after setting the deadline: Close sets its own after closing
 		return nil, errShutdown
 	}
+	if c.out.finishing() {
+		return nil, errLastWords // the writer sends them, then lingers (endConn)
+	}
 	if _, err := r.Peek(1); err != nil {
 		return nil, s.whyEnded(err)
 	}

@@ -141,14 +141,15 @@ func (o *outbox) finish() {
 // writeLoop is the connection's writer goroutine, the only code that writes
 // to its socket: it writes every frame queued since its last write with one
 // writev (net.Buffers), each batch within timeout, until the outbox stops or a
-// write fails. Then it closes the socket, which ends the reader too.
-func (c *conn) writeLoop(timeout time.Duration) {
-	defer c.nc.Close()
+// write fails. It reports whether it ended in order (finished, every frame
+// written); its caller then closes the socket (endConn), which ends the
+// reader too.
+func (c *conn) writeLoop(timeout time.Duration) (inOrder bool) {
 	var spare [][]byte
 	for {
 		batch, ok := c.out.take(spare)
 		if !ok {
-			return
+			return !c.out.stopped()
 		}
 		c.nc.SetWriteDeadline(time.Now().Add(timeout))
 		n := frameBytes(batch) // before the write: WriteTo empties the slices
@@ -157,7 +158,7 @@ func (c *conn) writeLoop(timeout time.Duration) {
 		c.out.budget.Give(n) // written, or lost with the connection
 		if err != nil {
 			c.out.close()
-			return
+			return false
 		}
 		clear(batch)
 		spare = batch

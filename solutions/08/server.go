@@ -520,11 +520,13 @@ func (s *Server) handle(nc net.Conn) {
 		return
 	}
 	s.writers.Add(1)
+	readerDone := make(chan struct{})
 	go func() {
 		defer s.writers.Done()
-		c.out.writeLoop(nc, s.cfg.WriteTimeout)
+		s.endConn(c, c.out.writeLoop(nc, s.cfg.WriteTimeout), readerDone)
 	}()
 	err = s.readLoop(c)
+	close(readerDone)
 	s.disconnect(c)
 	c.log.Debug("connection ended", "why", err)
 }
@@ -567,7 +569,9 @@ func (s *Server) refuse(nc net.Conn, why error) {
 	s.log.Warn("connection refused", "why", why, "remote", nc.RemoteAddr())
 	b, _ := proto.Encode(proto.Error{Value: text})
 	nc.SetWriteDeadline(time.Now().Add(time.Second))
-	nc.Write(b)
+	if _, err := nc.Write(b); err == nil {
+		guard.Linger(nc, nil) // the client may have sent a first request: see endConn
+	}
 }
 
 // disconnect forgets a connection whose reader has ended: its session ends
