@@ -18,6 +18,7 @@ func Connections(k *testkit.T, start Start) {
 	k.Helper()
 	run(k, "pre-auth-deadline", func(k *testkit.T) { checkPreAuthDeadline(k, start) })
 	run(k, "frame-too-large", func(k *testkit.T) { checkFrameTooLarge(k, start) })
+	run(k, "last-words", func(k *testkit.T) { checkLastWords(k, start) }) // lastwords.go
 	run(k, "large-frame-budgets", func(k *testkit.T) { checkFrameBudgets(k, start) })
 	run(k, "connection-cap", func(k *testkit.T) { checkGlobalCap(k, start) })
 	run(k, "connections-per-address", func(k *testkit.T) { checkAddressCap(k, start) })
