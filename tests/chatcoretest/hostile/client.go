@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -25,6 +26,9 @@ type client struct {
 	sent []string
 	next uint64
 	user proto.User
+	// halted ends every read at once (see halt); a wait that is no longer
+	// needed must not be renewed by the next read's deadline.
+	halted atomic.Bool
 }
 
 // dial connects to the server at addr from 127.0.0.1.
@@ -138,6 +142,9 @@ func (c *client) trySend(ms ...proto.Message) bool {
 // read reads the next frame before deadline.
 func (c *client) read(deadline time.Time) (proto.Message, error) {
 	c.nc.SetReadDeadline(deadline)
+	if c.halted.Load() { // after setting the deadline: halt sets its own after storing
+		c.nc.SetReadDeadline(time.Now())
+	}
 	body, err := proto.ReadFrame(c.r, nil)
 	if err != nil {
 		return nil, err
@@ -208,6 +215,17 @@ func (c *client) served() (bool, string) {
 		}
 	}
 }
+
+// halt ends the read under way, from another goroutine, and every later one
+// until resume: setting a past read deadline alone is undone by the waiting
+// goroutine's next read (an event arrived, and it reads on).
+func (c *client) halt() {
+	c.halted.Store(true)
+	c.nc.SetReadDeadline(time.Now())
+}
+
+// resume undoes halt, once the goroutine that read has returned.
+func (c *client) resume() { c.halted.Store(false) }
 
 // refusedWithin reads past events until a 101, and reports whether it was
 // 101 text and the connection was then closed, before deadline.

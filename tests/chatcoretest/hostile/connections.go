@@ -144,9 +144,12 @@ func beginLargeFrames(k *testkit.T, cs []*client, refused int, what string) []*c
 		}
 		if busy == refused { // enough: stop the waits of the rest
 			for _, c := range cs {
-				c.nc.SetReadDeadline(time.Now())
+				c.halt() // an event read after a plain past deadline would renew the wait
 			}
 		}
+	}
+	for _, c := range cs {
+		c.resume()
 	}
 	if busy < refused {
 		k.Fatalf("%s.\n  want: at least %d of them told 101 %q and closed before their bodies are read "+
