@@ -17,12 +17,12 @@ func (s *Server) createChannel(c *conn, m proto.CreateChannelRequest) error {
 	// store call really created it announces it, even when two clients create
 	// one name at once. A new name past the server's limits (s.cfg.Limits.MaxChannels
 	// in all, s.cfg.Limits.MaxChannelsPerUser created by this user, counted in
-	// s.created, and its client address's share: s.channelShares.Take(c.addr,
-	// channels made and being made), which checks MaxChannels too) is answered
-	// 100 "Too many channels." and nothing is stored, also when many users
-	// create channels at once: a new name is counted (s.creating, s.created,
-	// the share) in the same hold of s.mu as the check, before the store call,
-	// and given back after it if no channel came of it (s.channelShares.Give).
+	// s.created, and its client address's share of the channels, kept by
+	// s.channelShares, which checks MaxChannels too) is answered 100 "Too many
+	// channels." and nothing is stored, also when many users create channels
+	// at once: a new name is counted (s.creating, s.created, the address's
+	// share) in the same hold of s.mu as the check, before the store call, and
+	// given back after it if no channel came of it.
 	// Checked by TestEx7_3_Channels.
 	return notImplemented("7.3", "Server.createChannel")
 }
