@@ -82,6 +82,16 @@ func (s *Server) authenticate(c *conn, m proto.AuthenticateRequest) error {
 	}
 	ctx, cancel := s.requestContext()
 	defer cancel()
+	// The users bucket must be the one this server knows before a
+	// session is opened under one of its ids: a bucket made again (NATS
+	// wiped, see checkUsers) first ends the sessions of the old one, the
+	// login memo with them. Left to the session keeper's next check, a
+	// user who registered in the new bucket and logged in meanwhile was
+	// ended with the old sessions, and a new user could be logged in
+	// with the password the memo held for an old user of the same id.
+	if err := s.nats.checkUsers(ctx, s.dropSessions); err != nil {
+		return err
+	}
 	gen := s.admit().logins.generation() // before the user is read (see loginMemo)
 	u, hash, err := s.lookupUser(ctx, m.Name)
 	if err != nil && !errors.Is(err, errNotFound) {

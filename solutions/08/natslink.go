@@ -199,14 +199,21 @@ func (l *natsLink) checkUsers(ctx context.Context, usersGone func()) error {
 		return err
 	}
 	made := st.CachedInfo().Created
+	// usersMu is held through usersGone: a caller that finds the new
+	// bucket already known waits until the old sessions are ended, so
+	// that a login checked here is never ended with them. Released
+	// before, a login on the new bucket slipped in between the remake's
+	// check and the end of the old sessions, and was ended too (8.1's
+	// store-wiped under load). Only a later bucket is a new one: a read
+	// that raced the remake must not take the old bucket back.
 	l.usersMu.Lock()
+	defer l.usersMu.Unlock()
 	known := l.usersMade
-	changed := !made.Equal(known)
-	if changed {
-		l.usersMade = made
+	if !made.After(known) {
+		return nil
 	}
-	l.usersMu.Unlock()
-	if changed && !known.IsZero() {
+	l.usersMade = made
+	if !known.IsZero() {
 		usersGone()
 	}
 	return nil
