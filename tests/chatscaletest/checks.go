@@ -928,6 +928,7 @@ func Sessions(t *testing.T, impl Impl) {
 		{"refresh-goes-on", refreshGoesOn},             // refreshall.go
 		{"recreate-without-lock", recreateWithoutLock}, // refreshall.go
 		{"wiped-every-server", sessionsWiped},          // wipedsessions.go
+		{"login-on-remade-bucket", loginOnRemadeBucket},
 	} {
 		if !t.Run(c.name, func(t *testing.T) { c.check(testkit.New(t, "8.5"), impl) }) {
 			return // the later checks stand on the earlier ones' sessions
@@ -954,7 +955,9 @@ func newSessionRig(k *testkit.T, impl Impl) *sessionRig {
 	// A refresh every TTL/3 must land in time: on a busy machine its
 	// goroutine waits for a processor, so the TTL grows with the load.
 	r.cfg.SessionTTL = scaled(2 * time.Second)
-	r.cfg.RequestTimeout = time.Second
+	// Each NATS call of a login, and each refresh, waits for a processor
+	// as long: a bare second was answered Storage failed. at load 47.
+	r.cfg.RequestTimeout = scaled(time.Second)
 	r.a, r.b = serve(k, impl, "A", r.cfg), serve(k, impl, "B", r.cfg)
 	r.tick = time.NewTicker(r.cfg.SessionTTL / 5)
 	k.Cleanup(r.tick.Stop)
@@ -1200,8 +1203,8 @@ func neverTwice(k *testkit.T, impl Impl) {
 	n := startNATS(k)
 	proxy := startAckDropper(k, n.url())
 	cfg := baseConfig(k, proxy.url())
-	cfg.SessionTTL = 2 * time.Second
-	cfg.RequestTimeout = time.Second
+	cfg.SessionTTL = scaled(2 * time.Second) // as the session rig's, and for its reason
+	cfg.RequestTimeout = scaled(time.Second)
 	p := serve(k, impl, "P", cfg)
 	qcfg := cfg
 	qcfg.NATSURL = n.url()
