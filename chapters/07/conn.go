@@ -194,7 +194,7 @@ func (s *Server) dispatch(c *conn, m proto.Message) {
 	var err error
 	switch m := m.(type) {
 	case proto.CreateUserRequest:
-		err = s.register(c, m) // createUser, in the registrations' share of the hash queue
+		err = s.register(c, m) // createUser, in its address's turn of the hash queue
 	case proto.AuthenticateRequest:
 		err = s.authenticate(c, m)
 	case proto.LogoutRequest:

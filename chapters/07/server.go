@@ -153,12 +153,13 @@ type Limits struct {
 	// MaxUserIDs bounds the ids of one GetUsers request (default 1000, as
 	// many as a full history has authors).
 	MaxUserIDs int
-	// HashWait is the longest a password hash may wait for a core (default
-	// 8 s, under the original load tester's 10 s request timeout): one that
-	// cannot expect to start in time, by the hashes ahead of it and how long
-	// a hash takes lately, is answered Server busy. at once (see hashQueue).
-	// HashQueue bounds the hashes waiting in count (default 4096, as many as
-	// the connections: each waits for one hash at most).
+	// HashWait is the longest the first hash of an address's line may wait
+	// for its turn (default 1 minute; see guard.FairQueue): the cores go
+	// round-robin by address, so it is past only when the server cannot hash
+	// once for every address waiting in that time, and then that address's
+	// line is answered Server busy. HashQueue bounds the hashes waiting in
+	// count (default 4096, as many as the connections: each waits for one
+	// hash at most); one address's line is bounded by MaxConnsPerAddress.
 	HashWait  time.Duration
 	HashQueue int
 	// AddressRegistrations is how many users one client address may
@@ -218,7 +219,7 @@ const (
 	DefaultMaxChannelsPerUser = 64
 	DefaultMaxUserIDs         = 1000
 
-	DefaultHashWait             = 8 * time.Second
+	DefaultHashWait             = time.Minute
 	DefaultHashQueue            = DefaultMaxConnections
 	DefaultAddressRegistrations = DefaultMaxConnsPerAddr
 	DefaultRegistrationWindow   = time.Hour
@@ -244,14 +245,13 @@ type Server struct {
 
 	// appends is the committer's queue (exercise 7.4).
 	appends chan *appendRequest
-	// hashes bounds the password hashes running at once (each takes
-	// Hash.MemoryKiB of memory, and 450 clients logging in together must not
-	// take 450 times that) and how long they may wait.
+	// turns is the hash queue: whose password hash runs next, round-robin
+	// by client address (guard.FairQueue); hashes the cores they run on.
 	// storeBudget is what the chat messages may make the store hold
 	// (Limits.MaxStoreBytes); s.store counts them into it.
 	storeBudget *storeBudget
-	hashes      *hashQueue
-	registering *registrationShare // the registrations' share of it (see register)
+	turns       *guard.FairQueue
+	hashes      cores
 	// failures counts failed logins per client address, registrations
 	// registrations.
 	failures      *guard.Failures
@@ -314,11 +314,13 @@ func New(cfg Config) (*Server, error) {
 	cfg = withDefaults(cfg)
 	done := make(chan struct{})
 	s := &Server{
-		cfg:      cfg,
-		log:      cfg.Logger,
-		admins:   make(map[string]bool),
-		appends:  make(chan *appendRequest, cfg.MaxBatch),
-		hashes:   newHashQueue(runtime.GOMAXPROCS(0), cfg.Limits.HashQueue, cfg.Limits.HashWait, done),
+		cfg:     cfg,
+		log:     cfg.Logger,
+		admins:  make(map[string]bool),
+		appends: make(chan *appendRequest, cfg.MaxBatch),
+		turns: guard.NewFairQueue(runtime.GOMAXPROCS(0), cfg.Limits.MaxConnsPerAddress, cfg.Limits.HashQueue,
+			cfg.Limits.HashWait, done),
+		hashes:   cores{slots: make(chan struct{}, runtime.GOMAXPROCS(0)), done: done},
 		failures: guard.NewFailures(cfg.Limits.AddressFailures, cfg.Limits.FailureWindow),
 		chat:     guard.NewChatBudget(cfg.Limits.ChatBurst, cfg.Limits.ChatRate),
 		registrations: registrationLimiter{
@@ -340,7 +342,6 @@ func New(cfg Config) (*Server, error) {
 		output:       guard.NewBudget(cfg.Limits.OutputBudget),
 	}
 	s.historyReads = guard.NewReads(cfg.Limits.HistoryReads, s.output)
-	s.registering = &registrationShare{q: s.hashes}
 	store := cfg.Store
 	if store == nil {
 		var err error

@@ -46,6 +46,7 @@ var impl = chatscaletest.Impl{
 				PresenceRate:          c.PresenceRate,
 				ChatBurst:             c.ChatBurst,
 				ChatRate:              c.ChatRate,
+				HashWait:              c.HashWait,
 			},
 		})
 	},

@@ -48,7 +48,7 @@ var errBadHash = errors.New("chatcore: unreadable password hash")
 //
 // so that the parameters travel with the hash and can be raised later
 // without breaking old hashes. At most GOMAXPROCS hashes run at once (see
-// hashQueue).
+// cores).
 func (s *Server) hashPassword(password string) (string, error) {
 	salt := make([]byte, saltLen)
 	guard.Random(salt)
@@ -78,8 +78,9 @@ func (s *Server) verifyPassword(password, hash string) (bool, error) {
 	return subtle.ConstantTimeCompare(got, key) == 1, nil
 }
 
-// argon2 runs one hash in the hash queue (see hashQueue): errBusy if it
-// could not start within HashWait.
+// argon2 runs one hash on a core (see cores): errBusy if the server closed
+// before one was free. Whose hash gets a core is decided before, by the
+// fair queue (see register and checkPassword).
 func (s *Server) argon2(password string, salt []byte, p HashParams) (key []byte, err error) {
 	err = s.hashes.run(func() {
 		key = argon2.IDKey([]byte(password), salt, p.Time, p.MemoryKiB, p.Threads, keyLen)
@@ -202,8 +203,9 @@ func (lm *loginMemo) recall(id uint32, password string) bool {
 // (an unknown name) is checked against the dummy hash and is never a match.
 // Failures are counted for c and for its address: an address with too many
 // gets errTooManyFailures without a hash (see guard.Failures), and c is
-// closed after its MaxLoginFailures-th (see dispatch). A hash that cannot
-// start in time is errBusy.
+// closed after its MaxLoginFailures-th (see dispatch). The hash waits for
+// c's address's turn (s.turns, see register); one the queue refuses is
+// errBusy.
 //
 // The throttle comes first, before the login memo: a password u proved to
 // know lately is not hashed again, but only for an address that may try at
@@ -221,7 +223,11 @@ func (s *Server) checkPassword(c *conn, u *user, password string) (bool, error) 
 	if u != nil {
 		hash = u.hash
 	}
-	ok, err := s.verifyPassword(password, hash)
+	var ok bool
+	var err error
+	if !s.turns.Run(c.addr, func() { ok, err = s.verifyPassword(password, hash) }) {
+		return false, errBusy
+	}
 	if err != nil {
 		return false, err
 	}

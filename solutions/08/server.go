@@ -99,10 +99,11 @@ type Limits struct {
 	// 101 Too many messages, try again later. (guard.ChatBudget).
 	ChatBurst int
 	ChatRate  int
-	// HashWait is the longest a password hash may wait for a core (default
-	// 8 s, under the original load tester's 10 s request timeout): one that
-	// cannot expect to start in time is answered Server busy. at once.
-	// HashQueue bounds the hashes waiting in count (default 4096).
+	// HashWait is the longest the first hash of an address's line may wait
+	// for its turn (default 1 minute): the cores go round-robin by address
+	// (guard.FairQueue), and past it that line is answered Server busy.
+	// HashQueue bounds the hashes waiting in count (default 4096); one
+	// address's line is bounded by MaxConnsPerAddress.
 	HashWait  time.Duration
 	HashQueue int
 	// AddressRegistrations is how many users one client address may
@@ -187,7 +188,7 @@ const (
 	DefaultPresenceRate         = 20
 	DefaultChatBurst            = 1 << 20
 	DefaultChatRate             = 64 << 10
-	DefaultHashWait             = 8 * time.Second
+	DefaultHashWait             = time.Minute
 	DefaultHashQueue            = 4096
 	DefaultAddressRegistrations = 512
 	DefaultRegistrationWindow   = time.Hour

@@ -44,6 +44,8 @@ func hostileStart(impl Impl) hostile.Start {
 			PresenceRate:          l.PresenceRate,
 			ChatBurst:             l.ChatBurst,
 			ChatRate:              l.ChatRate,
+			HashWait:              l.HashWait,
+			BurstHash:             l.BurstHash,
 		}).srv.Addr
 	}
 }

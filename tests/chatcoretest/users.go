@@ -151,7 +151,6 @@ func Users(t *testing.T, impl Impl) {
 	check(k, e, "storage-failure", func(k *testkit.T, _ *env) { checkStorageFailure(k, impl, "CreateUser") })
 	check(k, e, "hash-queue", func(k *testkit.T, _ *env) { checkHashQueue(k, impl) })
 	check(k, e, "registration-burst", func(k *testkit.T, _ *env) { checkRegistrationBurst(k, impl) })
-	check(k, e, "login-room", func(k *testkit.T, _ *env) { checkLoginRoom(k, impl) })
 	check(k, e, "registration-budget", func(k *testkit.T, _ *env) { checkRegistrationBudget(k, impl) })
 	check(k, e, "released", func(k *testkit.T, _ *env) { checkReleased(k, impl) })
 }

@@ -66,7 +66,15 @@ func hostileLimits(cfg *Config, l hostile.Limits) {
 	cfg.AddressFailures, cfg.FailureWindow = l.AddressFailures, l.FailureWindow
 	cfg.MaxMessage, cfg.PresenceBurst, cfg.PresenceRate = l.MaxMessage, l.PresenceBurst, l.PresenceRate
 	cfg.ChatBurst, cfg.ChatRate = l.ChatBurst, l.ChatRate
+	cfg.HashWait = l.HashWait
+	if l.BurstHash {
+		cfg.HashIterations = burstHashIterations
+	}
 }
+
+// burstHashIterations makes a password hash take a few milliseconds (the
+// hostile suite's BurstHash): enough for a burst to queue.
+const burstHashIterations = 3000
 
 // serve builds and serves one server named name.
 func serve(k *testkit.T, impl Impl, name string, cfg Config) *chatServer {

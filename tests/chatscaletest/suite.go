@@ -77,6 +77,7 @@ type Config struct {
 	PresenceRate          int // a second, that refill its budget
 	ChatBurst             int // chat bytes one user may write at once
 	ChatRate              int // a second, that refill its budget
+	HashWait              time.Duration
 	// Logger is the server's log.
 	Logger *slog.Logger
 }

@@ -17,6 +17,7 @@ func Accounts(k *testkit.T, start Start) {
 	run(k, "user-names", func(k *testkit.T) { checkUserNames(k, start) })
 	run(k, "throttle-before-any-cache", func(k *testkit.T) { checkThrottleFirst(k, start) })
 	run(k, "presence-storm-of-logins", func(k *testkit.T) { checkPresenceStorm(k, start, false) })
+	hashQueue(k, start) // hashfair.go
 }
 
 // Name limits every chatcore server keeps (docs/chatcore.md, "Limits").

@@ -53,11 +53,13 @@ type Limits struct {
 	MaxStoreBytes         int           // what the chat messages may make the store hold (08: MaxStreamBytes)
 	AddressFailures       int           // failed logins of one address per FailureWindow
 	FailureWindow         time.Duration
-	MaxMessage            int // a chat message's content, in bytes
-	PresenceBurst         int // presence events sent to one connection at once
-	PresenceRate          int // a second, that refill its budget
-	ChatBurst             int // chat bytes one user may write at once
-	ChatRate              int // a second, that refill its budget
+	MaxMessage            int           // a chat message's content, in bytes
+	PresenceBurst         int           // presence events sent to one connection at once
+	PresenceRate          int           // a second, that refill its budget
+	ChatBurst             int           // chat bytes one user may write at once
+	ChatRate              int           // a second, that refill its budget
+	HashWait              time.Duration // the longest a line's first password hash waits for its turn
+	BurstHash             bool          // each password hash a few milliseconds (chapter 07's BurstHash)
 }
 
 // Start serves a fresh server of the chapter, with its data in a fresh

@@ -69,7 +69,7 @@ func run(args []string) error {
 	fs.IntVar(&lim.MaxChannelsPerAddress, "max-channels-per-address", 0, "channels the users of one client address may create while the server runs (0: an eighth of -max-channels, at least 8 users' worth)")
 	fs.IntVar(&lim.MaxStoreBytes, "max-store-bytes", chatcore.DefaultMaxStoreBytes, "bytes the database may hold; past them a chat message is refused (Message not stored.)")
 	fs.IntVar(&lim.MaxUserIDs, "max-user-ids", chatcore.DefaultMaxUserIDs, "ids in one GetUsers")
-	fs.DurationVar(&lim.HashWait, "hash-wait", chatcore.DefaultHashWait, "longest a password hash may expect to wait for a core; one that cannot start in time is answered 'Server busy.' at once")
+	fs.DurationVar(&lim.HashWait, "hash-wait", chatcore.DefaultHashWait, "longest the first password hash of an address's line may wait for its turn (round-robin by address); past it the line is answered 'Server busy.'")
 	fs.IntVar(&lim.AddressRegistrations, "address-registrations", chatcore.DefaultAddressRegistrations, "users one address may register at once, refilled over -registration-window; past it 'Too many registrations from your address, try again later.'")
 	fs.DurationVar(&lim.RegistrationWindow, "registration-window", chatcore.DefaultRegistrationWindow, "the window of -address-registrations")
 	fs.IntVar(&lim.MaxLoginFailures, "max-login-failures", chatcore.DefaultMaxLoginFailures, "failed logins that close a connection")

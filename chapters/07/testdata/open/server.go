@@ -143,12 +143,13 @@ type Limits struct {
 	// MaxUserIDs bounds the ids of one GetUsers request (default 1000, as
 	// many as a full history has authors).
 	MaxUserIDs int
-	// HashWait is the longest a password hash may wait for a core (default
-	// 8 s, under the original load tester's 10 s request timeout): one that
-	// cannot expect to start in time, by the hashes ahead of it and how long
-	// a hash takes lately, is answered Server busy. at once (see hashQueue).
-	// HashQueue bounds the hashes waiting in count (default 4096, as many as
-	// the connections: each waits for one hash at most).
+	// HashWait is the longest the first hash of an address's line may wait
+	// for its turn (default 1 minute; see guard.FairQueue): the cores go
+	// round-robin by address, so it is past only when the server cannot hash
+	// once for every address waiting in that time, and then that address's
+	// line is answered Server busy. HashQueue bounds the hashes waiting in
+	// count (default 4096, as many as the connections: each waits for one
+	// hash at most); one address's line is bounded by MaxConnsPerAddress.
 	HashWait  time.Duration
 	HashQueue int
 	// AddressRegistrations is how many users one client address may
@@ -208,7 +209,7 @@ const (
 	DefaultMaxChannelsPerUser = 64
 	DefaultMaxUserIDs         = 1000
 
-	DefaultHashWait             = 8 * time.Second
+	DefaultHashWait             = time.Minute
 	DefaultHashQueue            = DefaultMaxConnections
 	DefaultAddressRegistrations = DefaultMaxConnsPerAddr
 	DefaultRegistrationWindow   = time.Hour
