@@ -138,7 +138,11 @@ func sandboxedAs(cmd *exec.Cmd, spec sandboxSpec) error {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
+	// An IPC namespace of its own: System V segments, semaphores and message
+	// queues (and POSIX queues) a subject or its children make go with its
+	// last process, where the host's would outlive the grading (cheater6 left
+	// seven 64 MiB segments) and be shared between gradings.
+	cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC
 	if os.Geteuid() != 0 {
 		// The user is root in its own user namespace, so that the first
 		// process may mount; it gives up every capability before it
