@@ -112,6 +112,7 @@ type gate struct {
 	input      gateInput                 // what it read of the tree (gate_bounds.go)
 	strLens    map[types.Object]int64    // the tree's string constants' lengths (gate_size.go)
 	inits      map[token.Pos]ast.Expr    // its constants' declared expressions (gate_size.go)
+	static     staticTotal               // the tree's static data so far (gate_size_total.go)
 }
 
 // srcFile is one Go file of the tree.

@@ -51,10 +51,12 @@ func (g *gate) sizes(sf *srcFile, info *types.Info) {
 		switch n := n.(type) {
 		case *ast.ValueSpec:
 			for _, name := range n.Names {
-				if size := g.constLen(info, info.Defs[name], 0); size > maxValueSize {
+				size := g.constLen(info, info.Defs[name], 0)
+				if size > maxValueSize {
 					refuse(name, strWhat(size), size)
 					return false // its expression would only repeat the refusal
 				}
+				g.addStatic(sf, name, size)
 			}
 		case *ast.BinaryExpr:
 			if size := g.strLen(info, n, 0); size > maxValueSize {
@@ -84,6 +86,7 @@ func (g *gate) sizes(sf *srcFile, info *types.Info) {
 				refuse(n, "a literal this large", size)
 				return false
 			}
+			g.addStatic(sf, n, literalSize(n, info))
 		}
 		return true
 	})
