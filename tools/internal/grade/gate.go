@@ -594,6 +594,10 @@ func (g *gate) references(sf *srcFile, info *types.Info) {
 				continue
 			}
 			name, _, _ = strings.Cut(name, " ")
+			if name == "embed" && !g.allow["embed"] {
+				g.refuseEmbed(sf, line(c)) // gate_embed.go
+				continue
+			}
 			if !slices.Contains(allowedDirectives, name) {
 				rule := ruleLinkname
 				if strings.HasPrefix(name, "cgo_") {
