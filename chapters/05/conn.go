@@ -46,6 +46,12 @@ type Conn struct {
 	stuck   bool      // on the loop's list of connections with output left over (see send)
 	since   time.Time // when the socket last took some of out, or out was first left over
 
+	// lingering: the last words are sent and the write side shut; what
+	// arrives is discarded until the client's end of stream (see linger).
+	lingering   bool
+	lingerUntil time.Time // when a lingering connection is closed all the same
+	discarded   int       // bytes a lingering connection has read and dropped
+
 	// Session is the handler's state for this connection.
 	Session any
 }
@@ -68,13 +74,14 @@ func (c *Conn) Congested() bool {
 func (c *Conn) Close() { c.loop.close(c, nil) }
 
 // CloseWhenFlushed closes the connection once its pending output has been
-// sent, and reads nothing more from it meanwhile.
+// sent, and hands nothing more it sends to the handler meanwhile. It lingers
+// first (see linger), so that the client can read those last words.
 func (c *Conn) CloseWhenFlushed() {
-	if c.closed {
+	if c.closed || c.lingering {
 		return
 	}
 	if len(c.out) == 0 {
-		c.Close()
+		c.loop.linger(c)
 		return
 	}
 	c.closing = true
@@ -396,9 +403,16 @@ func (l *Loop) watch(c *Conn) {
 }
 
 // close closes c once: the fd, its slot, its buffers, and tells the handler.
-// Closing the fd also takes it out of the interest list.
+// Closing the fd also takes it out of the interest list. A connection whose
+// last words are all sent (CloseWhenFlushed, then flush) lingers first
+// instead: see linger. That is decided here, in the one close every path
+// takes, so that no caller can forget it.
 func (l *Loop) close(c *Conn, err error) {
 	if c.closed {
+		return
+	}
+	if err == nil && c.closing && !c.lingering && len(c.out) == 0 && !l.stopping {
+		l.linger(c)
 		return
 	}
 	c.closed = true

@@ -109,6 +109,9 @@ type Loop struct {
 	pooled   int       // bytes of capacity in pool
 	draining bool      // Close was called: sending what is queued, reading nothing
 	stopping bool      // the loop ends after this batch
+
+	lingerers []*Conn   // lingering connections, in order of deadline (see linger)
+	graceEnd  time.Time // when draining: the end of CloseGrace
 }
 
 // New returns a loop that runs h.
@@ -246,8 +249,12 @@ func (l *Loop) run() error {
 		if !l.draining {
 			// After the flush: it is what leaves output stuck.
 			l.nextTick = earliest(l.nextTick, l.scanStalled(l.now))
+			l.nextTick = earliest(l.nextTick, l.scanLinger(l.now))
+		} else {
+			// A lingering client may not hold Close for all of CloseGrace.
+			l.nextTick = earliest(l.graceEnd, l.scanLinger(l.now))
 		}
-		if l.draining && (l.open == 0 || !l.now.Before(l.nextTick)) {
+		if l.draining && (l.open == 0 || !l.now.Before(l.graceEnd)) {
 			l.stopping = true // everything is sent, or the grace period is over
 		}
 	}
@@ -284,6 +291,10 @@ func (l *Loop) dispatch(ev unix.EpollEvent) {
 		// The connection this event was for was closed earlier in this
 		// batch, and its fd may already belong to a new connection: the id
 		// in the event's data tells them apart.
+		return
+	}
+	if c.lingering {
+		l.discard(c)
 		return
 	}
 	if ev.Events&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) != 0 && len(c.out) > 0 {
@@ -380,14 +391,15 @@ func (l *Loop) woken() {
 	}
 }
 
-// drain begins the end: accept no one, read nothing more, close every
-// connection with nothing queued, and give the others CloseGrace to receive
-// what is queued for them (whole replies: a client never gets half of one).
-// The loop stops when they are all closed or the time is up; then teardown
-// closes what is left.
+// drain begins the end: accept no one, hand the handlers nothing more, let
+// every connection with nothing queued linger, and give the others CloseGrace
+// to receive what is queued for them (whole replies: a client never gets half
+// of one) and then linger. The loop stops when they are all closed or the
+// time is up; then teardown closes what is left.
 func (l *Loop) drain() {
 	l.draining = true
-	l.nextTick = time.Now().Add(l.opt.CloseGrace)
+	l.graceEnd = time.Now().Add(l.opt.CloseGrace)
+	l.nextTick = l.graceEnd
 	closeFD(&l.lnfd)
 	l.mu.Lock()
 	l.ln.Close() // with both fds closed, the kernel refuses new clients

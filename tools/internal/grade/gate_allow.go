@@ -243,6 +243,8 @@ var chapterAllow = map[string][]string{
 		"golang.org/x/sys/unix.FcntlInt", "golang.org/x/sys/unix.F_DUPFD_CLOEXEC",
 		"golang.org/x/sys/unix.EINTR", "golang.org/x/sys/unix.EAGAIN", "golang.org/x/sys/unix.ECONNABORTED",
 		"golang.org/x/sys/unix.EMFILE", "golang.org/x/sys/unix.ENFILE",
+		// The lingering close after last words: half-close, then drain.
+		"golang.org/x/sys/unix.Shutdown", "golang.org/x/sys/unix.SHUT_WR",
 	},
 	"06": {
 		// CGI: a child process per request, in its own process group,
