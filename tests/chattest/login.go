@@ -53,6 +53,7 @@ func Login(t *testing.T, impl Impl) {
 	checkSlowUsersFile(k, impl)
 	checkLoginAnsweredLate(k, impl)
 	checkUnreadableUsersFile(k, impl)
+	checkLastWords(k, impl) // lastwords.go
 }
 
 // checkLoginCost: with a users file at its limit (users.MaxUsers users), a

@@ -27,6 +27,7 @@ func Commands(t *testing.T, impl Impl) {
 	checkSplitLine(k, c, m)
 	checkUnterminated(k, srv, m)
 	checkExit(k, srv, m)
+	checkExitLastWords(k, impl) // lastwords.go
 	checkLineLimit(k, srv, m)
 	checkLongListing(k, impl)
 	checkBatching(k, impl)
