@@ -147,7 +147,10 @@ type todo struct {
 func (t todo) where() string { return fmt.Sprintf("%s:%d", t.File, t.Line) }
 
 // todos lists the TODO comments of one exercise in the chapter's non-test Go
-// files, in file and line order.
+// files, in file and line order. It skips testdata/: what is there (the open
+// track's starter in testdata/open, say) is never the student's code — on the
+// open track, make reset has copied the starter into the chapter — so its
+// TODOs would send a student to a file the tests do not build.
 func (c *course) todos(ch rubric.Chapter, ex rubric.Exercise) ([]todo, error) {
 	marker := []byte("TODO(ex " + ex.ID + ")")
 	var found []todo
@@ -155,6 +158,9 @@ func (c *course) todos(ch rubric.Chapter, ex rubric.Exercise) ([]todo, error) {
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if d.IsDir() && d.Name() == "testdata" {
+			return filepath.SkipDir
 		}
 		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil

@@ -51,7 +51,7 @@ func (c *course) hint(ctx context.Context, w io.Writer, arg string) error {
 	if n < len(ex.Hints) {
 		fmt.Fprintf(w, "\nStill stuck? make hint EX=%s again shows %s.\n", ex.ID, hintKind(n))
 	} else {
-		fmt.Fprintf(w, "\nThat was the last hint. make next shows the lesson's paragraph and the TODOs; %s checks it.\n", testCommand(ch, ex))
+		fmt.Fprintf(w, "\nThat was the last hint. make next shows the lesson's paragraph and the TODOs; %s checks it.\n", c.testCommand(ch, ex))
 	}
 	shown[ex.ID] = n
 	return c.saveHintCounts(shown)

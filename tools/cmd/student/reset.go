@@ -93,7 +93,7 @@ func (c *course) reset(w io.Writer, arg string) error {
 	if fileExists(filepath.Join(c.root, backup)) {
 		fmt.Fprintf(w, "your version is saved in %s/ (the same paths as in the course)\n", filepath.ToSlash(backup))
 	}
-	fmt.Fprintf(w, "check: %s\n", testCommand(ch, ex))
+	fmt.Fprintf(w, "check: %s\n", c.testCommand(ch, ex))
 	return nil
 }
 

@@ -154,7 +154,7 @@ func (c *course) nextLine(all map[string]chapterResults) string {
 	if !ok {
 		return "next: nothing — every exercise passes here. make grade is the official count."
 	}
-	return fmt.Sprintf("next: %s — %s — %s", ex.ID, c.startingPoint(ch, ex), testCommand(ch, ex))
+	return fmt.Sprintf("next: %s — %s — %s", ex.ID, c.startingPoint(ch, ex), c.testCommand(ch, ex))
 }
 
 // startingPoint is the first TODO of the exercise, or its lesson when it has
@@ -167,9 +167,15 @@ func (c *course) startingPoint(ch rubric.Chapter, ex rubric.Exercise) string {
 }
 
 // testCommand runs one exercise the way the lessons say, with full paths in
-// failures so that editors and terminals can jump to them.
-func testCommand(ch rubric.Chapter, ex rubric.Exercise) string {
-	return fmt.Sprintf("go test -fullpath ./chapters/%s/... -run %s", ch.ID, ex.RunPattern())
+// failures so that editors and terminals can jump to them, and with -race
+// whenever the tools' own runs use it (as the grader does): without it a racy
+// solution passes the printed command and then scores 0 in make grade.
+func (c *course) testCommand(ch rubric.Chapter, ex rubric.Exercise) string {
+	race := ""
+	if c.race {
+		race = " -race"
+	}
+	return fmt.Sprintf("go test%s -fullpath ./chapters/%s/... -run %s", race, ch.ID, ex.RunPattern())
 }
 
 // next prints the next unsolved exercise: the lesson's paragraph about it,
@@ -214,7 +220,7 @@ func (c *course) next(ctx context.Context, w io.Writer, arg string) error {
 		return nil
 	}
 	fmt.Fprintf(w, "next: %s %s (%d points), chapter %s — %s\n", ex.ID, ex.Title, ex.Points, ch.ID, ch.Title)
-	fmt.Fprintf(w, "check it with: %s\n", testCommand(ch, ex))
+	fmt.Fprintf(w, "check it with: %s\n", c.testCommand(ch, ex))
 	if note := busyBefore(loadNow(), "its tests"); note != "" {
 		fmt.Fprintln(w, note)
 	}
@@ -243,14 +249,39 @@ func (c *course) next(ctx context.Context, w io.Writer, arg string) error {
 	}
 	if r := all[ch.ID].Results[ex.ID]; r.Cause != "" {
 		fmt.Fprintf(w, "\nLast run: %s\n", r.Cause)
-		for i, l := range r.Output {
-			if i == 12 {
-				fmt.Fprintf(w, "  … (run the command above for the rest)\n")
-				break
-			}
+		for _, l := range lastRunLines(r.Output, 12) {
 			fmt.Fprintln(w, "  "+l)
 		}
 	}
 	fmt.Fprintf(w, "\nStuck? make hint EX=%s shows one hint more each time (%s).\n", ex.ID, strings.Join(rubric.HintKinds, ", then "))
 	return nil
+}
+
+// lastRunLines is what next shows of a failed run's output: at most max
+// lines, without the --- PASS lines of the subtests that passed, so that the
+// failure is on screen rather than twelve passes above a cut (student4 saw
+// only passes of a failed 8.1). A note at the end says what was left out.
+func lastRunLines(output []string, max int) []string {
+	var shown []string
+	passed, cut := 0, 0
+	for _, l := range output {
+		if strings.HasPrefix(strings.TrimSpace(l), "--- PASS") {
+			passed++
+			continue
+		}
+		if len(shown) == max {
+			cut++
+			continue
+		}
+		shown = append(shown, l)
+	}
+	switch {
+	case cut > 0 && passed > 0:
+		shown = append(shown, fmt.Sprintf("… (%d lines more and %d passing subtests: run the command above for the rest)", cut, passed))
+	case cut > 0:
+		shown = append(shown, fmt.Sprintf("… (%d lines more: run the command above for the rest)", cut))
+	case passed > 0:
+		shown = append(shown, fmt.Sprintf("(%d subtests passed; not shown)", passed))
+	}
+	return shown
 }

@@ -233,7 +233,13 @@ func (c *course) watchRun(ctx context.Context, cfg watchConfig, ch rubric.Chapte
 	if f, ok := w.(*os.File); ok && isTerminal(f) {
 		fmt.Fprint(w, "\033[H\033[2J") // clear the screen, as watch(1) does
 	}
-	cmd := fmt.Sprintf("go test ./chapters/%s/...", ch.ID)
+	// The header names the run as it is, -race included when on, as the
+	// grader's: a student who copies it gets the same verdict.
+	race := ""
+	if c.race {
+		race = " -race"
+	}
+	cmd := fmt.Sprintf("go test%s ./chapters/%s/...", race, ch.ID)
 	if only != nil {
 		cmd += " -run " + only.RunPattern()
 	}
