@@ -148,9 +148,9 @@ func (s *Server) consume(from uint64) {
 const followPull = 5 * time.Second
 
 // followResets is how many times the ordered consumer tries to make itself
-// again before Next gives up: 1 + 2 + 4 s of pauses between the tries,
-// within testkit's bound on Close. With 2, a follower under load gave up
-// during a blip it would have outlived and started again.
+// again before Next gives up: 1 + 2 + 4 s of pauses between the tries.
+// With 2, a follower under load gave up during a blip it would have
+// outlived and started again. Close does not wait them out (see follow).
 const followResets = 4
 
 // streamCheck is how often follow asks whether the stream is still the one
@@ -205,6 +205,14 @@ func (s *Server) follow(from uint64) error {
 		return err
 	}
 	defer it.Stop()
+	// On Close, Stop as well: the ordered consumer's reset (the stream
+	// gone) pauses 1, 2, 4 s between its tries, deaf to ctx and longer than
+	// testkit's bound on Close on a quiet machine, but Stop marks the
+	// iterator closed at once and the reset's next try gives up. Only on
+	// Close: Stop waits for the reset to end (it takes the consumer's lock),
+	// and a subscription the reset makes meanwhile ends with the
+	// connection, which Close closes next.
+	defer context.AfterFunc(s.ctx, it.Stop)()
 	created := s.nats.created
 	resetWatch.Go(func() { // ends with ctx: follow's own cancel, or Close
 		t := time.NewTicker(streamCheck)

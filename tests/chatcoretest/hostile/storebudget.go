@@ -67,19 +67,23 @@ func checkStoreBudget(k *testkit.T, start StartShared) {
 	}
 	id := w.id()
 	m := w.call(proto.GetChatsRequest{RequestID: id, ChannelID: ch.ID, Limit: 1000}, "the history of a full store")
-	h, ok := m.(proto.GetChatsResponse)
-	if !ok {
-		k.Fatalf("%s: GetChats once the store is full\n  want: 106\n   got: %s%s", w.who, show(m), w.context())
-	}
-	for _, msg := range h.Messages {
-		if msg.Content == refused {
-			k.Fatalf("%s: a chat message answered 101 %q is in the channel's history (%d messages): \"not "+
-				"stored\" must mean not stored%s", w.who, msgNotStored, len(h.Messages), w.context())
+	// GetChats may be a later exercise's stub (chapter 08: 8.3): the
+	// budget is this check's, the history that exercise's to show.
+	if !stub(m) {
+		h, ok := m.(proto.GetChatsResponse)
+		if !ok {
+			k.Fatalf("%s: GetChats once the store is full\n  want: 106\n   got: %s%s", w.who, show(m), w.context())
 		}
-	}
-	if n := len(h.Messages); last != "" && (n == 0 || h.Messages[n-1].Content != last) {
-		k.Fatalf("%s: the history of a full store (%d messages) does not end with the last message echoed "+
-			"(%.4q...)%s", w.who, n, last, w.context())
+		for _, msg := range h.Messages {
+			if msg.Content == refused {
+				k.Fatalf("%s: a chat message answered 101 %q is in the channel's history (%d messages): \"not "+
+					"stored\" must mean not stored%s", w.who, msgNotStored, len(h.Messages), w.context())
+			}
+		}
+		if n := len(h.Messages); last != "" && (n == 0 || h.Messages[n-1].Content != last) {
+			k.Fatalf("%s: the history of a full store (%d messages) does not end with the last message echoed "+
+				"(%.4q...)%s", w.who, n, last, w.context())
+		}
 	}
 	other := dial(k, addr, "another user, once the store is full")
 	other.login("store-other")
