@@ -156,8 +156,9 @@ test-graded test-tools test-samples unit release-check: export TIMEFORMAT := ↳
 # The exercise run as a student runs it is drawn among those with the
 # default time limit: 8.1 and 8.5, whose rubric gives them more, took up
 # to 131 s under go test and made the graded chain the longest.
-test-graded: #M make test's first chain: the solutions graded, one exercise as a student runs it
+test-graded: #M make test's first chain: the solutions graded, one exercise as a student runs it, the forgeries' sample
 	time $(GO) run ./tools/cmd/grade -q -budget 0 -j 3 -target solutions -require all
+	time $(GO) run ./tools/maint/coursecheck -q -budget 0 -forgeries -sample 3 -seed $(SEED)
 	@ch=$$(printf '%02d' $$(( $(SEED) % $(words $(wildcard solutions/0*)) + 1 ))); \
 	long=$$(grep -o '"test": "TestEx[^"]*", "timeout"' tools/internal/rubric/rubric.json | cut -d'"' -f4); \
 	tests=$$(grep -ho '^func TestEx[0-9A-Za-z_]*' solutions/$$ch/*_test.go | sed 's/^func //' | sort -u | grep -vxF "$$long"); \
@@ -174,10 +175,9 @@ test-tools: #M make test's second chain: vet, the tools' and suites' own tests, 
 # been graded (tools/maint/mutants/REPORT.md), so a survivor drawn by the
 # seed is news for make mutation, not a regression of this commit, and a
 # report nobody acts on is not a test. Their machinery's tests run in unit.
-test-samples: #M make test's third chain: the ladder's, the catalogue mutants' and the forgeries' samples, the student release
+test-samples: #M make test's third chain: the ladder's and the catalogue mutants' samples, the student release
 	time $(GO) run ./tools/maint/coursecheck -q -budget 0 -j 3 -ladder -rotate -rungs 2 -ladder-budget 100s -seed $(SEED)
 	time $(GO) run ./tools/maint/coursecheck -q -budget 0 -mutants -sample 6 -seed $(SEED)
-	time $(GO) run ./tools/maint/coursecheck -q -budget 0 -forgeries -sample 3 -seed $(SEED)
 	@$(MAKE) --no-print-directory release-check
 
 # The solutions' tests are the graded exercises: `make test` runs every one of
